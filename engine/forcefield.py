@@ -1,0 +1,148 @@
+"""The force field of a model: which potential terms are active, their parameters, and
+one kernel that evaluates them all.
+
+A model is *parameters + a function filling forces, spatial moments and energy
+components*; the integrators only ever see :func:`compute_forces` and the tuple of
+arrays ``ForceField.arrays`` (``ff`` in the kernels):
+
+``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref)``
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from .layout import (
+    ERR_NEIGHBOUR_OVERFLOW,
+    N_ENERGY,
+    N_FP,
+    N_NL_STATE,
+    N_TERMS,
+    OK,
+    P_K_AXIAL,
+    P_K_BEND,
+    P_K_CONTACT,
+    P_K_SHEAR,
+    P_K_WALL,
+    P_MG,
+    P_RHO0,
+    P_SKIN,
+    P_WALL_N,
+    P_WALL_X,
+    T_BONDS,
+    T_CONTACT,
+    T_PIVOT_GRAVITY,
+    T_WALL,
+)
+from .neighbours import ensure_neighbours
+from .potentials.binder import binder_bonds
+from .potentials.contact import particle_contacts, wall_contacts
+from .potentials.gravity import pivot_gravity
+
+
+@njit(nogil=True, cache=True)
+def compute_forces(x, q, ff, F, RM, energy):
+    """Fill ``F = -∂U/∂x``, the spatial moments ``RM`` (docs/physics.md §1) and the
+    potential-energy components of ``energy`` at the configuration ``(x, q)``.
+
+    Returns a status code (``OK``, or the neighbour list's error).
+    """
+    m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff
+    F[:, :] = 0.0
+    RM[:, :] = 0.0
+    for k in range(2, energy.shape[0]):
+        energy[k] = 0.0
+    if flags[T_PIVOT_GRAVITY]:
+        pivot_gravity(q, fp[P_MG], fp[P_RHO0], fp[P_RHO0 + 1], fp[P_RHO0 + 2], RM, energy)
+    if flags[T_BONDS]:
+        binder_bonds(x, q, bonds, bond_ref, fp[P_K_BEND], fp[P_K_AXIAL], fp[P_K_SHEAR],
+                     F, RM, energy)
+    if flags[T_CONTACT]:
+        st = ensure_neighbours(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref)
+        if st != OK:
+            return st
+        particle_contacts(x, D, nl_pairs, nl_state[0], fp[P_K_CONTACT], F, energy)
+    if flags[T_WALL]:
+        wall_contacts(x, D, fp[P_WALL_N], fp[P_WALL_N + 1], fp[P_WALL_N + 2], fp[P_WALL_X],
+                      fp[P_K_WALL], F, energy)
+    return OK
+
+
+@dataclass
+class ForceField:
+    """Arrays describing the potential terms of a model (struct of arrays, no objects).
+
+    ``m``, ``J``, ``D``: per-body mass, scalar inertia and diameter; ``flags[T_*]``: the
+    active terms; ``fp[P_*]``: their scalar parameters; ``bonds`` ``(nb, 2)`` and
+    ``bond_ref`` ``(nb, 4) = (d̂₀, r₀)``: binder bonds; ``nl_*``: the neighbour list.
+    """
+
+    m: np.ndarray
+    J: np.ndarray
+    D: np.ndarray
+    flags: np.ndarray = field(default_factory=lambda: np.zeros(N_TERMS, dtype=np.int64))
+    fp: np.ndarray = field(default_factory=lambda: np.zeros(N_FP))
+    bonds: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    bond_ref: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    nl_pairs: np.ndarray = field(default_factory=lambda: np.zeros((1, 2), dtype=np.int64))
+    nl_state: np.ndarray = field(default_factory=lambda: np.zeros(N_NL_STATE, dtype=np.int64))
+    nl_xref: np.ndarray = field(default_factory=lambda: np.zeros((1, 3)))
+
+    def __post_init__(self) -> None:
+        n = self.m.shape[0]
+        self.m = np.ascontiguousarray(self.m, dtype=np.float64)
+        self.J = np.ascontiguousarray(self.J, dtype=np.float64)
+        self.D = np.ascontiguousarray(self.D, dtype=np.float64)
+        self.bonds = np.ascontiguousarray(self.bonds, dtype=np.int64).reshape(-1, 2)
+        self.bond_ref = np.ascontiguousarray(self.bond_ref, dtype=np.float64).reshape(-1, 4)
+        if self.nl_xref.shape != (n, 3):
+            self.nl_xref = np.zeros((n, 3))
+        if self.nl_pairs.shape[0] < 2:
+            self.nl_pairs = np.zeros((max(16, 16 * n), 2), dtype=np.int64)
+
+    @property
+    def n_bodies(self) -> int:
+        return int(self.m.shape[0])
+
+    @property
+    def arrays(self) -> tuple:
+        """The tuple ``ff`` passed to the kernels."""
+        return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
+                self.nl_pairs, self.nl_state, self.nl_xref)
+
+    def grow_neighbour_list(self) -> None:
+        """Double the capacity of the neighbour list (after ``ERR_NEIGHBOUR_OVERFLOW``)."""
+        self.nl_pairs = np.zeros((2 * self.nl_pairs.shape[0], 2), dtype=np.int64)
+        self.nl_state[:] = 0
+
+    def invalidate_neighbours(self) -> None:
+        """Force a rebuild at the next evaluation (after the state was replaced)."""
+        self.nl_state[2] = 0
+
+    def copy(self) -> ForceField:
+        return ForceField(self.m.copy(), self.J.copy(), self.D.copy(), self.flags.copy(),
+                          self.fp.copy(), self.bonds.copy(), self.bond_ref.copy(),
+                          self.nl_pairs.copy(), self.nl_state.copy(), self.nl_xref.copy())
+
+
+def evaluate(ff: ForceField, x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                     np.ndarray]:
+    """Forces, spatial moments and energy components (potential slots filled) at
+    ``(x, q)``, growing the neighbour list as needed.  For diagnostics and tests."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    q = np.ascontiguousarray(q, dtype=np.float64)
+    n = x.shape[0]
+    F = np.zeros((n, 3))
+    RM = np.zeros((n, 3))
+    energy = np.zeros(N_ENERGY)
+    while True:
+        st = compute_forces(x, q, ff.arrays, F, RM, energy)
+        if st == ERR_NEIGHBOUR_OVERFLOW:
+            ff.grow_neighbour_list()
+            continue
+        if st != OK:
+            raise FloatingPointError("non-finite positions in the force evaluation")
+        return F, RM, energy

@@ -1,0 +1,19 @@
+"""Models: one module each, registered here by name."""
+
+from __future__ import annotations
+
+from . import pendulum, torus
+from .base import Model, ModelSpec, Param, ParameterError
+
+MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (pendulum.SPEC, torus.SPEC)}
+
+
+def get_model_spec(name: str) -> ModelSpec:
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ParameterError(
+            f"unknown model {name!r}; known models: {', '.join(MODELS)}") from None
+
+
+__all__ = ["MODELS", "Model", "ModelSpec", "Param", "ParameterError", "get_model_spec"]

@@ -1,0 +1,117 @@
+"""The particle-binder torus impacting a wall (Baker & Gonzalez §4, docs/physics.md §4.2).
+
+``N_p`` spheres on a ring of diameter ``D_t`` in the x–y plane (optionally tilted about
+y), neighbours just touching (``D_p = D_t sin(π/N_p)``), bonded to their neighbours by
+bending, axial and shear springs, with Hertz-type contacts between all pairs and
+against the wall ``x = 0``; all spheres start with ``v = (-v₀, 0, 0)``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..forcefield import ForceField
+from ..layout import (
+    P_K_AXIAL,
+    P_K_BEND,
+    P_K_CONTACT,
+    P_K_SHEAR,
+    P_K_WALL,
+    P_SKIN,
+    P_WALL_N,
+    P_WALL_X,
+    T_BONDS,
+    T_CONTACT,
+    T_WALL,
+)
+from ..state import Bodies, State
+from .base import Model, ModelSpec, Param, ParameterError
+
+SCHEMA = (
+    Param("n_particles", "int", 80, "number of spheres N_p in the ring", lo=3, hi=100_000),
+    Param("ring_diameter", "float", 3.0, "ring diameter D_t", "m", lo=0.0, lo_open=True),
+    Param("mass", "float", 1.0, "mass of each sphere", "kg", lo=0.0, lo_open=True),
+    Param("inertia", "float", 1.0, "moment of inertia J of each sphere", "kg m²", lo=0.0,
+          lo_open=True),
+    Param("k_bend", "float", 10.0, "binder bending/torsion stiffness K^m", "N m", lo=0.0),
+    Param("k_axial", "float", 200.0, "binder axial stiffness K^a", "N m", lo=0.0),
+    Param("k_shear", "float", 200.0, "binder shear stiffness K^s", "N m", lo=0.0),
+    Param("k_contact", "float", 2100.0, "particle–particle contact stiffness K^pp", "J",
+          lo=0.0),
+    Param("k_wall", "float", 2100.0, "particle–wall contact stiffness K^pw", "J", lo=0.0),
+    Param("v0", "float", 1.0, "initial speed towards the wall (along -x)", "m/s"),
+    Param("tilt", "float", 0.0, "tilt of the ring about the y axis", "deg", lo=-90.0,
+          hi=90.0),
+    Param("wall", "bool", True, "whether the wall at x = 0 is present"),
+    Param("velocity_noise", "float", 0.0, "std. dev. of a random perturbation of each v",
+          "m/s", lo=0.0),
+    Param("spin_noise", "float", 0.0, "std. dev. of a random initial spin Ω of each sphere",
+          "rad/s", lo=0.0),
+    Param("seed", "int", 0, "seed of the random perturbations", lo=0, hi=2**63 - 1),
+)
+
+SKIN_FRACTION = 0.5  # neighbour-list skin, in sphere diameters
+
+
+def ring_positions(n: int, ring_diameter: float, tilt_deg: float) -> tuple[np.ndarray, float]:
+    """Centres of the spheres and their diameter ``D_p = D_t sin(π/N_p)``."""
+    dp = ring_diameter * math.sin(math.pi / n)
+    phi = 2.0 * math.pi * np.arange(n) / n
+    off = 0.5 * ring_diameter * np.stack([np.cos(phi), np.sin(phi), np.zeros(n)], axis=1)
+    t = math.radians(tilt_deg)
+    rot_y = np.array([[math.cos(t), 0.0, math.sin(t)], [0.0, 1.0, 0.0],
+                      [-math.sin(t), 0.0, math.cos(t)]])
+    centre = np.array([0.5 * ring_diameter + dp, 0.0, 0.0])
+    return centre + off @ rot_y.T, dp
+
+
+def build(p: dict[str, Any]) -> Model:
+    n = p["n_particles"]
+    x, dp = ring_positions(n, p["ring_diameter"], p["tilt"])
+    if p["wall"] and float(x[:, 0].min()) <= 0.5 * dp:
+        raise ParameterError("the ring starts in contact with the wall; lower tilt")
+    bodies = Bodies(np.full(n, p["mass"]), np.full(n, p["inertia"]), np.full(n, dp))
+    bonds = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1)
+    d0 = x[bonds[:, 0]] - x[bonds[:, 1]]
+    r0 = np.linalg.norm(d0, axis=1)
+    bond_ref = np.concatenate([d0 / r0[:, None], r0[:, None]], axis=1)
+    ff = ForceField(bodies.m, bodies.J, bodies.D, bonds=bonds, bond_ref=bond_ref)
+    ff.flags[T_BONDS] = 1
+    ff.flags[T_CONTACT] = 1
+    ff.fp[P_K_BEND] = p["k_bend"]
+    ff.fp[P_K_AXIAL] = p["k_axial"]
+    ff.fp[P_K_SHEAR] = p["k_shear"]
+    ff.fp[P_K_CONTACT] = p["k_contact"]
+    ff.fp[P_SKIN] = SKIN_FRACTION * dp
+    normal = np.array([1.0, 0.0, 0.0])
+    if p["wall"]:
+        ff.flags[T_WALL] = 1
+        ff.fp[P_K_WALL] = p["k_wall"]
+        ff.fp[P_WALL_N:P_WALL_N + 3] = normal
+        ff.fp[P_WALL_X] = 0.0
+    rng = np.random.default_rng(p["seed"])
+    v = np.tile([-p["v0"], 0.0, 0.0], (n, 1)) + p["velocity_noise"] * rng.standard_normal((n, 3))
+    omega = p["spin_noise"] * rng.standard_normal((n, 3))
+    q = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
+    components = ("translational", "rotational", "bending", "axial", "shear", "contact")
+    if p["wall"]:
+        components += ("wall",)
+    return Model(
+        name="torus",
+        title="Particle-binder torus impact",
+        params=p,
+        bodies=bodies,
+        forcefield=ff,
+        initial_state=State(x, v, q, omega),
+        energy_components=components,
+        conserved=("P_y", "P_z", "L_x") if p["wall"]
+        else ("P_x", "P_y", "P_z", "L_x", "L_y", "L_z"),
+        draw_diameter=bodies.D.copy(),
+        wall=(normal, 0.0) if p["wall"] else None,
+    )
+
+
+SPEC = ModelSpec("torus", "Particle-binder torus impacting a wall (B&G §4)", SCHEMA, build)

@@ -1,0 +1,60 @@
+"""Hertz-type penalty contacts (B&G eqs. (56)–(59), docs/physics.md §4.2)."""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..layout import E_CONTACT, E_WALL
+
+
+@njit(nogil=True, cache=True)
+def particle_contacts(x, D, pairs, n_pairs, k_contact, F, energy):
+    """``U^pp = (2/5) K^pp [1 - r/σ]₊^{5/2}``, ``σ = (D_i + D_j)/2``,
+    ``F_i = (K^pp/σ) [1 - r/σ]₊^{3/2} d̂ = -F_j`` for the candidate pairs of the
+    neighbour list (B&G eqs. (56), (57) with the 2/5 of docs/physics.md §8)."""
+    e = 0.0
+    for p in range(n_pairs):
+        i = pairs[p, 0]
+        j = pairs[p, 1]
+        d0 = x[i, 0] - x[j, 0]
+        d1 = x[i, 1] - x[j, 1]
+        d2 = x[i, 2] - x[j, 2]
+        r2 = d0 * d0 + d1 * d1 + d2 * d2
+        sigma = 0.5 * (D[i] + D[j])
+        if r2 >= sigma * sigma:
+            continue
+        r = math.sqrt(r2)
+        delta = 1.0 - r / sigma
+        sq = math.sqrt(delta)
+        e += 0.4 * k_contact * delta * delta * sq
+        if r > 0.0:
+            f = (k_contact / sigma) * delta * sq / r
+            F[i, 0] += f * d0
+            F[i, 1] += f * d1
+            F[i, 2] += f * d2
+            F[j, 0] -= f * d0
+            F[j, 1] -= f * d1
+            F[j, 2] -= f * d2
+    energy[E_CONTACT] += e
+
+
+@njit(nogil=True, cache=True)
+def wall_contacts(x, D, n0, n1, n2, x_wall, k_wall, F, energy):
+    """The wall as a particle of zero diameter: ``U^pw = (2/5) K^pw [1 - g_i/(D_i/2)]₊^{5/2}``,
+    ``g_i = n·x_i - x_w``, ``F_i = (K^pw/(D_i/2)) [·]₊^{3/2} n`` (B&G eqs. (58), (59))."""
+    e = 0.0
+    for i in range(x.shape[0]):
+        rad = 0.5 * D[i]
+        g = n0 * x[i, 0] + n1 * x[i, 1] + n2 * x[i, 2] - x_wall
+        if g >= rad:
+            continue
+        delta = 1.0 - g / rad
+        sq = math.sqrt(delta)
+        e += 0.4 * k_wall * delta * delta * sq
+        f = (k_wall / rad) * delta * sq
+        F[i, 0] += f * n0
+        F[i, 1] += f * n1
+        F[i, 2] += f * n2
+    energy[E_WALL] += e

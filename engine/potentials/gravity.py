@@ -1,0 +1,20 @@
+"""Uniform gravity on a body hinged at a fixed pivot (the 3D pendulum, B&G §3)."""
+
+from __future__ import annotations
+
+from numba import njit
+
+from ..layout import E_GRAVITY
+from ..rotations import quat_rotate_t
+
+
+@njit(nogil=True, cache=True)
+def pivot_gravity(q, mg, r0, r1, r2, RM, energy):
+    """``U = -m g e₃ · R ρ₀`` and ``RM = m g (R ρ₀) × e₃`` (B&G eqs. (39), (40) as
+    corrected in docs/physics.md §8) for every body; no force (the pivot is fixed)."""
+    for i in range(q.shape[0]):
+        p0, p1, p2 = quat_rotate_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3], r0, r1, r2)
+        energy[E_GRAVITY] -= mg * p2
+        # (Rρ₀) × e₃ = (p1, -p0, 0)
+        RM[i, 0] += mg * p1
+        RM[i, 1] -= mg * p0
