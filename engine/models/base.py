@@ -35,9 +35,14 @@ class Param:
     def describe_range(self) -> str:
         if self.lo is None and self.hi is None:
             return ""
-        lo = "-inf" if self.lo is None else f"{self.lo:g}"
-        hi = "inf" if self.hi is None else f"{self.hi:g}"
-        return f"{'(' if self.lo_open else '['}{lo}, {hi}]"
+        def fmt(v: float) -> str:
+            return str(int(v)) if float(v).is_integer() and abs(v) < 1e16 else f"{v:g}"
+
+        lo = "-∞" if self.lo is None else fmt(self.lo)
+        hi = "∞" if self.hi is None else fmt(self.hi)
+        left = "(" if self.lo_open or self.lo is None else "["
+        right = ")" if self.hi is None else "]"
+        return f"{left}{lo}, {hi}{right}"
 
     def coerce(self, value: Any) -> Any:
         """Check ``value`` against the kind and range; return it normalised."""

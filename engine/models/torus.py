@@ -36,9 +36,9 @@ SCHEMA = (
     Param("mass", "float", 1.0, "mass of each sphere", "kg", lo=0.0, lo_open=True),
     Param("inertia", "float", 1.0, "moment of inertia J of each sphere", "kg m²", lo=0.0,
           lo_open=True),
-    Param("k_bend", "float", 10.0, "binder bending/torsion stiffness K^m", "N m", lo=0.0),
-    Param("k_axial", "float", 200.0, "binder axial stiffness K^a", "N m", lo=0.0),
-    Param("k_shear", "float", 200.0, "binder shear stiffness K^s", "N m", lo=0.0),
+    Param("k_bend", "float", 10.0, "binder bending/torsion stiffness K^m", "J/rad²", lo=0.0),
+    Param("k_axial", "float", 200.0, "binder axial stiffness K^a", "J", lo=0.0),
+    Param("k_shear", "float", 200.0, "binder shear stiffness K^s", "J", lo=0.0),
     Param("k_contact", "float", 2100.0, "particle–particle contact stiffness K^pp", "J",
           lo=0.0),
     Param("k_wall", "float", 2100.0, "particle–wall contact stiffness K^pw", "J", lo=0.0),
@@ -50,7 +50,7 @@ SCHEMA = (
           "m/s", lo=0.0),
     Param("spin_noise", "float", 0.0, "std. dev. of a random initial spin Ω of each sphere",
           "rad/s", lo=0.0),
-    Param("seed", "int", 0, "seed of the random perturbations", lo=0, hi=2**63 - 1),
+    Param("seed", "int", 0, "seed of the random perturbations", lo=0, hi=2**32 - 1),
 )
 
 SKIN_FRACTION = 0.5  # neighbour-list skin, in sphere diameters

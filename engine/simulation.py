@@ -1,0 +1,426 @@
+"""The simulation driver: one model, one current integrator and step, advanced in
+chunks by the compiled loop, with recording, scheme/step changes between chunks and
+blow-up detection that keeps the last good state.
+
+>>> from engine.scenarios import load_scenario
+>>> sim = Simulation(load_scenario("pendulum").build_model(), "rrp-exact", h=1e-2)
+>>> report = sim.advance(1000)
+>>> report.ok, round(sim.t, 6)
+(True, 10.0)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .diagnostics import energy_scale, momentum_scales
+from .forcefield import ForceField, compute_forces
+from .integrators.advance import advance as _advance_kernel
+from .integrators.registry import IntegratorInfo, get_integrator
+from .layout import (
+    ENERGY_NAMES,
+    ERR_ENERGY,
+    ERR_NEIGHBOUR_OVERFLOW,
+    ERR_NONFINITE,
+    ERR_RRP_LIMIT,
+    N_ENERGY,
+    OK,
+)
+from .models.base import Model
+from .stability import StabilityEstimate, estimate_stability
+from .state import State
+
+H_MAX = 1.0
+"""Largest step the driver accepts at all (every model here has time scales ≲ 1)."""
+
+DEFAULT_ENERGY_TOLERANCE = 1.0
+"""A relative energy error beyond this (100 %) counts as a blow-up."""
+
+
+class SimulationError(ValueError):
+    """Bad input to the driver (an unknown integrator, an inadmissible ``h``).  The
+    message is one line that names the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a run stopped early.  The simulation holds the last good state."""
+
+    kind: str  # "rrp-limit" | "non-finite" | "energy"
+    t: float
+    step: int
+    message: str
+    stability: StabilityEstimate
+    details: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StepReport:
+    steps: int
+    failure: Failure | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+@dataclass(frozen=True)
+class Event:
+    """A change of integrator or step at ``(step, t)``, for plot markers and files."""
+
+    step: int
+    t: float
+    kind: str  # "integrator" | "h"
+    old: str
+    new: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}: {self.old} → {self.new}"
+
+
+@dataclass
+class Snapshot:
+    """Copies of everything a view needs at one instant."""
+
+    t: float
+    step: int
+    integrator: str
+    h: float
+    x: np.ndarray
+    v: np.ndarray
+    q: np.ndarray
+    omega: np.ndarray
+    energy: np.ndarray  # components, layout.ENERGY_NAMES order
+    P: np.ndarray
+    L: np.ndarray
+
+    @property
+    def total_energy(self) -> float:
+        return float(self.energy.sum())
+
+
+class TimeSeries:
+    """Append-only recorded series: ``t``, energy components, ``P``, ``L`` and (when
+    recording frames) ``x``, ``q``, ``Ω`` of every body."""
+
+    def __init__(self, n_bodies: int, frames: bool) -> None:
+        self.n_bodies = n_bodies
+        self.frames = frames
+        self._chunks: list[tuple[np.ndarray, ...]] = []
+        self._cache: dict[str, np.ndarray] | None = None
+        self.n = 0
+
+    def append(self, t, e, P, L, x, q, o) -> None:
+        if len(t) == 0:
+            return
+        self._chunks.append((t.copy(), e.copy(), P.copy(), L.copy(),
+                             x.copy() if self.frames else None,
+                             q.copy() if self.frames else None,
+                             o.copy() if self.frames else None))
+        self.n += len(t)
+        self._cache = None
+
+    def arrays(self, start: int = 0) -> dict[str, np.ndarray]:
+        """Concatenated series from record ``start`` on (copies)."""
+        if self._cache is None:
+            names = ("t", "energy", "P", "L", "x", "q", "omega")
+            widths = ((), (N_ENERGY,), (3,), (3,), (self.n_bodies, 3), (self.n_bodies, 4),
+                      (self.n_bodies, 3))
+            out = {}
+            for k, (name, w) in enumerate(zip(names, widths, strict=True)):
+                parts = [c[k] for c in self._chunks if c[k] is not None]
+                out[name] = np.concatenate(parts) if parts else np.zeros((0, *w))
+            self._cache = out
+        return {k: a[start:] for k, a in self._cache.items()}
+
+    def energy_total(self) -> np.ndarray:
+        return self.arrays()["energy"].sum(axis=1)
+
+
+class Simulation:
+    """Drive ``model`` with the named integrator and step ``h``.
+
+    ``record_every``: record a row of the time series every that many steps (and a
+    frame of all bodies if ``record_frames``).  ``energy_tolerance``: relative energy
+    error beyond which a step counts as a blow-up (``None``: only non-finite values do).
+    """
+
+    def __init__(self, model: Model, integrator: str = "rrp-newmark", h: float = 1e-3, *,
+                 record_every: int = 1, record_frames: bool = True,
+                 energy_tolerance: float | None = DEFAULT_ENERGY_TOLERANCE,
+                 state: State | None = None) -> None:
+        self.model = model
+        self.ff: ForceField = model.forcefield.copy()
+        self.ff.invalidate_neighbours()
+        if int(record_every) < 1:
+            raise SimulationError(f"record_every must be a positive integer, got {record_every}")
+        self.record_every = int(record_every)
+        self.record_frames = bool(record_frames)
+        self.energy_tolerance = energy_tolerance
+        st = (state or model.initial_state).copy()
+        n = st.n
+        self._s0 = (st.x, st.v, st.q, st.omega, np.zeros((n, 3)), np.zeros((n, 3)),
+                    np.zeros(N_ENERGY))
+        self._s1 = tuple(a.copy() for a in self._s0)
+        self._work = (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)))
+        self._info = np.zeros(4)
+        self.aux = st.aux
+        self.t = 0.0
+        self.step_index = 0
+        self._t_base, self._step_base = 0.0, 0  # t = t_base + (step - step_base) h
+        self.events: list[Event] = []
+        self.kernel_seconds = 0.0
+        self.kernel_steps = 0
+        self._evaluate_forces()
+        e0 = self._s0[6]
+        self.e_ref = float(e0.sum())
+        self.e_scale = energy_scale(e0)
+        self.p_scale, self.l_scale = momentum_scales(self.ff.m, self.ff.J, st.x, st.v, st.omega)
+        self.series = TimeSeries(n, self.record_frames)
+        self._integrator: IntegratorInfo = self._check_integrator(integrator)
+        self.h = self._check_h(h, self._integrator)
+        self._record_now()
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def integrator(self) -> IntegratorInfo:
+        return self._integrator
+
+    @property
+    def state(self) -> State:
+        """The current physical state (views: copy before keeping)."""
+        x, v, q, o = self._s0[:4]
+        return State(x, v, q, o, self.aux)
+
+    @property
+    def energy(self) -> np.ndarray:
+        """Current energy components (``layout.ENERGY_NAMES`` order), a copy."""
+        return self._s0[6].copy()
+
+    @property
+    def relative_energy_error(self) -> float:
+        return (float(self._s0[6].sum()) - self.e_ref) / self.e_scale
+
+    # ------------------------------------------------------------------ control
+    def set_integrator(self, name: str) -> None:
+        """Switch scheme at the current step; the physical state ``(x, v, q, Ω)`` carries
+        over unchanged (every registered scheme keeps exactly these variables)."""
+        info = self._check_integrator(name)
+        self._check_h(self.h, info)
+        if info.name != self._integrator.name:
+            self.events.append(Event(self.step_index, self.t, "integrator",
+                                     self._integrator.name, info.name))
+            self._integrator = info
+
+    def set_h(self, h: float) -> None:
+        """Change the step at the current step (validated; the state is untouched)."""
+        h = self._check_h(h, self._integrator)
+        if h != self.h:
+            self.events.append(Event(self.step_index, self.t, "h", f"{self.h:g}", f"{h:g}"))
+            self.h = h
+            self._t_base, self._step_base = self.t, self.step_index
+
+    def warm_up(self) -> None:
+        """Compile (or load from the disk cache) the kernels without taking a step."""
+        self._call_kernel(0)
+        self.stability()
+
+    def advance(self, n_steps: int) -> StepReport:
+        """Take up to ``n_steps`` steps.  On a blow-up or an inadmissible step the state
+        is the last good one and the report carries a :class:`Failure`."""
+        n_steps = int(n_steps)
+        done_total = 0
+        while done_total < n_steps:
+            done, status = self._call_kernel(n_steps - done_total)
+            done_total += done
+            if status == ERR_NEIGHBOUR_OVERFLOW:
+                self.ff.grow_neighbour_list()
+                self._evaluate_forces()
+                continue
+            if status != OK:
+                return StepReport(done_total, self._failure(status))
+        return StepReport(done_total)
+
+    def run_until(self, t_end: float, chunk: int = 1000, callback=None) -> StepReport:
+        """Advance until ``t ≥ t_end`` (to within a step), in chunks; ``callback(sim)``
+        after each chunk may return True to stop early."""
+        total = 0
+        while self.t < t_end - 1e-9 * max(1.0, abs(t_end)):
+            n = min(chunk, max(1, int(math.ceil((t_end - self.t) / self.h - 1e-9))))
+            rep = self.advance(n)
+            total += rep.steps
+            if not rep.ok:
+                return StepReport(total, rep.failure)
+            if callback is not None and callback(self):
+                break
+        return StepReport(total)
+
+    def snapshot(self) -> Snapshot:
+        x, v, q, o, F, RM, e = self._s0
+        m, J = self.ff.m, self.ff.J
+        P = np.einsum("n,nk->k", m, v)
+        L = np.cross(x, m[:, None] * v).sum(axis=0) + np.einsum("n,nk->k", J, o)
+        return Snapshot(self.t, self.step_index, self._integrator.name, self.h, x.copy(),
+                        v.copy(), q.copy(), o.copy(), e.copy(), P, L)
+
+    def stability(self) -> StabilityEstimate:
+        """Largest stable ``h`` for the current state (:mod:`engine.stability`)."""
+        x, v, q, o = self._s0[:4]
+        return estimate_stability(x, v, q, o, self.ff.arrays)
+
+    def rrp_exact_limit(self, h: float | None = None) -> tuple[float, int, float]:
+        """For ``rrp-exact`` at the current state: the largest admissible ``h`` (the
+        smallest root of ``h|Ω + h RM/(2J)| = 1`` over bodies, B&G eq. (16)), that body,
+        and the body with the largest ``h|w|`` at the step ``h`` (default: the current
+        one), and that ``h|w|``."""
+        h = self.h if h is None else h
+        x, v, q, o, F, RM, e = self._s0
+        a = RM / (2.0 * self.ff.J[:, None])
+        hw = h * np.linalg.norm(o + h * a, axis=1)
+        best = math.inf
+        for i in range(o.shape[0]):
+            c4 = float(a[i] @ a[i])
+            c3 = 2.0 * float(o[i] @ a[i])
+            c2 = float(o[i] @ o[i])
+            roots = np.roots([c4, c3, c2, 0.0, -1.0]) if (c4 or c3 or c2) else []
+            pos = [r.real for r in roots if abs(r.imag) < 1e-12 * max(1, abs(r)) and r.real > 0]
+            if pos and min(pos) < best:
+                best = min(pos)
+        body = int(np.argmax(hw)) if hw.size else -1
+        return best, body, float(hw.max(initial=0.0))
+
+    def checkpoint(self) -> tuple:
+        """Everything needed to come back to this instant (copies)."""
+        return (tuple(a.copy() for a in self._s0), self.t, self.step_index,
+                {k: a.copy() for k, a in self.aux.items()})
+
+    def restore(self, cp: tuple) -> None:
+        bufs, t, step, aux = cp
+        for dst, src in zip(self._s0, bufs, strict=True):
+            dst[...] = src
+        self.t, self.step_index = t, step
+        self._t_base, self._step_base = t, step
+        self.aux = {k: a.copy() for k, a in aux.items()}
+        self.ff.invalidate_neighbours()
+        self._evaluate_forces()
+
+    # ------------------------------------------------------------------ internals
+    def _check_integrator(self, name: str) -> IntegratorInfo:
+        try:
+            info = get_integrator(name)
+        except KeyError as exc:
+            raise SimulationError(str(exc.args[0])) from None
+        if info.spherical_only and not self.model.bodies.spherical:
+            raise SimulationError(f"{name} handles spherical bodies only (scalar inertia); "
+                                  f"model {self.model.name!r} has non-spherical bodies")
+        return info
+
+    def _check_h(self, h: float, info: IntegratorInfo) -> float:
+        try:
+            h = float(h)
+        except (TypeError, ValueError):
+            raise SimulationError(f"h must be a number, got {h!r}") from None
+        if not math.isfinite(h) or h <= 0.0:
+            raise SimulationError(f"h must be a positive, finite time step, got {h:g}; "
+                                  "try e.g. h = 1e-3")
+        if h > H_MAX:
+            raise SimulationError(f"h = {h:g} is too large: the largest step accepted is "
+                                  f"{H_MAX:g}; try e.g. h = 1e-3")
+        if info.name == "rrp-exact":
+            h_max, body, hw = self.rrp_exact_limit(h)
+            if hw >= 1.0:
+                raise SimulationError(
+                    f"h = {h:g} is beyond rrp-exact's limit: body {body} would have "
+                    f"h|w| = {hw:.3g} ≥ 1; the largest admissible h is ≈ {h_max:.3g} "
+                    "(or use rrp-newmark, which has no such limit)")
+        return h
+
+    def _evaluate_forces(self) -> None:
+        x, v, q, o, F, RM, e = self._s0
+        while True:
+            st = compute_forces(x, q, self.ff.arrays, F, RM, e)
+            if st == ERR_NEIGHBOUR_OVERFLOW:
+                self.ff.grow_neighbour_list()
+                continue
+            break
+        if st != OK:
+            raise SimulationError("the state has non-finite positions")
+        e[0] = 0.5 * float(np.sum(self.ff.m * np.sum(v * v, axis=1)))
+        e[1] = 0.5 * float(np.sum(self.ff.J * np.sum(o * o, axis=1)))
+
+    def _call_kernel(self, n: int) -> tuple[int, int]:
+        stride = self.record_every
+        first = self.step_index + 1
+        n_rec = (self.step_index + n) // stride - (first - 1) // stride
+        nb = self.ff.n_bodies
+        nf = n_rec if self.record_frames else 0
+        rec = (np.empty(n_rec), np.empty((n_rec, N_ENERGY)), np.empty((n_rec, 3)),
+               np.empty((n_rec, 3)), np.empty((nf, nb, 3)), np.empty((nf, nb, 4)),
+               np.empty((nf, nb, 3)))
+        tol = self.energy_tolerance if self.energy_tolerance is not None else 0.0
+        e_ctrl = np.array([self.e_ref, self.e_scale, tol])
+        t0 = time.perf_counter()
+        done, nrec, status = _advance_kernel(
+            self._integrator.scheme_id, n, self.h, self.t, self.step_index, stride,
+            self._s0, self._s1, self.ff.arrays, self._work, e_ctrl, rec,
+            self.record_frames, self._info)
+        if n > 0:
+            self.kernel_seconds += time.perf_counter() - t0
+            self.kernel_steps += done
+        if done:
+            self.step_index += done
+            self.t = self._t_base + (self.step_index - self._step_base) * self.h
+        r = slice(0, nrec)
+        # times from step indices, so that they do not depend on the chunking
+        first_rec = ((first - 1) // stride + 1) * stride
+        steps = first_rec + stride * np.arange(nrec)
+        times = self._t_base + (steps - self._step_base) * self.h
+        self.series.append(times, rec[1][r], rec[2][r], rec[3][r], rec[4][r], rec[5][r],
+                           rec[6][r])
+        return done, status
+
+    def _record_now(self) -> None:
+        snap = self.snapshot()
+        self.series.append(np.array([self.t]), snap.energy[None], snap.P[None], snap.L[None],
+                           snap.x[None], snap.q[None], snap.omega[None])
+
+    def _failure(self, status: int) -> Failure:
+        stab = self.stability()
+        t, step, h = self.t, self.step_index, self.h
+        limit = stab.describe()
+        if status == ERR_RRP_LIMIT:
+            body, hw = int(self._info[0]), float(self._info[1])
+            h_max, _, _ = self.rrp_exact_limit()
+            msg = (f"rrp-exact cannot take the step at t = {t:.6g}: body {body} has "
+                   f"h|w| = {hw:.3g} ≥ 1 (the attitude increment would reach π/2); the "
+                   f"largest admissible h is ≈ {h_max:.3g}. Lower h or switch to "
+                   f"rrp-newmark; the state at t = {t:.6g} is kept.")
+            return Failure("rrp-limit", t, step, msg, stab,
+                           {"body": body, "h_w": hw, "h_max": h_max})
+        if status == ERR_ENERGY:
+            err = float(self._info[3])
+            what = f"the relative energy error reached {err:.3g}"
+            kind = "energy"
+        elif status == ERR_NONFINITE:
+            what = "the state became non-finite"
+            kind = "non-finite"
+        else:
+            what = f"the kernel returned status {status}"
+            kind = "error"
+        hint = (f"h = {h:g} exceeds the {limit}; lower h below {stab.h_stable:.2g}"
+                if h > stab.h_stable else
+                f"h = {h:g} is within the {limit}, but a stiffer interaction was met; "
+                "lower h")
+        msg = (f"the run blew up in the step after t = {t:.6g} ({what}): {hint}, then "
+               f"resume from the last good state (t = {t:.6g}, kept).")
+        return Failure(kind, t, step, msg, stab, {"h": h})
+
+
+def energy_names(model: Model) -> list[str]:
+    """The names of the energy components the model reports (``layout.ENERGY_NAMES``)."""
+    return [n for n in ENERGY_NAMES if n in model.energy_components]
