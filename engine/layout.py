@@ -71,3 +71,4 @@ ERR_RRP_LIMIT = 1  # rrp-exact: h|w| >= 1
 ERR_NONFINITE = 2  # a non-finite energy
 ERR_ENERGY = 3  # energy error beyond the blow-up threshold
 ERR_NEIGHBOUR_OVERFLOW = 4  # neighbour list capacity exceeded (the driver grows it)
+ERR_SHAPE = 5  # arrays of the wrong shape (rows of 3, 4 for q) or a too short scratch

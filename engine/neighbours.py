@@ -4,6 +4,11 @@ Candidate pairs are those with ``r < σ_ij + skin`` when the list is built; it i
 as soon as any body has moved more than ``skin/2`` since, so every pair with ``r < σ_ij``
 at any step is in the list: contact forces are exactly those of an all-pairs loop, at
 O(N) cost per step (O(N) per rebuild through the cell list).
+
+The ``*_ws`` kernels take an integer scratch array of at least
+``neighbour_scratch_size(n)`` entries (the cell list) and allocate nothing, so that the
+stepping loop calling them has no error path (see ``engine.forcefield``); the plain
+kernels allocate it themselves.
 """
 
 from __future__ import annotations
@@ -13,7 +18,22 @@ import math
 import numpy as np
 from numba import njit
 
-from .layout import ERR_NEIGHBOUR_OVERFLOW, ERR_NONFINITE, NL_COUNT, NL_REBUILDS, NL_VALID, OK
+from .layout import (
+    ERR_NEIGHBOUR_OVERFLOW,
+    ERR_NONFINITE,
+    ERR_SHAPE,
+    NL_COUNT,
+    NL_REBUILDS,
+    NL_VALID,
+    OK,
+)
+
+
+@njit(nogil=True, cache=True)
+def neighbour_scratch_size(n):
+    """Length of the integer scratch of the cell list: ``max(64, 8 n)`` cell heads, and
+    ``n`` links and ``3 n`` cell indices."""
+    return max(64, 8 * n) + 4 * n
 
 
 @njit(nogil=True, cache=True)
@@ -23,47 +43,67 @@ def ensure_neighbours(x, D, skin, pairs, nl_state, nl_xref):
     Returns ``OK``, ``ERR_NONFINITE`` (positions not finite) or ``ERR_NEIGHBOUR_OVERFLOW``
     (``pairs`` too small: the caller grows it and calls again).
     """
-    n = x.shape[0]
-    if nl_state[NL_VALID] == 1:
-        lim = 0.25 * skin * skin
-        moved = False
-        for i in range(n):
-            d0 = x[i, 0] - nl_xref[i, 0]
-            d1 = x[i, 1] - nl_xref[i, 1]
-            d2 = x[i, 2] - nl_xref[i, 2]
-            dd = d0 * d0 + d1 * d1 + d2 * d2
-            if not dd <= lim:  # also true for NaN
-                moved = True
-                break
-        if not moved:
-            return OK
-    return build_neighbours(x, D, skin, pairs, nl_state, nl_xref)
+    iw = np.empty(neighbour_scratch_size(x.shape[0]), dtype=np.int64)
+    return ensure_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw)
 
 
 @njit(nogil=True, cache=True)
 def build_neighbours(x, D, skin, pairs, nl_state, nl_xref):
     """Cell-list construction of all pairs with ``r < (D_i + D_j)/2 + skin``."""
+    iw = np.empty(neighbour_scratch_size(x.shape[0]), dtype=np.int64)
+    return build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def ensure_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
+    """:func:`ensure_neighbours` with the scratch ``iw`` supplied (``ERR_SHAPE`` if the
+    arrays do not have the shapes of ``ForceField`` or ``iw`` is too short)."""
     n = x.shape[0]
+    if not (x.shape[1] == 3 and nl_xref.shape[1] == 3 and nl_xref.shape[0] >= n
+            and pairs.shape[1] == 2 and iw.shape[0] >= neighbour_scratch_size(n)):
+        return ERR_SHAPE
+    if nl_state[NL_VALID] == 1:
+        lim = 0.25 * skin * skin
+        moved = False
+        for i in range(n):  # (no early exit: the loop vectorises)
+            d0 = x[i, 0] - nl_xref[i, 0]
+            d1 = x[i, 1] - nl_xref[i, 1]
+            d2 = x[i, 2] - nl_xref[i, 2]
+            dd = d0 * d0 + d1 * d1 + d2 * d2
+            moved |= not dd <= lim  # also true for NaN
+        if not moved:
+            return OK
+    return build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
+    """:func:`build_neighbours` with the scratch ``iw`` supplied."""
+    n = x.shape[0]
+    if not (x.shape[1] == 3 and nl_xref.shape[1] == 3 and nl_xref.shape[0] >= n
+            and pairs.shape[1] == 2 and iw.shape[0] >= neighbour_scratch_size(n)):
+        return ERR_SHAPE
     nl_state[NL_VALID] = 0
     nl_state[NL_COUNT] = 0
     if n < 2:
         nl_state[NL_VALID] = 1
         return OK
-    lo = np.empty(3)
-    hi = np.empty(3)
-    for k in range(3):
-        lo[k] = x[0, k]
-        hi[k] = x[0, k]
+    lo0 = hi0 = x[0, 0]
+    lo1 = hi1 = x[0, 1]
+    lo2 = hi2 = x[0, 2]
     dmax = 0.0
     for i in range(n):
-        for k in range(3):
-            v = x[i, k]
-            if not math.isfinite(v):
-                return ERR_NONFINITE
-            if v < lo[k]:
-                lo[k] = v
-            if v > hi[k]:
-                hi[k] = v
+        v0 = x[i, 0]
+        v1 = x[i, 1]
+        v2 = x[i, 2]
+        if not (math.isfinite(v0) and math.isfinite(v1) and math.isfinite(v2)):
+            return ERR_NONFINITE
+        lo0 = min(lo0, v0)
+        hi0 = max(hi0, v0)
+        lo1 = min(lo1, v1)
+        hi1 = max(hi1, v1)
+        lo2 = min(lo2, v2)
+        hi2 = max(hi2, v2)
         if D[i] > dmax:
             dmax = D[i]
     cutoff = dmax + skin
@@ -72,41 +112,42 @@ def build_neighbours(x, D, skin, pairs, nl_state, nl_xref):
     # cells of edge >= cutoff; at most max(64, 8 n) cells in all
     cap = max(64, 8 * n)
     edge = cutoff
-    dims = np.empty(3, dtype=np.int64)
     while True:
-        total = 1
-        for k in range(3):
-            dims[k] = max(1, int((hi[k] - lo[k]) / edge))
-            total *= dims[k]
-        if total <= cap:
+        m0 = max(1, int((hi0 - lo0) / edge))
+        m1 = max(1, int((hi1 - lo1) / edge))
+        m2 = max(1, int((hi2 - lo2) / edge))
+        if m0 * m1 * m2 <= cap:
             break
         edge *= 1.5
-    size = np.empty(3)
-    for k in range(3):
-        ext = hi[k] - lo[k]
-        size[k] = ext / dims[k] if ext > 0.0 else 1.0
-    ncell = dims[0] * dims[1] * dims[2]
-    head = -np.ones(ncell, dtype=np.int64)
-    nxt = np.empty(n, dtype=np.int64)
-    cell = np.empty((n, 3), dtype=np.int64)
+    z0 = (hi0 - lo0) / m0 if hi0 - lo0 > 0.0 else 1.0
+    z1 = (hi1 - lo1) / m1 if hi1 - lo1 > 0.0 else 1.0
+    z2 = (hi2 - lo2) / m2 if hi2 - lo2 > 0.0 else 1.0
+    # scratch: cell heads, links, cell indices of the bodies
+    head = 0
+    nxt = cap
+    cell = cap + n
+    for c in range(m0 * m1 * m2):
+        iw[head + c] = -1
     for i in range(n):
-        for k in range(3):
-            c = int((x[i, k] - lo[k]) / size[k])
-            if c >= dims[k]:
-                c = dims[k] - 1
-            if c < 0:
-                c = 0
-            cell[i, k] = c
-        idx = (cell[i, 0] * dims[1] + cell[i, 1]) * dims[2] + cell[i, 2]
-        nxt[i] = head[idx]
-        head[idx] = i
+        c0 = min(max(int((x[i, 0] - lo0) / z0), 0), m0 - 1)
+        c1 = min(max(int((x[i, 1] - lo1) / z1), 0), m1 - 1)
+        c2 = min(max(int((x[i, 2] - lo2) / z2), 0), m2 - 1)
+        iw[cell + 3 * i] = c0
+        iw[cell + 3 * i + 1] = c1
+        iw[cell + 3 * i + 2] = c2
+        idx = (c0 * m1 + c1) * m2 + c2
+        iw[nxt + i] = iw[head + idx]
+        iw[head + idx] = i
     count = 0
     capacity = pairs.shape[0]
     for i in range(n):
-        for a in range(max(0, cell[i, 0] - 1), min(dims[0], cell[i, 0] + 2)):
-            for b in range(max(0, cell[i, 1] - 1), min(dims[1], cell[i, 1] + 2)):
-                for c in range(max(0, cell[i, 2] - 1), min(dims[2], cell[i, 2] + 2)):
-                    j = head[(a * dims[1] + b) * dims[2] + c]
+        c0 = iw[cell + 3 * i]
+        c1 = iw[cell + 3 * i + 1]
+        c2 = iw[cell + 3 * i + 2]
+        for a in range(max(0, c0 - 1), min(m0, c0 + 2)):
+            for b in range(max(0, c1 - 1), min(m1, c1 + 2)):
+                for c in range(max(0, c2 - 1), min(m2, c2 + 2)):
+                    j = iw[head + (a * m1 + b) * m2 + c]
                     while j >= 0:
                         if j > i:
                             d0 = x[i, 0] - x[j, 0]
@@ -119,7 +160,7 @@ def build_neighbours(x, D, skin, pairs, nl_state, nl_xref):
                                 pairs[count, 0] = i
                                 pairs[count, 1] = j
                                 count += 1
-                        j = nxt[j]
+                        j = iw[nxt + j]
     nl_state[NL_COUNT] = count
     nl_state[NL_REBUILDS] += 1
     nl_state[NL_VALID] = 1

@@ -162,7 +162,7 @@ def _run_settings(run: Any, label: str) -> RunSettings:
             raise ScenarioError(f"{label}: unknown key run.{key}; allowed: {', '.join(RUN_KEYS)}")
     d = RunSettings()
     integ = run.get("integrator", d.integrator)
-    if integ not in INTEGRATORS:
+    if not isinstance(integ, str) or integ not in INTEGRATORS:
         raise ScenarioError(f"{label}: run.integrator = {integ!r} is unknown; choose one of: "
                             f"{', '.join(INTEGRATORS)}")
     h = _positive(run.get("h", d.h), "run.h", label)

@@ -14,10 +14,11 @@ import math
 
 from numba import njit
 
+from ..forcefield import new_scratch
 from ..layout import E_ROTATIONAL, E_TRANSLATIONAL, ERR_ENERGY, ERR_NONFINITE, OK
-from .campello import campello_step
-from .rk4 import rk4_step
-from .verlet import ROT_EXPONENTIAL, ROT_RRP_EXACT, ROT_RRP_NEWMARK, verlet_step
+from .campello import campello_step_ws
+from .rk4 import rk4_step_ws
+from .verlet import ROT_EXPONENTIAL, ROT_RRP_EXACT, ROT_RRP_NEWMARK, verlet_step_ws
 
 # scheme ids (the registry maps names to these)
 S_RRP_EXACT = 0
@@ -30,19 +31,27 @@ S_RK4 = 4
 @njit(nogil=True, cache=True)
 def step(scheme, h, s0, s1, ff, work, info):
     """One step of ``scheme`` from ``s0`` into ``s1``; returns a status code."""
+    return step_ws(scheme, h, s0, s1, ff, work, info, new_scratch(s0[0].shape[0]))
+
+
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
+def step_ws(scheme, h, s0, s1, ff, work, info, ws):
+    """:func:`step` with the force field's scratch ``ws`` supplied (allocates nothing)."""
+    if scheme == S_CAMPELLO:
+        return campello_step_ws(h, s0, s1, ff, info, ws)
+    elif scheme == S_RK4:
+        return rk4_step_ws(h, s0, s1, ff, work, info, ws)
+    # (one call site: the kernels are inlined, and this keeps the compiled code small)
     if scheme == S_RRP_EXACT:
-        return verlet_step(h, ROT_RRP_EXACT, s0, s1, ff, info)
+        rot_map = ROT_RRP_EXACT
     elif scheme == S_RRP_NEWMARK:
-        return verlet_step(h, ROT_RRP_NEWMARK, s0, s1, ff, info)
-    elif scheme == S_PFC_VERLET:
-        return verlet_step(h, ROT_EXPONENTIAL, s0, s1, ff, info)
-    elif scheme == S_CAMPELLO:
-        return campello_step(h, s0, s1, ff, info)
+        rot_map = ROT_RRP_NEWMARK
     else:
-        return rk4_step(h, s0, s1, ff, work, info)
+        rot_map = ROT_EXPONENTIAL
+    return verlet_step_ws(h, rot_map, s0, s1, ff, info, ws)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
 def kinetic_energy(s, ff):
     """Fill the kinetic slots: ``½ Σ m|v|²`` and ``½ Σ J|Ω|²``; return the total energy."""
     x, v, q, o, F, RM, e = s
@@ -61,7 +70,7 @@ def kinetic_energy(s, ff):
     return total
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
 def record(s, ff, r, rec, rec_frames, t):
     """Write time ``t``, the energy components, ``P = Σ m v`` and
     ``L = Σ (x × m v + J Ω)`` (docs/physics.md §5), and optionally the frame, at row r."""
@@ -86,21 +95,29 @@ def record(s, ff, r, rec, rec_frames, t):
         l2 += x[i, 0] * mv1 - x[i, 1] * mv0 + J[i] * o[i, 2]
     rec_P[r, 0], rec_P[r, 1], rec_P[r, 2] = p0, p1, p2
     rec_L[r, 0], rec_L[r, 1], rec_L[r, 2] = l0, l1, l2
-    if rec_frames:
-        rec_x[r, :, :] = x
-        rec_q[r, :, :] = q
-        rec_o[r, :, :] = o
+    if rec_frames:  # (loops, not slices: nothing here can raise)
+        _copy2(x, rec_x[r])
+        _copy2(q, rec_q[r])
+        _copy2(o, rec_o[r])
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
+def _copy2(src, dst):
+    for i in range(src.shape[0]):
+        for k in range(src.shape[1]):
+            dst[i, k] = src[i, k]
+
+
+@njit(nogil=True, cache=True, _nrt=False)
 def _copy_state(src, dst):
-    dst[0][:, :] = src[0]
-    dst[1][:, :] = src[1]
-    dst[2][:, :] = src[2]
-    dst[3][:, :] = src[3]
-    dst[4][:, :] = src[4]
-    dst[5][:, :] = src[5]
-    dst[6][:] = src[6]
+    _copy2(src[0], dst[0])
+    _copy2(src[1], dst[1])
+    _copy2(src[2], dst[2])
+    _copy2(src[3], dst[3])
+    _copy2(src[4], dst[4])
+    _copy2(src[5], dst[5])
+    for k in range(src[6].shape[0]):
+        dst[6][k] = src[6][k]
 
 
 @njit(nogil=True, cache=True)
@@ -116,6 +133,14 @@ def advance(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec
 
     Returns ``(steps_done, records_written, status)``.
     """
+    return advance_ws(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec,
+                      rec_frames, info, new_scratch(s0[0].shape[0]))
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def advance_ws(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec,
+               rec_frames, info, ws):
+    """:func:`advance` with the force field's scratch ``ws`` supplied."""
     home = s0
     done = 0
     nrec = 0
@@ -124,7 +149,7 @@ def advance(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec
     e_ref = e_ctrl[0]
     e_lim = e_ctrl[2] * e_ctrl[1]
     while done < n_steps:
-        status = step(scheme, h, s0, s1, ff, work, info)
+        status = step_ws(scheme, h, s0, s1, ff, work, info, ws)
         if status != OK:
             break
         total = kinetic_energy(s1, ff)

@@ -1,4 +1,8 @@
-"""Hertz-type penalty contacts (B&G eqs. (56)–(59), docs/physics.md §4.2)."""
+"""Hertz-type penalty contacts (B&G eqs. (56)–(59), docs/physics.md §4.2).
+
+Hot-path kernels (see ``engine.forcefield``): no zero-division check, so a body of zero
+diameter in contact would give non-finite forces (reported as a blow-up), not raise.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from numba import njit
 from ..layout import E_CONTACT, E_WALL
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def particle_contacts(x, D, pairs, n_pairs, k_contact, F, energy):
     """``U^pp = (2/5) K^pp [1 - r/σ]₊^{5/2}``, ``σ = (D_i + D_j)/2``,
     ``F_i = (K^pp/σ) [1 - r/σ]₊^{3/2} d̂ = -F_j`` for the candidate pairs of the
@@ -40,7 +44,7 @@ def particle_contacts(x, D, pairs, n_pairs, k_contact, F, energy):
     energy[E_CONTACT] += e
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def wall_contacts(x, D, n0, n1, n2, x_wall, k_wall, F, energy):
     """The wall as a particle of zero diameter: ``U^pw = (2/5) K^pw [1 - g_i/(D_i/2)]₊^{5/2}``,
     ``g_i = n·x_i - x_w``, ``F_i = (K^pw/(D_i/2)) [·]₊^{3/2} n`` (B&G eqs. (58), (59))."""

@@ -8,7 +8,7 @@ from ..layout import E_GRAVITY
 from ..rotations import quat_rotate_t
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
 def pivot_gravity(q, mg, r0, r1, r2, RM, energy):
     """``U = -m g e₃ · R ρ₀`` and ``RM = m g (R ρ₀) × e₃`` (B&G eqs. (39), (40) as
     corrected in docs/physics.md §8) for every body; no force (the pivot is fixed)."""

@@ -1,0 +1,126 @@
+"""Cost per step of the compiled stepping kernel, every integrator, on the built-in scenarios.
+
+For each model the built-in scenario of that name is loaded (``assets/scenarios``): its
+parameters, step ``h``, end time and recording stride.  The torus is the B&G impact
+(80 spheres, wall on, ``h = 1e-3``, 25 000 steps through the impact and the rebound,
+a record with all frames every 10 steps); the pendulum runs ``h = 1e-2`` for 10 000
+steps with a record every step.  Each run goes through
+``engine.integrators.advance.advance`` exactly as the simulation driver calls it: in
+chunks (``--chunk`` steps), frames recorded, blow-up check on.  Only the kernel calls
+are timed, after the kernels have been compiled or loaded from the Numba cache; the
+result is the best of ``--repeat`` complete runs, in µs per step.
+
+    python benchmarks/bench_kernels.py [--repeat 3] [--chunk 1000] [--models torus pendulum]
+                                       [--integrators rrp-newmark rk4] [--json]
+
+One core is used (the kernels are serial).  The machine's load shows up in the numbers:
+compare runs on an idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine.diagnostics import energy_scale  # noqa: E402
+from engine.forcefield import compute_forces  # noqa: E402
+from engine.integrators import INTEGRATORS  # noqa: E402
+from engine.integrators.advance import advance  # noqa: E402
+from engine.layout import N_ENERGY, NL_REBUILDS, OK  # noqa: E402
+from engine.scenarios import load_scenario  # noqa: E402
+
+
+class Run:
+    """The buffers of one run of a scenario, laid out as the simulation driver does."""
+
+    def __init__(self, scenario_name: str) -> None:
+        sc = load_scenario(scenario_name)
+        self.model = sc.build_model()
+        self.h = sc.run.h
+        self.steps = int(math.ceil(sc.run.t_end / sc.run.h - 1e-9))
+        self.every = sc.run.every
+        self.tolerance = sc.run.energy_tolerance
+
+    def time(self, scheme_id: int, chunk: int) -> tuple[float, int]:
+        """Seconds spent in the kernel for the whole run, and neighbour-list rebuilds."""
+        model = self.model
+        ff = model.forcefield.copy()
+        ff.invalidate_neighbours()
+        st = model.initial_state.copy()
+        n = st.n
+        s0 = (st.x, st.v, st.q, st.omega, np.zeros((n, 3)), np.zeros((n, 3)), np.zeros(N_ENERGY))
+        s1 = tuple(a.copy() for a in s0)
+        work = (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)))
+        info = np.zeros(4)
+        if compute_forces(s0[0], s0[2], ff.arrays, s0[4], s0[5], s0[6]) != OK:
+            raise RuntimeError("cannot evaluate the initial forces")
+        e = s0[6]
+        e[0] = 0.5 * float(np.sum(ff.m * np.sum(st.v * st.v, axis=1)))
+        e[1] = 0.5 * float(np.sum(ff.J * np.sum(st.omega * st.omega, axis=1)))
+        e_ctrl = np.array([float(e.sum()), energy_scale(e), self.tolerance])
+        rebuilds0 = int(ff.nl_state[NL_REBUILDS])
+        seconds = 0.0
+        done_total = 0
+        while done_total < self.steps:
+            k = min(chunk, self.steps - done_total)
+            n_rec = (done_total + k) // self.every - done_total // self.every
+            rec = (np.empty(n_rec), np.empty((n_rec, N_ENERGY)), np.empty((n_rec, 3)),
+                   np.empty((n_rec, 3)), np.empty((n_rec, n, 3)), np.empty((n_rec, n, 4)),
+                   np.empty((n_rec, n, 3)))
+            t0 = time.perf_counter()
+            done, _, status = advance(scheme_id, k, self.h, done_total * self.h, done_total,
+                                      self.every, s0, s1, ff.arrays, work, e_ctrl, rec, True,
+                                      info)
+            seconds += time.perf_counter() - t0
+            done_total += done
+            if status != OK:
+                raise RuntimeError(f"the run stopped at step {done_total}: status {status}")
+        return seconds, int(ff.nl_state[NL_REBUILDS]) - rebuilds0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=3, help="runs per case (the best counts)")
+    ap.add_argument("--chunk", type=int, default=1000, help="steps per kernel call")
+    ap.add_argument("--models", nargs="+", default=["torus", "pendulum"],
+                    help="built-in scenarios to run")
+    ap.add_argument("--integrators", nargs="+", default=list(INTEGRATORS),
+                    choices=list(INTEGRATORS))
+    ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = ap.parse_args()
+
+    results: dict[str, dict[str, float]] = {}
+    for name in args.models:
+        run = Run(name)
+        t0 = time.perf_counter()
+        run.time(INTEGRATORS[args.integrators[0]].scheme_id, 10)  # compile / load the cache
+        warm = time.perf_counter() - t0
+        if not args.json:
+            print(f"{name}: {run.model.n_bodies} bodies, h = {run.h:g}, {run.steps} steps, "
+                  f"record every {run.every} (kernels ready in {warm:.1f} s)")
+        results[name] = {}
+        for integ in args.integrators:
+            sid = INTEGRATORS[integ].scheme_id
+            best, rebuilds = math.inf, 0
+            for _ in range(args.repeat):
+                seconds, rebuilds = run.time(sid, args.chunk)
+                best = min(best, seconds)
+            us = best / run.steps * 1e6
+            results[name][integ] = us
+            if not args.json:
+                extra = f"   ({rebuilds} neighbour-list rebuilds)" if rebuilds else ""
+                print(f"  {integ:12s} {us:8.3f} µs/step{extra}")
+    if args.json:
+        print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

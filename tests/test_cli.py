@@ -1,0 +1,314 @@
+"""The ``rrp`` command line, run as a subprocess: listing, JSON summaries, the HDF5
+layout of engine/io.py, one-line errors without tracebacks, and blow-ups that keep a
+readable file with everything up to the last good step."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from engine import __version__
+from engine.integrators import INTEGRATORS
+from engine.models import MODELS
+from engine.scenarios import builtin_scenarios, load_scenario
+from engine.simulation import energy_names
+
+ROOT = Path(__file__).resolve().parent.parent
+MOMENTA = ("P_x", "P_y", "P_z", "L_x", "L_y", "L_z")
+
+
+def rrp(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run ``python -m app ARGS`` in ``cwd`` with this checkout first on the path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def assert_no_traceback(res: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in res.stdout and "Traceback" not in res.stderr, res.stderr
+
+
+def assert_one_line_error(res: subprocess.CompletedProcess) -> str:
+    assert res.returncode != 0, res.stdout
+    assert_no_traceback(res)
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].strip(), repr(res.stderr)
+    return lines[0]
+
+
+# ------------------------------------------------------------------ rrp list
+def test_list_shows_every_scenario_and_integrator_with_properties(tmp_path):
+    res = rrp(tmp_path, "list")
+    assert res.returncode == 0, res.stderr
+    assert_no_traceback(res)
+    lines = res.stdout.splitlines()
+    for name in builtin_scenarios():
+        sc = load_scenario(name)
+        assert any(ln.split()[:1] == [name] and sc.title in ln for ln in lines), name
+    for info in INTEGRATORS.values():
+        assert any(ln.split()[:1] == [info.name] and info.properties() in ln
+                   and info.reference in ln for ln in lines), info.name
+
+
+def test_list_json(tmp_path):
+    res = rrp(tmp_path, "list", "--json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert [s["name"] for s in data["scenarios"]] == builtin_scenarios()
+    for s in data["scenarios"]:
+        sc = load_scenario(s["name"])
+        assert s["model"] == sc.model and s["integrator"] == sc.run.integrator
+        assert s["h"] == sc.run.h and s["t_end"] == sc.run.t_end
+    assert data["integrators"] == [i.as_dict() for i in INTEGRATORS.values()]
+
+
+# ------------------------------------------------------------------ rrp run --json
+@pytest.fixture(scope="module")
+def pendulum_summary(tmp_path_factory):
+    res = rrp(tmp_path_factory.mktemp("pend"), "run", "pendulum", "--t-end", "1", "--json")
+    assert res.returncode == 0, res.stderr
+    assert_no_traceback(res)
+    return json.loads(res.stdout)
+
+
+def test_run_json_summary(pendulum_summary):
+    s = pendulum_summary
+    assert s["scenario"] == "pendulum" and s["model"] == "pendulum"
+    assert s["integrator"] == "rrp-exact" and s["h"] == 0.01  # the scenario's defaults
+    assert s["status"] == "complete" and s["message"] == ""
+    assert s["steps"] == 100 and s["t_reached"] == pytest.approx(1.0, abs=1e-12)
+    assert s["records"] == 101  # every = 1, plus t = 0
+    err = s["max_relative_energy_error"]
+    assert isinstance(err, float) and 0.0 <= err < 1e-4
+    assert abs(s["final_relative_energy_error"]) <= err
+    drift = s["momentum_drift"]
+    assert set(drift) == set(MOMENTA)
+    assert all(isinstance(v, float) and math.isfinite(v) and v >= 0 for v in drift.values())
+    assert drift["P_x"] == drift["P_y"] == drift["P_z"] == 0.0  # the pivot holds the body
+    assert drift["L_z"] < 1e-12  # e₃·Ω conserved exactly (physics.md §4.1)
+    assert drift["L_x"] > 1e-3  # gravity's moment does change L_x: a real measurement
+    assert set(s["momentum_drift_relative"]) == set(MOMENTA)
+    assert s["conserved"] == ["L_z"]
+    assert s["us_per_step"] > 0 and s["steps_per_second"] > 0
+    assert s["steps_per_second"] == pytest.approx(1e6 / s["us_per_step"], rel=1e-9)
+    assert s["version"] == __version__
+    assert s["parameters"] == {p.name: p.default for p in MODELS["pendulum"].schema}
+
+
+# ------------------------------------------------------------------ HDF5 output
+@pytest.fixture(scope="module")
+def torus_run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("torus")
+    res = rrp(d, "run", "torus", "--t-end", "0.3", "--every", "10", "--out", "run.h5")
+    assert res.returncode == 0, res.stderr
+    assert_no_traceback(res)
+    return d / "run.h5"
+
+
+def test_torus_output_layout(torus_run):
+    model = load_scenario("torus").build_model()
+    n, comps = model.n_bodies, energy_names(model)
+    assert not torus_run.with_name("run.h5.partial").exists()
+    with h5py.File(torus_run, "r") as f:
+        assert {"time", "energy", "momentum", "bodies", "parameters"} <= set(f)
+        assert set(f) <= {"time", "energy", "momentum", "bodies", "parameters", "events"}
+        t = f["time"][()]
+        k = len(t)
+        assert k == 31  # t = 0, 0.01, …, 0.3
+        assert set(f["energy"]) == {*comps, "total", "relative_error"}
+        assert set(comps) == {"translational", "rotational", "bending", "axial", "shear",
+                              "contact", "wall"}
+        for c in f["energy"]:
+            assert f["energy"][c].shape == (k,), c
+        assert set(f["momentum"]) == {"linear", "angular"}
+        assert f["momentum/linear"].shape == (k, 3)
+        assert f["momentum/angular"].shape == (k, 3)
+        b = f["bodies"]
+        assert set(b) == {"position", "quaternion", "omega", "time", "mass", "inertia",
+                          "diameter"}
+        assert b["position"].shape == (k, n, 3)
+        assert b["quaternion"].shape == (k, n, 4)
+        assert b["omega"].shape == (k, n, 3)
+        np.testing.assert_array_equal(b["time"][()], t)
+        np.testing.assert_array_equal(b["mass"][()], model.bodies.m)
+        np.testing.assert_array_equal(b["inertia"][()], model.bodies.J)
+        np.testing.assert_array_equal(b["diameter"][()], model.bodies.D)
+        for name, ds in (("time", f["time"]), *(("e/" + c, f["energy"][c]) for c in f["energy"]),
+                         ("P", f["momentum/linear"]), ("L", f["momentum/angular"]),
+                         ("x", b["position"]), ("q", b["quaternion"]), ("w", b["omega"])):
+            assert np.isfinite(ds[()]).all(), name
+
+
+def test_torus_output_contents(torus_run):
+    model = load_scenario("torus").build_model()
+    comps = energy_names(model)
+    with h5py.File(torus_run, "r") as f:
+        t = f["time"][()]
+        np.testing.assert_allclose(np.diff(t), 10 * 1e-3, rtol=0, atol=1e-12)
+        assert t[0] == 0.0 and t[-1] == pytest.approx(0.3, abs=1e-12)
+        e = {c: f["energy"][c][()] for c in f["energy"]}
+        np.testing.assert_allclose(e["total"], sum(e[c] for c in comps), rtol=1e-13, atol=1e-12)
+        e0 = e["total"][0]
+        np.testing.assert_allclose(e["relative_error"], (e["total"] - e0) / e0, atol=1e-12)
+        assert e["translational"][0] == pytest.approx(0.5 * 80 * 1.0)
+        assert e["wall"][0] == 0.0 and e["wall"].max() > 0  # the ring hits the wall by t=0.3
+        q = f["bodies/quaternion"][()]
+        np.testing.assert_allclose(np.linalg.norm(q, axis=2), 1.0, atol=1e-12)
+        x = f["bodies/position"][()]
+        np.testing.assert_array_equal(x[0], model.initial_state.x)
+        np.testing.assert_array_equal(f["bodies/omega"][0], model.initial_state.omega)
+        np.testing.assert_allclose(f["momentum/linear"][0], [-80.0, 0.0, 0.0], atol=1e-12)
+        # P_y, P_z are conserved exactly by rrp-newmark with the wall (physics.md §4.2)
+        P = f["momentum/linear"][()]
+        assert np.abs(P[:, 1:]).max() < 1e-10
+        assert P[-1, 0] > P[0, 0]  # the wall has pushed back
+
+
+def test_torus_output_attributes(torus_run):
+    schema = MODELS["torus"].schema
+    with h5py.File(torus_run, "r") as f:
+        a = f.attrs
+        assert a["scenario"] == "torus" and a["model"] == "torus"
+        assert a["integrator"] == "rrp-newmark"
+        assert a["h"] == 1e-3
+        assert a["version"] == __version__
+        assert a["status"] == "complete"
+        params = json.loads(a["parameters"])
+        assert params == {p.name: p.default for p in schema}
+        g = f["parameters"].attrs
+        assert set(g) == {p.name for p in schema}
+        assert g["n_particles"] == 80 and g["k_axial"] == 200.0 and bool(g["wall"]) is True
+
+
+def test_set_is_reflected_in_the_output_file(tmp_path):
+    res = rrp(tmp_path, "run", "pendulum", "--t-end", "0.05", "--set", "omega0=[3,1,2]",
+              "--out", "p.h5", "--quiet")
+    assert res.returncode == 0, res.stderr
+    with h5py.File(tmp_path / "p.h5", "r") as f:
+        params = json.loads(f.attrs["parameters"])
+        assert params["omega0"] == [3.0, 1.0, 2.0]
+        np.testing.assert_allclose(params["alpha0"], [0.0, 2 * math.tan(3 * math.pi / 8), 0.0],
+                                   rtol=1e-14)
+        np.testing.assert_array_equal(f["parameters"].attrs["omega0"], [3.0, 1.0, 2.0])
+        np.testing.assert_array_equal(f["bodies/omega"][0], [[3.0, 1.0, 2.0]])
+        assert set(f["energy"]) == {"rotational", "gravity", "total", "relative_error"}
+
+
+def test_a_user_toml_file_runs_like_a_name(tmp_path):
+    (tmp_path / "mine.toml").write_text(
+        'model = "pendulum"\n[run]\nintegrator = "rrp-newmark"\nh = 2e-2\nt_end = 0.2\n'
+        "[parameters]\ng = 2.0\n", encoding="utf-8")
+    res = rrp(tmp_path, "run", "mine.toml", "--json")
+    assert res.returncode == 0, res.stderr
+    s = json.loads(res.stdout)
+    assert s["scenario"] == "mine" and s["integrator"] == "rrp-newmark"
+    assert s["h"] == 2e-2 and s["steps"] == 10 and s["parameters"]["g"] == 2.0
+
+
+# ------------------------------------------------------------------ bad input
+BAD_INPUT = {
+    "malformed-toml": ["run", "broken.toml"],
+    "unknown-integrator": ["run", "pendulum", "--integrator", "euler"],
+    "unknown-scenario": ["run", "no-such-scenario"],
+    "negative-h": ["run", "pendulum", "--h", "-0.01"],
+    "zero-h": ["run", "pendulum", "--h", "0"],
+    "h-not-a-number": ["run", "pendulum", "--h", "abc"],
+    "h-beyond-rrp-exact": ["run", "pendulum", "--set", "omega0=[0,0,50]", "--h", "0.05",
+                           "--integrator", "rrp-exact"],
+    "set-unknown-key": ["run", "pendulum", "--set", "colour=3"],
+    "set-without-equals": ["run", "pendulum", "--set", "omega0"],
+    "out-in-missing-dir": ["run", "pendulum", "--t-end", "0.05", "--out", "nodir/run.h5"],
+}
+EXPECTED_IN_MESSAGE = {
+    "malformed-toml": "broken.toml",
+    "unknown-integrator": "euler",
+    "unknown-scenario": "no-such-scenario",
+    "negative-h": "h",
+    "zero-h": "h",
+    "h-not-a-number": "abc",
+    "h-beyond-rrp-exact": "rrp-exact",
+    "set-unknown-key": "colour",
+    "set-without-equals": "omega0",
+    "out-in-missing-dir": "nodir",
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUT))
+def test_bad_input_is_one_line_on_stderr(tmp_path, case):
+    (tmp_path / "broken.toml").write_text('model = "torus\n', encoding="utf-8")
+    res = rrp(tmp_path, *BAD_INPUT[case])
+    line = assert_one_line_error(res)
+    assert res.returncode == 2, (res.returncode, line)
+    assert EXPECTED_IN_MESSAGE[case] in line, line
+    assert not (tmp_path / "nodir").exists()
+
+
+def test_failed_validation_keeps_an_existing_output_file(tmp_path):
+    res = rrp(tmp_path, "run", "pendulum", "--t-end", "0.05", "--out", "keep.h5", "--quiet")
+    assert res.returncode == 0, res.stderr
+    keep = tmp_path / "keep.h5"
+    before = keep.read_bytes()
+    for bad in (["--h", "-1"], ["--set", "colour=3"], ["--integrator", "euler"],
+                ["--set", "omega0=[0,0,50]", "--h", "0.05", "--integrator", "rrp-exact"]):
+        res = rrp(tmp_path, "run", "pendulum", "--t-end", "0.05", "--out", "keep.h5", *bad)
+        assert_one_line_error(res)
+        assert keep.read_bytes() == before, bad
+        assert not (tmp_path / "keep.h5.partial").exists(), bad
+    with h5py.File(keep, "r") as f:
+        assert f.attrs["status"] == "complete" and len(f["time"]) == 6
+
+
+# ------------------------------------------------------------------ blow-up
+@pytest.mark.parametrize("extra", [
+    [],
+    ["--every", "1", "--json"],
+    ["--every", "1", "--energy-tolerance", "1e300"],  # caught as non-finite instead
+], ids=["as-given", "every-step", "non-finite"])
+def test_blow_up_keeps_a_readable_failed_file(tmp_path, extra):
+    res = rrp(tmp_path, "run", "torus", "--h", "0.05", "--t-end", "1", "--out", "blow.h5",
+              *extra)
+    assert res.returncode == 1, res.stderr
+    assert_no_traceback(res)
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("rrp: error:")]
+    assert len(errors) == 1, res.stderr
+    m = re.search(r"stability limit\D*?(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)", errors[0])
+    assert m, res.stderr
+    assert 0 < float(m.group(1)) < 0.05  # the limit is below the step that blew up
+    out = tmp_path / "blow.h5"
+    assert out.is_file()
+    assert not (tmp_path / "blow.h5.partial").exists()
+    with h5py.File(out, "r") as f:
+        assert f.attrs["status"] == "failed"
+        assert "stability limit" in f.attrs["message"]
+        t = f["time"][()]
+        t_final = float(f.attrs["t_final"])
+        assert len(t) >= 1 and t[0] == 0.0
+        assert np.all(np.diff(t) > 0)
+        assert t[-1] <= t_final + 1e-12 and t_final < 1.0
+        datasets = []
+        f.visititems(lambda name, o: datasets.append(name) if isinstance(o, h5py.Dataset)
+                     else None)
+        assert "bodies/position" in datasets and "energy/total" in datasets
+        for name in datasets:
+            assert np.isfinite(f[name][()]).all(), name
+            if name.startswith(("energy/", "momentum/", "bodies/position", "bodies/quat",
+                                "bodies/omega", "bodies/time")):
+                assert f[name].shape[0] == len(t), name
+        if "--every" in extra:
+            # every step is recorded: the file ends exactly at the last good step
+            assert t[-1] == pytest.approx(t_final, abs=1e-12)
+            assert len(t) == int(f.attrs["steps"]) + 1 >= 2
+            np.testing.assert_allclose(np.diff(t), 0.05, atol=1e-12)
+    if "--json" in extra:
+        s = json.loads(res.stdout)
+        assert s["status"] == "failed" and s["t_reached"] == pytest.approx(t_final)

@@ -1,0 +1,162 @@
+"""HDF5 run files (engine/io.py): a RunWriter + read_run round trip that carries the
+mid-run changes of step and scheme as /events, and writers that end in an exception
+still leave a readable file with its status."""
+
+from __future__ import annotations
+
+import json
+
+import h5py
+import numpy as np
+import pytest
+
+from engine import __version__
+from engine.io import RunWriter, read_run
+from engine.layout import ENERGY_NAMES
+from engine.scenarios import load_scenario
+from engine.simulation import Simulation
+
+
+@pytest.fixture(scope="module")
+def pendulum():
+    return load_scenario("pendulum").build_model()
+
+
+def _str(v) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def test_round_trip_with_events(tmp_path, pendulum):
+    path = tmp_path / "pend.h5"
+    partial = tmp_path / "pend.h5.partial"
+    sim = Simulation(pendulum, "rrp-exact", 1e-2, record_every=2)
+    with RunWriter(path, sim, scenario="my-pendulum") as w:
+        assert partial.exists() and not path.exists()  # written aside until closed
+        assert sim.advance(10).ok
+        w.flush()
+        sim.set_h(5e-3)
+        assert sim.advance(10).ok
+        sim.set_integrator("rrp-newmark")
+        assert sim.advance(8).ok
+    assert path.exists() and not partial.exists()
+    assert sim.step_index == 28
+
+    run = read_run(path)
+    s = sim.series.arrays()
+    # /time: every 2 steps, 0.02 apart before the change of h and 0.01 after it
+    np.testing.assert_array_equal(run["time"], s["t"])
+    assert len(run["time"]) == 1 + 28 // 2
+    dt = np.diff(run["time"])
+    np.testing.assert_allclose(dt[:5], 0.02, atol=1e-14)
+    np.testing.assert_allclose(dt[5:], 0.01, atol=1e-14)
+    assert run["time"][-1] == pytest.approx(0.1 + 18 * 5e-3, abs=1e-14)
+
+    comps = ["rotational", "gravity"]
+    assert set(run["energy"]) == {*comps, "total", "relative_error"}
+    for c in comps:
+        np.testing.assert_array_equal(run["energy"][c], s["energy"][:, ENERGY_NAMES.index(c)])
+    total = run["energy"]["rotational"] + run["energy"]["gravity"]
+    np.testing.assert_allclose(run["energy"]["total"], total, rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(run["energy"]["relative_error"],
+                               (total - sim.e_ref) / sim.e_scale, atol=1e-15)
+    assert np.abs(run["energy"]["relative_error"]).max() < 1e-3
+    np.testing.assert_array_equal(run["momentum"]["linear"], s["P"])
+    np.testing.assert_array_equal(run["momentum"]["angular"], s["L"])
+    b = run["bodies"]
+    np.testing.assert_array_equal(b["position"], s["x"])
+    np.testing.assert_array_equal(b["quaternion"], s["q"])
+    np.testing.assert_array_equal(b["omega"], s["omega"])
+    np.testing.assert_array_equal(b["time"], s["t"])
+    assert b["quaternion"].shape == (len(s["t"]), 1, 4)
+    np.testing.assert_array_equal(b["mass"], pendulum.bodies.m)
+    np.testing.assert_array_equal(b["inertia"], pendulum.bodies.J)
+    # the last record is the final state
+    np.testing.assert_array_equal(b["quaternion"][-1], sim.state.q)
+    np.testing.assert_array_equal(b["omega"][-1], sim.state.omega)
+
+    ev = run["events"]
+    assert len(ev) == 2 == len(sim.events)
+    assert [int(e) for e in ev["step"]] == [10, 20]
+    np.testing.assert_allclose(ev["t"], [0.1, 0.15], atol=1e-14)
+    assert [_str(k) for k in ev["kind"]] == ["h", "integrator"]
+    assert [_str(k) for k in ev["old"]] == ["0.01", "rrp-exact"]
+    assert [_str(k) for k in ev["new"]] == ["0.005", "rrp-newmark"]
+    for row, e in zip(ev, sim.events, strict=True):
+        assert int(row["step"]) == e.step and float(row["t"]) == e.t
+
+    a = run["attrs"]
+    assert a["scenario"] == "my-pendulum" and a["model"] == "pendulum"
+    assert a["version"] == __version__
+    assert a["status"] == "complete" and a["message"] == ""
+    assert int(a["steps"]) == 28 and float(a["t_final"]) == pytest.approx(sim.t)
+    assert run["parameters"] == json.loads(json.dumps(pendulum.params))
+
+
+def test_events_written_after_the_last_flush_reach_the_file(tmp_path, pendulum):
+    sim = Simulation(pendulum, "rrp-newmark", 1e-2, record_every=1)
+    with RunWriter(tmp_path / "e.h5", sim):
+        sim.advance(3)
+        sim.set_integrator("campello")
+    run = read_run(tmp_path / "e.h5")
+    assert [_str(k) for k in run["events"]["kind"]] == ["integrator"]
+    assert int(run["events"]["step"][0]) == 3
+    assert len(run["time"]) == 4
+
+
+def test_no_events_no_events_dataset(tmp_path, pendulum):
+    sim = Simulation(pendulum, "rrp-exact", 1e-2)
+    with RunWriter(tmp_path / "n.h5", sim):
+        sim.advance(2)
+    assert "events" not in read_run(tmp_path / "n.h5")
+
+
+@pytest.mark.parametrize("exc, status", [(RuntimeError("boom"), "failed"),
+                                         (KeyboardInterrupt(), "interrupted")])
+def test_writer_interrupted_by_an_exception_leaves_a_readable_file(tmp_path, pendulum,
+                                                                   exc, status):
+    path = tmp_path / "x.h5"
+    sim = Simulation(pendulum, "rrp-exact", 1e-2, record_every=1)
+    with pytest.raises(type(exc)), RunWriter(path, sim):
+        sim.advance(5)
+        raise exc
+    assert path.exists() and not (tmp_path / "x.h5.partial").exists()
+    run = read_run(path)
+    assert run["attrs"]["status"] == status
+    if status == "failed":
+        assert "RuntimeError" in run["attrs"]["message"] and "boom" in run["attrs"]["message"]
+    # everything up to the interruption, even though it was never flushed explicitly
+    assert len(run["time"]) == 6 and run["time"][-1] == pytest.approx(0.05)
+    assert run["bodies"]["position"].shape == (6, 1, 3)
+    assert np.isfinite(run["energy"]["total"]).all()
+
+
+def test_an_existing_file_is_replaced_only_on_close(tmp_path, pendulum):
+    path = tmp_path / "r.h5"
+    old = Simulation(pendulum, "rrp-exact", 1e-2)
+    with RunWriter(path, old):
+        old.advance(3)
+    before = path.read_bytes()
+    sim = Simulation(pendulum, "rrp-exact", 1e-2)
+    w = RunWriter(path, sim)
+    sim.advance(7)
+    w.flush()
+    assert path.read_bytes() == before  # the old file is intact while the new one is written
+    w.close()
+    assert len(read_run(path)["time"]) == 8
+
+
+def test_frames_can_be_left_out(tmp_path, pendulum):
+    sim = Simulation(pendulum, "rrp-exact", 1e-2, record_frames=False)
+    with RunWriter(tmp_path / "nf.h5", sim):
+        sim.advance(4)
+    with h5py.File(tmp_path / "nf.h5", "r") as f:
+        assert "position" not in f["bodies"] and "quaternion" not in f["bodies"]
+        assert "mass" in f["bodies"]
+        assert len(f["time"]) == 5 and len(f["energy/total"]) == 5
+
+
+def test_writer_into_a_missing_directory_creates_nothing(tmp_path, pendulum):
+    sim = Simulation(pendulum, "rrp-exact", 1e-2)
+    with pytest.raises(OSError, match="does not exist"):
+        RunWriter(tmp_path / "missing" / "x.h5", sim)
+    assert list(tmp_path.iterdir()) == []
