@@ -86,7 +86,21 @@ def build_parser() -> argparse.ArgumentParser:
                      help="relative energy error that counts as a blow-up (default 1.0)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar or notes")
+
+    # Further commands live in their own modules: each has ``register(sub)``, which adds
+    # its sub-parser (argparse only: nothing heavy is imported before the command runs)
+    # with ``set_defaults(handler=fn)``, ``fn(args) -> exit code``.
+    import importlib
+
+    for mod in COMMAND_MODULES:
+        importlib.import_module(mod).register(sub)
     return p
+
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "app.cli_gui",
+)
+"""Modules that add a sub-command (see :func:`build_parser`)."""
 
 
 # ---------------------------------------------------------------------------- commands
@@ -261,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_INPUT
-        handler = {"list": cmd_list, "run": cmd_run}[args.command]
+        handler = {"list": cmd_list, "run": cmd_run}.get(args.command) or args.handler
         return handler(args)
     except UsageError as exc:
         print(f"rrp: error: {exc}", file=sys.stderr)
