@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 COMMAND_MODULES: tuple[str, ...] = (
     "app.cli_gui",
+    "app.cli_export",
+    "app.cli_studies",
 )
 """Modules that add a sub-command (see :func:`build_parser`)."""
 

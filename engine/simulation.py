@@ -138,6 +138,25 @@ class TimeSeries:
             self._cache = out
         return {k: a[start:] for k, a in self._cache.items()}
 
+    def tail(self, start: int) -> dict[str, np.ndarray]:
+        """Rows from ``start`` on, concatenating only the chunks that hold them (cheap for
+        a live view that asks for the few new rows many times a second)."""
+        first, base = len(self._chunks), self.n
+        for k in range(len(self._chunks) - 1, -1, -1):
+            if base <= start:
+                break
+            base -= len(self._chunks[k][0])
+            first = k
+        names = ("t", "energy", "P", "L", "x", "q", "omega")
+        widths = ((), (N_ENERGY,), (3,), (3,), (self.n_bodies, 3), (self.n_bodies, 4),
+                  (self.n_bodies, 3))
+        out = {}
+        for k, (name, w) in enumerate(zip(names, widths, strict=True)):
+            parts = [c[k] for c in self._chunks[first:] if c[k] is not None]
+            a = np.concatenate(parts) if parts else np.zeros((0, *w))
+            out[name] = a[max(0, start - base):] if len(a) else a
+        return out
+
     def energy_total(self) -> np.ndarray:
         return self.arrays()["energy"].sum(axis=1)
 
@@ -293,6 +312,19 @@ class Simulation:
                 best = min(pos)
         body = int(np.argmax(hw)) if hw.size else -1
         return best, body, float(hw.max(initial=0.0))
+
+    def check_integrator(self, name: str) -> IntegratorInfo:
+        """The registry entry of ``name`` if it can drive this model at the current ``h``;
+        otherwise :class:`SimulationError` (one line: the problem and the fix)."""
+        info = self._check_integrator(name)
+        self._check_h(self.h, info)
+        return info
+
+    def check_h(self, h: float, integrator: str | None = None) -> float:
+        """``h`` as a float if it is admissible here (for ``integrator``, default the
+        current one); otherwise :class:`SimulationError`.  Changes nothing."""
+        info = self._integrator if integrator is None else self._check_integrator(integrator)
+        return self._check_h(h, info)
 
     def checkpoint(self) -> tuple:
         """Everything needed to come back to this instant (copies)."""

@@ -158,3 +158,26 @@ def test_energy_tolerance_none_only_stops_on_non_finite(torus_model):
     rep = sim.advance(2000)
     assert not rep.ok and rep.failure.kind == "non-finite"
     assert sim.state.is_finite()
+
+
+def test_series_tail_equals_the_slice_of_the_whole():
+    """``TimeSeries.tail(k)`` (what the live view asks for) is ``arrays()[k:]``."""
+    sim = Simulation(MODELS["pendulum"].make({}), "rrp-newmark", 1e-2, record_every=3)
+    for n in (5, 7, 1, 12, 30):
+        sim.advance(n)
+    whole = sim.series.arrays()
+    for start in (0, 1, 2, 5, 9, sim.series.n - 1, sim.series.n, sim.series.n + 4):
+        tail = sim.series.tail(start)
+        for key in ("t", "energy", "P", "L", "x", "q"):
+            np.testing.assert_array_equal(tail[key], whole[key][start:])
+
+
+def test_check_h_and_check_integrator_change_nothing():
+    sim = Simulation(MODELS["pendulum"].make({}), "rrp-newmark", 1e-2)
+    assert sim.check_h(2e-2) == 2e-2
+    with pytest.raises(SimulationError, match="positive"):
+        sim.check_h(-1.0)
+    with pytest.raises(SimulationError, match="unknown integrator"):
+        sim.check_integrator("nope")
+    assert sim.check_integrator("rk4").name == "rk4"
+    assert sim.h == 1e-2 and sim.integrator.name == "rrp-newmark" and not sim.events

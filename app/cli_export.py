@@ -1,0 +1,70 @@
+"""``rrp export SCENARIO [--integrator] [--h] [--t-end] [--fps] [--speed] [--size WxH]
+[--set key=value ...] --out anim.mp4|anim.gif`` — headless animation export.
+
+Only argparse here: PyVista, imageio and the engine are imported when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EXIT_FAILED = 1
+
+
+def register(sub) -> None:
+    """Add the ``export`` sub-command to the ``rrp`` parser."""
+    from .cli import _any_float, _positive_float, _positive_int
+
+    p = sub.add_parser("export", help="render a scenario headless to an MP4 or GIF animation")
+    p.add_argument("scenario", help="built-in scenario name (see 'rrp list') or a .toml path")
+    p.add_argument("--integrator", "-i", help="integrator name (default: the scenario's)")
+    p.add_argument("--h", type=_any_float, help="time step (default: the scenario's)")
+    p.add_argument("--t-end", type=_positive_float, default=2.0,
+                   help="simulated time to show, from t = 0 (default 2)")
+    p.add_argument("--fps", type=_positive_int, default=30,
+                   help="frames per second of the video (default 30)")
+    p.add_argument("--speed", type=_positive_float, default=1.0,
+                   help="simulated seconds per video second (default 1)")
+    p.add_argument("--size", default="800x600", metavar="WxH",
+                   help="frame size in pixels (default 800x600)")
+    p.add_argument("--colour-by", default="none", metavar="MODE",
+                   help="colour the spheres by: none, speed, 'rotational energy' "
+                        "(default none)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario parameter; the value is TOML")
+    p.add_argument("--out", "-o", required=True, help="output file: .mp4 or .gif")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    p.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .cli import UsageError
+    from .export import ExportError, check_output, export_animation, parse_size
+    from .scene import COLOUR_MODES
+
+    try:
+        size = parse_size(args.size)
+        out = check_output(args.out)
+        if args.colour_by not in COLOUR_MODES:
+            raise ExportError(f"unknown --colour-by {args.colour_by!r}; allowed: "
+                              + ", ".join(COLOUR_MODES))
+        from engine.scenarios import parse_sets
+
+        overrides = parse_sets(args.set)
+        res = export_animation(args.scenario, integrator=args.integrator, h=args.h,
+                               t_end=args.t_end, fps=args.fps, speed=args.speed, size=size,
+                               out=out, overrides=overrides, colour_by=args.colour_by,
+                               progress=sys.stderr.isatty() and not args.quiet)
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    if not args.quiet:
+        print(f"wrote {res.path} ({res.frames} frames, {res.size[0]}x{res.size[1]}, "
+              f"{res.fps} fps, t = 0 → {res.t_reached:.4g}) in {res.wall_seconds:.1f} s "
+              f"({1e3 * res.seconds_per_frame:.0f} ms/frame)")
+    if res.failure is not None:
+        print(f"rrp: error: the export stopped at t = {res.t_reached:.6g} "
+              f"({res.frames} frame{'s' * (res.frames != 1)} kept in {res.path}): "
+              f"{res.failure}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0

@@ -1,0 +1,261 @@
+"""Headless animation export (``rrp export``): simulate, draw each frame with
+:class:`app.scene.BodyScene` on an off-screen plotter, encode MP4 or GIF with the ffmpeg
+bundled in imageio-ffmpeg.  No Qt and no X server: without ``DISPLAY`` VTK renders
+through EGL (if EGL is missing on a machine, run under ``xvfb-run -a``).
+
+Frames are ``speed / fps`` simulation seconds apart.  The file is written to a
+temporary name next to the target and renamed at the end, so a failure never leaves a
+broken file and never destroys an existing one.  A blow-up mid-export stops the run,
+finishes the file with the frames so far and reports the engine's message.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
+    os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkEGLRenderWindow")
+
+FORMATS = (".mp4", ".gif")
+"""Output formats, chosen by the file extension."""
+MIN_SIZE, MAX_SIZE = 16, 4096
+MAX_FPS = 120
+SCREENSHOT_RATE = 60.0
+"""Scene updates per simulated second on the way to a screenshot (for the trail)."""
+
+
+class ExportError(ValueError):
+    """Bad export input (extension, size, fps, speed, target directory); one line."""
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What an export produced.  ``failure``: the engine's message if the run blew up
+    (the file then holds the frames up to ``t_reached``)."""
+
+    path: Path
+    frames: int
+    t_reached: float
+    t_end: float
+    size: tuple[int, int]
+    fps: int
+    wall_seconds: float
+    sim_seconds: float
+    render_seconds: float
+    encode_seconds: float
+    failure: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    @property
+    def seconds_per_frame(self) -> float:
+        return self.wall_seconds / max(1, self.frames)
+
+
+def check_output(out: Path | str) -> Path:
+    """The target path, checked: a known extension and an existing directory."""
+    out = Path(out)
+    ext = out.suffix.lower()
+    if ext not in FORMATS:
+        raise ExportError(f"cannot write {out.name!r}: the output must end in "
+                          f"{' or '.join(FORMATS)} (got {ext or 'no extension'!r})")
+    if not out.parent.is_dir():
+        raise ExportError(f"the directory of {str(out)!r} does not exist")
+    if out.is_dir():
+        raise ExportError(f"{str(out)!r} is a directory")
+    return out
+
+
+def check_size(size: tuple[int, int]) -> tuple[int, int]:
+    """A frame size ``(width, height)`` within [16, 4096] pixels."""
+    try:
+        w, h = (int(s) for s in size)
+    except (TypeError, ValueError):
+        raise ExportError(f"size must be two integers (width, height), got {size!r}") from None
+    if not (MIN_SIZE <= w <= MAX_SIZE and MIN_SIZE <= h <= MAX_SIZE):
+        raise ExportError(f"size {w}x{h} is out of range: width and height must lie in "
+                          f"[{MIN_SIZE}, {MAX_SIZE}] pixels")
+    return w, h
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """``"800x600"`` → ``(800, 600)``; :class:`ExportError` otherwise."""
+    parts = text.lower().replace("×", "x").split("x")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise ExportError(f"size must be WIDTHxHEIGHT, e.g. 800x600, got {text!r}")
+    return check_size((int(parts[0]), int(parts[1])))
+
+
+def _setup(scenario: str, integrator: str | None, h: float | None,
+           overrides: dict[str, Any] | None, size: tuple[int, int], colour_by: str):
+    """Scenario, simulation, plotter, scene and the caption text actor."""
+    from engine.scenarios import load_scenario
+    from engine.simulation import Simulation
+
+    from .scene import BodyScene, make_plotter
+
+    sc = load_scenario(scenario, overrides or {})
+    model = sc.build_model()
+    sim = Simulation(model, integrator or sc.run.integrator,
+                     h if h is not None else sc.run.h, record_every=10**9,
+                     record_frames=False, energy_tolerance=sc.run.energy_tolerance)
+    sim.warm_up()
+    plotter = make_plotter(size, off_screen=True)
+    scene = BodyScene(plotter, model, colour_by=colour_by)
+    font = max(6, min(12, round(size[1] / 55)))
+    caption = plotter.add_text(" ", position="upper_left", font_size=font, color="#333333",
+                               name="rrp-caption", render=False)
+    return sc, sim, plotter, scene, caption
+
+
+def _draw(sim, scene, plotter, caption, title: str) -> np.ndarray:
+    snap = sim.snapshot()
+    scene.update(snap.x, snap.q, snap.v, snap.omega)
+    caption.SetText(2, f"{title} · {sim.integrator.name} · h = {sim.h:g} · t = {sim.t:.3f} s")
+    plotter.render()
+    img = plotter.screenshot(return_img=True)
+    return np.ascontiguousarray(img[:, :, :3])
+
+
+def _writer(path: Path, size: tuple[int, int], fps: int):
+    """A started imageio-ffmpeg frame generator for ``path`` (MP4 or GIF)."""
+    import imageio_ffmpeg
+
+    if path.suffix.lower() == ".gif":
+        # one palette for the whole clip (palettegen), no dithering noise between frames
+        params = ["-filter_complex", "split[a][b];[a]palettegen=stats_mode=diff[p];"
+                  "[b][p]paletteuse=dither=bayer:bayer_scale=3", "-loop", "0", "-f", "gif"]
+        gen = imageio_ffmpeg.write_frames(str(path), size, fps=fps, codec="gif",
+                                          pix_fmt_out="pal8", quality=None,
+                                          macro_block_size=1, ffmpeg_log_level="error",
+                                          output_params=params)
+    else:
+        gen = imageio_ffmpeg.write_frames(str(path), size, fps=fps, codec="libx264",
+                                          pix_fmt_out="yuv420p", quality=None,
+                                          macro_block_size=2, ffmpeg_log_level="error",
+                                          output_params=["-crf", "20", "-preset", "fast",
+                                                         "-movflags", "+faststart",
+                                                         "-f", "mp4"])
+    gen.send(None)
+    return gen
+
+
+def export_animation(scenario: str, *, integrator: str | None = None, h: float | None = None,
+                     t_end: float = 2.0, fps: int = 30, speed: float = 1.0,
+                     size: tuple[int, int] = (800, 600), out: Path | str,
+                     overrides: dict[str, Any] | None = None, progress: bool = True,
+                     colour_by: str = "none") -> ExportResult:
+    """Render ``scenario`` from ``t = 0`` to ``t_end`` into ``out`` (.mp4 or .gif).
+
+    ``fps``: frames per video second; ``speed``: simulation seconds per video second
+    (frames are ``speed / fps`` apart in simulation time); ``size``: ``(width, height)``
+    in pixels (odd sizes are rounded up to even for MP4).  Input errors raise
+    :class:`ExportError` (or the engine's ``ScenarioError`` / ``SimulationError``)
+    before anything is written.
+    """
+    out = check_output(out)
+    size = check_size(size)
+    if out.suffix.lower() == ".mp4":
+        size = (size[0] + size[0] % 2, size[1] + size[1] % 2)
+    if isinstance(fps, bool) or not isinstance(fps, int) or not 1 <= fps <= MAX_FPS:
+        raise ExportError(f"fps must be an integer in [1, {MAX_FPS}], got {fps!r}")
+    for name, val in (("t_end", t_end), ("speed", speed)):
+        if not (isinstance(val, int | float) and math.isfinite(val) and val > 0):
+            raise ExportError(f"{name} must be a positive number, got {val!r}")
+
+    t_wall = time.perf_counter()
+    sc, sim, plotter, scene, caption = _setup(scenario, integrator, h, overrides, size,
+                                              colour_by)
+    dt_frame = speed / fps
+    n_frames = int(math.floor(t_end / dt_frame + 1e-9)) + 1
+    tmp = out.with_name(f".{out.stem}.part-{os.getpid()}{out.suffix}")
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n_frames, unit="frame", file=sys.stderr, leave=False,
+                   dynamic_ncols=True, desc=f"export {out.name}")
+    t_sim = t_render = t_encode = 0.0
+    frames, failure = 0, None
+    gen = None
+    try:
+        gen = _writer(tmp, size, fps)
+        for k in range(n_frames):
+            if k:
+                t0 = time.perf_counter()
+                rep = sim.run_until(k * dt_frame, chunk=10_000)
+                t_sim += time.perf_counter() - t0
+                if not rep.ok:
+                    failure = rep.failure.message
+                    if sim.t <= (k - 1) * dt_frame + 1e-12:
+                        break
+                    # one last frame: the last good state, as the engine kept it
+            t0 = time.perf_counter()
+            img = _draw(sim, scene, plotter, caption, sc.name)
+            t1 = time.perf_counter()
+            gen.send(img)
+            t_encode += time.perf_counter() - t1
+            t_render += t1 - t0
+            frames += 1
+            if bar is not None:
+                bar.update(1)
+            if failure is not None:
+                break
+        t0 = time.perf_counter()
+        gen.close()
+        t_encode += time.perf_counter() - t0
+        gen = None
+        os.replace(tmp, out)
+    finally:
+        if bar is not None:
+            bar.close()
+        plotter.close()
+        if gen is not None:
+            try:
+                gen.close()
+            except Exception:  # noqa: S110 - already failing; the temp file goes below
+                pass
+        if tmp.exists():
+            tmp.unlink()
+    return ExportResult(out, frames, sim.t, float(t_end), size, fps,
+                        time.perf_counter() - t_wall, t_sim, t_render, t_encode, failure)
+
+
+def screenshot(scenario: str, *, t: float = 0.0, integrator: str | None = None,
+               h: float | None = None, size: tuple[int, int] = (800, 600), out: Path | str,
+               overrides: dict[str, Any] | None = None, colour_by: str = "none") -> Path:
+    """Save one PNG of ``scenario`` at simulation time ``t`` (the scene as exported);
+    raises the engine's ``SimulationError`` text as :class:`ExportError` on a blow-up."""
+    out = Path(out)
+    if out.suffix.lower() != ".png":
+        raise ExportError(f"a screenshot must end in .png, got {out.name!r}")
+    if not out.parent.is_dir():
+        raise ExportError(f"the directory of {str(out)!r} does not exist")
+    size = check_size(size)
+    sc, sim, plotter, scene, caption = _setup(scenario, integrator, h, overrides, size,
+                                              colour_by)
+    try:
+        n_draw = int(math.ceil(t * SCREENSHOT_RATE))
+        for k in range(1, n_draw + 1):  # intermediate updates: the trail builds up
+            rep = sim.run_until(min(t, k / SCREENSHOT_RATE), chunk=10_000)
+            if not rep.ok:
+                raise ExportError(rep.failure.message)
+            snap = sim.snapshot()
+            scene.update(snap.x, snap.q, snap.v, snap.omega)
+        img = _draw(sim, scene, plotter, caption, sc.name)
+    finally:
+        plotter.close()
+    import imageio.v3 as iio
+
+    iio.imwrite(out, img)
+    return out

@@ -1,0 +1,380 @@
+"""The control panel: scenario and its parameters, integrator (and compare runs), time
+step with the stability estimate beside it, play/pause/step/reset, speed, view options.
+
+Widgets only: it emits what the user asked for; the window passes it to the worker.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PyQt6.QtCore import Qt, pyqtSignal
+from PyQt6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.integrators import INTEGRATORS
+from engine.models import get_model_spec
+from engine.models.base import Param, ParameterError
+from engine.scenarios import builtin_scenarios
+
+from ..scene import COLOUR_MODES
+
+OPEN_FILE = "Open scenario file…"
+NO_COMPARE = "—"
+
+
+def integrator_tooltip(name: str) -> str:
+    info = INTEGRATORS[name]
+    return (f"<b>{info.title}</b> ({info.reference})<br>{info.properties()}<br>"
+            f"{info.notes}<br>{info.force_evaluations} force evaluation(s) per step")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(f"{float(c):g}" for c in value) + "]"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+class ParameterForm(QWidget):
+    """Editors generated from a model's parameter schema (engine.models.base.Param)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.form = QFormLayout(self)
+        self.form.setContentsMargins(0, 0, 0, 0)
+        self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.editors: dict[str, tuple[Param, QWidget]] = {}
+        self.base: dict[str, Any] = {}
+
+    def set_schema(self, schema: tuple[Param, ...], values: dict[str, Any]) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.editors = {}
+        self.base = dict(values)
+        for p in schema:
+            v = values.get(p.name, p.default)
+            if p.kind == "bool":
+                w: QWidget = QCheckBox()
+                w.setChecked(bool(v))
+            elif p.kind == "int":
+                w = QSpinBox()
+                w.setRange(int(p.lo) if p.lo is not None else -2**31 + 1,
+                           int(min(p.hi, 2**31 - 1)) if p.hi is not None else 2**31 - 1)
+                w.setValue(int(v))
+            else:
+                w = QLineEdit(_fmt(v))
+            tip = p.doc + (f" [{p.unit}]" if p.unit else "")
+            rng = p.describe_range()
+            w.setToolTip(tip + (f"; range {rng}" if rng else ""))
+            w.setObjectName(f"param_{p.name}")
+            self.form.addRow(p.name, w)
+            self.editors[p.name] = (p, w)
+
+    def values(self) -> dict[str, Any]:
+        """The edited values, checked against the schema; :class:`ParameterError` names
+        the first bad key."""
+        out = {}
+        for name, (p, w) in self.editors.items():
+            if isinstance(w, QCheckBox):
+                raw: Any = w.isChecked()
+            elif isinstance(w, QSpinBox):
+                raw = w.value()
+            else:
+                raw = _parse_value(w.text(), p)
+            out[name] = p.coerce(raw)
+        return out
+
+    def overrides(self) -> dict[str, Any]:
+        """Only the values that differ from the scenario's own."""
+        vals = self.values()
+        return {k: v for k, v in vals.items() if self.base.get(k) != v}
+
+
+def _parse_value(text: str, p: Param) -> Any:
+    import tomllib
+
+    t = text.strip()
+    try:
+        return tomllib.loads(f"v = {t}")["v"]
+    except tomllib.TOMLDecodeError:
+        raise ParameterError(f"{p.name}: {t!r} is not a valid "
+                             f"{'list of three numbers' if p.kind == 'vec3' else 'number'}"
+                             ) from None
+
+
+class ControlPanel(QWidget):
+    """See the module docstring.  Signals carry plain values."""
+
+    scenario_chosen = pyqtSignal(str)  # built-in name, or "" for "open a file"
+    apply_parameters = pyqtSignal()  # rebuild with the edited parameters (a reset)
+    integrator_chosen = pyqtSignal(str)
+    h_entered = pyqtSignal(float)
+    h_invalid = pyqtSignal(str)
+    play_toggled = pyqtSignal(bool)
+    step_clicked = pyqtSignal()
+    reset_clicked = pyqtSignal()
+    speed_changed = pyqtSignal(int)
+    compare_changed = pyqtSignal()
+    colour_changed = pyqtSignal(str)
+    trail_toggled = pyqtSignal(bool)
+    ghosts_toggled = pyqtSignal(bool)
+    record_toggled = pyqtSignal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.h_limit = math.inf
+        self._blocking = False
+
+        # scenario ---------------------------------------------------------------
+        self.scenario = QComboBox()
+        self.scenario.setObjectName("scenario")
+        for name in builtin_scenarios():
+            self.scenario.addItem(name, name)
+        self.scenario.addItem(OPEN_FILE, "")
+        self.scenario.activated.connect(self._on_scenario)
+        self.params = ParameterForm()
+        self.apply_params = QPushButton("Apply parameters (reset)")
+        self.apply_params.setToolTip("rebuild the scenario with these parameters; the run "
+                                     "restarts from t = 0")
+        self.apply_params.clicked.connect(self.apply_parameters)
+        self.param_error = QLabel()
+        self.param_error.setWordWrap(True)
+        self.param_error.setStyleSheet("color: #b00020")
+        self.param_error.hide()
+        sc_box = QGroupBox("Scenario")
+        v = QVBoxLayout(sc_box)
+        v.addWidget(self.scenario)
+        v.addWidget(self.params)
+        v.addWidget(self.apply_params)
+        v.addWidget(self.param_error)
+
+        # integrator ---------------------------------------------------------------
+        self.integrator = QComboBox()
+        self.integrator.setObjectName("integrator")
+        for name in INTEGRATORS:
+            self.integrator.addItem(name, name)
+            self.integrator.setItemData(self.integrator.count() - 1,
+                                        integrator_tooltip(name),
+                                        Qt.ItemDataRole.ToolTipRole)
+        self.integrator.activated.connect(self._on_integrator)
+        self.integrator_props = QLabel()
+        self.integrator_props.setWordWrap(True)
+        self.integrator_props.setStyleSheet("color: #555")
+        self.compare = [QComboBox(), QComboBox()]
+        for k, cb in enumerate(self.compare):
+            cb.setObjectName(f"compare{k + 1}")
+            cb.addItem(NO_COMPARE, "")
+            for name in INTEGRATORS:
+                cb.addItem(name, name)
+            cb.activated.connect(lambda _i: self.compare_changed.emit())
+        self.ghosts = QCheckBox("show compare runs as ghosts")
+        self.ghosts.setChecked(True)
+        self.ghosts.toggled.connect(self.ghosts_toggled)
+        in_box = QGroupBox("Integrator")
+        f = QFormLayout(in_box)
+        f.addRow("scheme", self.integrator)
+        f.addRow(self.integrator_props)
+        f.addRow("compare", self.compare[0])
+        f.addRow("and", self.compare[1])
+        f.addRow(self.ghosts)
+
+        # time step ----------------------------------------------------------------
+        self.h_edit = QLineEdit()
+        self.h_edit.setObjectName("h")
+        self.h_edit.setToolTip("time step h; Enter or Apply changes it at the next chunk, "
+                               "the state carries over")
+        self.h_edit.returnPressed.connect(self._on_h)
+        self.h_edit.textEdited.connect(self._check_h_text)
+        self.h_apply = QPushButton("Apply")
+        self.h_apply.clicked.connect(self._on_h)
+        self.h_current = QLabel()
+        self.stability = QLabel("stability limit: —")
+        self.stability.setWordWrap(True)
+        self.h_message = QLabel()
+        self.h_message.setWordWrap(True)
+        self.h_message.hide()
+        h_box = QGroupBox("Time step h")
+        hv = QVBoxLayout(h_box)
+        row = QHBoxLayout()
+        row.addWidget(self.h_edit, 1)
+        row.addWidget(self.h_apply)
+        hv.addLayout(row)
+        hv.addWidget(self.h_current)
+        hv.addWidget(self.stability)
+        hv.addWidget(self.h_message)
+
+        # run ----------------------------------------------------------------------
+        self.play = QPushButton("▶ Play")
+        self.play.setObjectName("play")
+        self.play.setCheckable(True)
+        self.play.toggled.connect(self._on_play)
+        self.step = QPushButton("Step")
+        self.step.setToolTip("one step (while paused)")
+        self.step.clicked.connect(self.step_clicked)
+        self.reset = QPushButton("Reset")
+        self.reset.setToolTip("back to t = 0 with the current parameters")
+        self.reset.clicked.connect(self.reset_clicked)
+        self.speed = QSpinBox()
+        self.speed.setRange(1, 100_000)
+        self.speed.setValue(20)
+        self.speed.setSuffix(" steps/frame")
+        self.speed.setToolTip("steps per frame (≈ 60 frames a second while the machine "
+                              "keeps up); the status bar shows the real-time factor")
+        self.speed.valueChanged.connect(self.speed_changed)
+        self.record = QPushButton("● Record")
+        self.record.setCheckable(True)
+        self.record.setToolTip("record the 3D view to an MP4 or GIF file")
+        self.record.toggled.connect(self.record_toggled)
+        run_box = QGroupBox("Run")
+        rv = QVBoxLayout(run_box)
+        r1 = QHBoxLayout()
+        for b in (self.play, self.step, self.reset):
+            r1.addWidget(b)
+        rv.addLayout(r1)
+        r2 = QHBoxLayout()
+        r2.addWidget(self.speed, 1)
+        r2.addWidget(self.record)
+        rv.addLayout(r2)
+
+        # view ---------------------------------------------------------------------
+        self.colour = QComboBox()
+        self.colour.setObjectName("colour")
+        self.colour.addItems(COLOUR_MODES)
+        self.colour.currentTextChanged.connect(self.colour_changed)
+        self.trail = QCheckBox("trail of the pendulum bob")
+        self.trail.setChecked(True)
+        self.trail.toggled.connect(self.trail_toggled)
+        view_box = QGroupBox("View")
+        vf = QFormLayout(view_box)
+        vf.addRow("colour by", self.colour)
+        vf.addRow(self.trail)
+
+        inner = QWidget()
+        lay = QVBoxLayout(inner)
+        lay.setContentsMargins(4, 4, 4, 4)
+        for box in (sc_box, in_box, h_box, run_box, view_box):
+            lay.addWidget(box)
+        lay.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(inner)
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        self.setMinimumWidth(290)
+
+    # ------------------------------------------------------------------ setters
+    def show_scenario(self, scenario: str, model_name: str, params: dict[str, Any]) -> None:
+        idx = self.scenario.findData(scenario)
+        if idx < 0:  # a file: keep it in the list
+            idx = self.scenario.count() - 1
+            self.scenario.insertItem(idx, scenario.rsplit("/", 1)[-1], scenario)
+            self.scenario.setItemData(idx, scenario, Qt.ItemDataRole.ToolTipRole)
+        self.scenario.setCurrentIndex(idx)
+        self.params.set_schema(get_model_spec(model_name).schema, params)
+        self.param_error.hide()
+
+    def show_integrators(self, names: list[str]) -> None:
+        self.integrator.setCurrentIndex(self.integrator.findData(names[0]))
+        self.integrator_props.setText(INTEGRATORS[names[0]].properties())
+        for k, cb in enumerate(self.compare):
+            cb.setCurrentIndex(cb.findData(names[k + 1]) if k + 1 < len(names) else 0)
+
+    def show_h(self, h: float) -> None:
+        self.h_current.setText(f"current h = {h:g}")
+        if not self.h_edit.hasFocus() or not self.h_edit.text():
+            self.h_edit.setText(f"{h:g}")
+            self._check_h_text(self.h_edit.text())
+
+    def show_stability(self, h_limit: float, text: str) -> None:
+        self.h_limit = h_limit
+        self.stability.setText(text)
+        self._check_h_text(self.h_edit.text())
+
+    def set_playing(self, on: bool) -> None:
+        self._blocking = True
+        self.play.setChecked(on)
+        self.play.setText("❚❚ Pause" if on else "▶ Play")
+        self.step.setEnabled(not on)
+        self._blocking = False
+
+    def compare_integrators(self) -> list[str]:
+        return [cb.currentData() for cb in self.compare if cb.currentData()]
+
+    def show_h_message(self, text: str, level: str) -> None:
+        """``level``: "error" (refused), "warning" (beyond the estimate), "" (hide)."""
+        colours = {"error": "#b00020", "warning": "#a15c00"}
+        if not text:
+            self.h_message.hide()
+            return
+        self.h_message.setText(text)
+        self.h_message.setStyleSheet(f"color: {colours.get(level, '#333')}")
+        self.h_message.show()
+
+    # ------------------------------------------------------------------ internals
+    def _on_scenario(self, idx: int) -> None:
+        self.scenario_chosen.emit(self.scenario.itemData(idx) or "")
+
+    def _on_integrator(self, idx: int) -> None:
+        name = self.integrator.itemData(idx)
+        self.integrator_props.setText(INTEGRATORS[name].properties())
+        self.integrator_chosen.emit(name)
+
+    def _on_play(self, on: bool) -> None:
+        if self._blocking:
+            return
+        self.play.setText("❚❚ Pause" if on else "▶ Play")
+        self.step.setEnabled(not on)
+        self.play_toggled.emit(on)
+
+    def parse_h(self) -> float | str:
+        """The entered step, or a message saying why it is not one."""
+        text = self.h_edit.text().strip()
+        try:
+            h = float(text)
+        except ValueError:
+            return f"h = {text!r} is not a number; enter e.g. 1e-3"
+        if not math.isfinite(h) or h <= 0:
+            return f"h must be a positive, finite time step, got {text}; enter e.g. 1e-3"
+        return h
+
+    def _check_h_text(self, _text: str) -> None:
+        """Warn while typing: not a number, or beyond the stability estimate."""
+        h = self.parse_h()
+        if isinstance(h, str):
+            self.h_edit.setStyleSheet("background: #fde7ea")
+            return
+        if h > self.h_limit:
+            self.h_edit.setStyleSheet("background: #fff1d6")
+            self.show_h_message(f"h = {h:g} is beyond the stability limit ≈ "
+                                f"{self.h_limit:.3g} for the current state: expect the run "
+                                "to blow up (it will pause, keeping the last good state).",
+                                "warning")
+        else:
+            self.h_edit.setStyleSheet("")
+            if self.h_message.styleSheet().endswith("#a15c00"):
+                self.show_h_message("", "")
+
+    def _on_h(self) -> None:
+        h = self.parse_h()
+        if isinstance(h, str):
+            self.show_h_message(h, "error")
+            self.h_invalid.emit(h)
+            return
+        self.h_entered.emit(h)

@@ -1,0 +1,107 @@
+"""Start the desktop app: ``rrp gui [SCENARIO] [--integrator] [--h] [--set k=v]
+[--play] [--screenshot PATH --quit-after SECONDS] [--size WxH]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+def _parse_size(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        w = h = 0
+    if not (320 <= w <= 8000 and 240 <= h <= 8000):
+        from ..cli import UsageError
+
+        raise UsageError(f"--size {text!r}: expected WxH with 320 ≤ W, 240 ≤ H, e.g. 1400x900")
+    return w, h
+
+
+def launch(args: argparse.Namespace) -> int:
+    """Open the window; with ``--screenshot``/``--quit-after`` run headless-friendly:
+    play for that long, save a PNG of the whole window and exit."""
+    from engine.scenarios import load_scenario, parse_sets
+
+    from ..cli import UsageError
+
+    size = _parse_size(args.size)
+    if args.screenshot and args.quit_after is None:
+        raise UsageError("--screenshot needs --quit-after SECONDS (how long to run first)")
+    if args.quit_after is not None and not args.quit_after >= 0:
+        raise UsageError(f"--quit-after must be ≥ 0 seconds, got {args.quit_after}")
+    if args.screenshot:
+        shot = Path(args.screenshot)
+        if shot.suffix.lower() != ".png":
+            raise UsageError(f"--screenshot {shot.name!r}: the file must end in .png")
+        if not shot.parent.exists():
+            raise UsageError(f"--screenshot: the directory {str(shot.parent)!r} does not exist")
+    overrides = parse_sets(args.set)
+    request = None
+    if args.scenario or overrides or args.integrator or args.h is not None:
+        # validate here, so that bad input is one line on the terminal, not a dialog
+        sc = load_scenario(args.scenario or "torus", overrides or None)
+        model = sc.build_model()
+        from engine.simulation import Simulation
+
+        integ = args.integrator or sc.run.integrator
+        h = args.h if args.h is not None else sc.run.h
+        Simulation(model, integ, h, record_frames=False)  # raises SimulationError if bad
+        from .worker import LoadRequest
+
+        request = LoadRequest(args.scenario or "torus", overrides, integ, h)
+
+    os.environ.setdefault("QT_API", "pyqt6")
+    from PyQt6.QtCore import QTimer
+    from PyQt6.QtWidgets import QApplication
+
+    from .main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("RRP Studio")
+    app.setOrganizationName("RRP Studio")
+    win = MainWindow(request)
+    if size:
+        win.resize(*size)
+    win.show()
+    status = {"code": 0}
+
+    if args.play or args.quit_after is not None:
+        def start() -> None:
+            if win.loaded is None:
+                QTimer.singleShot(100, start)
+                return
+            win.play()
+        QTimer.singleShot(0, start)
+
+    if args.quit_after is not None:
+        def finish() -> None:
+            if win.loaded is None:  # still compiling: wait for it
+                QTimer.singleShot(250, finish)
+                return
+            if args.screenshot:
+                try:
+                    win.pause()
+                    app.processEvents()
+                    out = win.save_screenshot(args.screenshot)
+                    print(f"screenshot saved: {out}", file=sys.stderr)
+                except OSError as exc:
+                    print(f"rrp: error: {exc}", file=sys.stderr)
+                    status["code"] = 2
+            win.close()
+            app.quit()
+
+        def arm() -> None:
+            if win.loaded is None:
+                QTimer.singleShot(250, arm)
+                return
+            QTimer.singleShot(int(1000 * args.quit_after), finish)
+        QTimer.singleShot(0, arm)
+
+    app.exec()
+    return status["code"]

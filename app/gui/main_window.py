@@ -1,0 +1,524 @@
+"""The main window: controls on the left, the 3D view and the live plots beside them,
+a status bar; the simulation runs in :class:`app.gui.worker.SimulationWorker` in its own
+thread.  The window computes no physics: it shows what the worker sends.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+from PyQt6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer, pyqtSignal
+from PyQt6.QtGui import QAction, QKeySequence
+from PyQt6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.integrators import INTEGRATORS
+from engine.models.base import ParameterError
+
+from ..scene import BodyScene
+from .controls import ControlPanel
+from .plots import PlotPanel
+from .recorder import Recorder, RecorderError
+from .worker import Frame, Loaded, LoadRequest, SimulationWorker
+
+PLOT_HZ = 10
+
+
+class MainWindow(QMainWindow):
+    """See the module docstring.  ``settings``: where geometry and last choices are kept
+    (default: the user's ``QSettings``)."""
+
+    request_load = pyqtSignal(object)
+    request_play = pyqtSignal()
+    request_pause = pyqtSignal()
+    request_step = pyqtSignal()
+    request_reset = pyqtSignal()
+    request_h = pyqtSignal(float)
+    request_integrator = pyqtSignal(str)
+    request_speed = pyqtSignal(int)
+    request_save = pyqtSignal(str)
+    request_shutdown = pyqtSignal()
+
+    def __init__(self, request: LoadRequest | None = None, *,
+                 settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle("RRP Studio")
+        self.settings = settings or QSettings("RRP Studio", "rrp-studio")
+        self.loaded: Loaded | None = None
+        self.last_frame: Frame | None = None
+        self.failure: str | None = None
+        self.state = "idle"
+        self.scene: BodyScene | None = None
+        self.recorder: Recorder | None = None
+        self.frames_drawn = 0
+        self.renders = 0
+        self._fps = 0.0
+        self._fps_mark = (time.perf_counter(), 0)
+        self._request: LoadRequest | None = None
+
+        # widgets ----------------------------------------------------------------
+        self.controls = ControlPanel()
+        self.view = self._make_view()
+        self.banner = QLabel()
+        self.banner.setObjectName("banner")
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet("background: #fde7ea; color: #7a0014; padding: 6px; "
+                                  "border: 1px solid #e8a0aa;")
+        self.banner.hide()
+        self.plots = PlotPanel()
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.setSpacing(0)
+        lv.addWidget(self.banner)
+        lv.addWidget(self.view, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.controls)
+        split.addWidget(left)
+        split.addWidget(self.plots)
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 3)
+        split.setStretchFactor(2, 2)
+        split.setSizes([300, 620, 480])
+        self.splitter = split
+        self.setCentralWidget(split)
+        self.status = QLabel()
+        self.statusBar().addWidget(self.status, 1)
+        self.perf = QLabel()
+        self.statusBar().addPermanentWidget(self.perf)
+        self._make_menus()
+
+        # worker -----------------------------------------------------------------
+        self.thread = QThread(self)
+        self.thread.setObjectName("rrp-simulation")
+        self.worker = SimulationWorker()
+        self.worker.moveToThread(self.thread)
+        self.request_load.connect(self.worker.load)
+        self.request_play.connect(self.worker.play)
+        self.request_pause.connect(self.worker.pause)
+        self.request_step.connect(self.worker.step_once)
+        self.request_reset.connect(self.worker.reset)
+        self.request_h.connect(self.worker.set_h)
+        self.request_integrator.connect(self.worker.set_integrator)
+        self.request_speed.connect(self.worker.set_steps_per_tick)
+        self.request_save.connect(self.worker.save_data)
+        self.request_shutdown.connect(self.worker.shutdown)
+        self.worker.loaded.connect(self._on_loaded)
+        self.worker.frame.connect(self._on_frame)
+        self.worker.failed.connect(self._on_failed)
+        self.worker.rejected.connect(self._on_rejected)
+        self.worker.accepted.connect(self._on_accepted)
+        self.worker.state_changed.connect(self._on_state)
+        self.worker.saved.connect(lambda p: self.show_message(f"data written to {p}"))
+        self.thread.start()
+
+        # controls → worker ------------------------------------------------------
+        c = self.controls
+        c.scenario_chosen.connect(self._on_scenario_chosen)
+        c.apply_parameters.connect(self._on_apply_parameters)
+        c.integrator_chosen.connect(self.set_integrator)
+        c.h_entered.connect(self.set_h)
+        c.h_invalid.connect(lambda msg: self.show_message(msg))
+        c.play_toggled.connect(lambda on: self.play() if on else self.pause())
+        c.step_clicked.connect(self.request_step)
+        c.reset_clicked.connect(self.reset)
+        c.speed_changed.connect(self.request_speed)
+        c.compare_changed.connect(self._on_compare_changed)
+        c.colour_changed.connect(self._on_colour)
+        c.trail_toggled.connect(lambda on: self.scene and self.scene.set_trail(on))
+        c.ghosts_toggled.connect(self._on_ghosts)
+        c.record_toggled.connect(self._on_record_toggled)
+
+        self._plot_timer = QTimer(self)
+        self._plot_timer.setInterval(1000 // PLOT_HZ)
+        self._plot_timer.timeout.connect(self.plots.redraw)
+        self._plot_timer.start()
+
+        self._restore_settings()
+        self.load(request or self._request_from_settings())
+
+    # ------------------------------------------------------------------ building
+    def _make_view(self):
+        import pyvista as pv
+        from pyvistaqt import QtInteractor
+
+        pv.global_theme.multi_samples = 0
+        view = QtInteractor(self, multi_samples=0, auto_update=False)
+        view.setMinimumSize(320, 240)
+        view.ren_win.AddObserver("EndEvent", self._count_render)
+        return view
+
+    def _count_render(self, *_args) -> None:
+        self.renders += 1
+
+    def _make_menus(self) -> None:
+        fm = self.menuBar().addMenu("&File")
+        self._add_action(fm, "&Open scenario file…", self.open_scenario_dialog,
+                         QKeySequence.StandardKey.Open)
+        fm.addSeparator()
+        self._add_action(fm, "Save &screenshot (PNG)…", self._screenshot_dialog, "Ctrl+Shift+S")
+        self._add_action(fm, "Export &plots (PNG)…", self._plots_dialog)
+        self._add_action(fm, "Export &data (CSV/HDF5)…", self._data_dialog, "Ctrl+E")
+        fm.addSeparator()
+        self._add_action(fm, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        sm = self.menuBar().addMenu("&Simulation")
+        self._add_action(sm, "Play / pause", lambda: self.controls.play.toggle(), "Space")
+        self._add_action(sm, "Step", self.request_step, "S")
+        self._add_action(sm, "Reset", self.reset, "R")
+        vm = self.menuBar().addMenu("&View")
+        self._add_action(vm, "Reset camera", lambda: self.scene and (self.scene.reset_camera(),
+                                                                   self.view.update()))
+        self._add_action(vm, "Clear trail", lambda: self.scene and self.scene.clear_trail())
+
+    def _add_action(self, menu, text, slot, shortcut=None) -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        a.triggered.connect(lambda _=False: slot())
+        menu.addAction(a)
+        return a
+
+    # ------------------------------------------------------------------ public API
+    def load(self, request: LoadRequest) -> None:
+        """Build a scenario in the worker (a reset); the views follow on ``loaded``."""
+        self._request = request
+        self.failure = None
+        self.banner.hide()
+        self.controls.set_playing(False)
+        self.request_load.emit(request)
+
+    def play(self) -> None:
+        if self.loaded is None:
+            return
+        self.failure = None
+        self.banner.hide()
+        self.controls.set_playing(True)
+        self.request_play.emit()
+
+    def pause(self) -> None:
+        self.controls.set_playing(False)
+        self.request_pause.emit()
+
+    def reset(self) -> None:
+        if self.scene is not None:
+            self.scene.clear_trail()
+        self.controls.set_playing(False)
+        self.request_reset.emit()
+
+    def set_h(self, h: float) -> None:
+        self.request_h.emit(float(h))
+
+    def set_integrator(self, name: str) -> None:
+        self.request_integrator.emit(name)
+
+    def set_compare(self, names: list[str]) -> None:
+        """Compare mode: restart from t = 0 with these other integrators in lock-step."""
+        if self._request is None:
+            return
+        r = self._request
+        self.load(LoadRequest(r.scenario, r.overrides, self.controls.integrator.currentData(),
+                              self.last_frame.h if self.last_frame else r.h, tuple(names)))
+
+    def show_message(self, text: str, ms: int = 8000) -> None:
+        self.statusBar().showMessage(text, ms)
+
+    def save_screenshot(self, path: str | Path) -> Path:
+        """PNG of the whole window."""
+        p = Path(path)
+        self.plots.redraw()
+        self.view.render()
+        img = self.grab()
+        if not img.save(str(p), "PNG"):
+            raise OSError(f"cannot write {p}")
+        return p
+
+    def view_image(self) -> np.ndarray:
+        """The 3D view as an RGB array (what a recording stores)."""
+        from PyQt6.QtGui import QImage
+
+        img = self.view.grab().toImage().convertToFormat(QImage.Format.Format_RGB888)
+        w, h = img.width(), img.height()
+        ptr = img.constBits()
+        ptr.setsize(img.sizeInBytes())
+        a = np.frombuffer(ptr, np.uint8).reshape(h, img.bytesPerLine())[:, : 3 * w]
+        return a.reshape(h, w, 3).copy()
+
+    def start_recording(self, path: str | Path, fps: int = 30) -> None:
+        self.recorder = Recorder(path, fps)
+        self._record_every = 1.0 / fps
+        self._record_last = 0.0
+        self.show_message(f"recording the 3D view to {path}…", 4000)
+
+    def stop_recording(self) -> Path | None:
+        rec, self.recorder = self.recorder, None
+        if rec is None:
+            return None
+        try:
+            out = rec.close()
+        except RecorderError as exc:
+            self._show_banner(str(exc))
+            return None
+        self.show_message(f"recording saved: {out} ({rec.frames} frames)")
+        return out
+
+    # ------------------------------------------------------------------ worker → views
+    def _on_loaded(self, ld: Loaded) -> None:
+        self.loaded = ld
+        self.last_frame = None
+        self.failure = None
+        self.banner.hide()
+        self.view.clear()
+        try:
+            self.view.clear_actors()
+        except AttributeError:
+            pass
+        self.scene = BodyScene(self.view, ld.model, colour_by=self.controls.colour.currentText(),
+                               trail=self.controls.trail.isChecked())
+        self.view.update()
+        self.plots.reset(ld)
+        self.controls.show_scenario(ld.scenario, ld.model.name, ld.params)
+        self.controls.show_integrators(ld.integrators)
+        self.controls.show_h(ld.h)
+        self.controls.show_stability(ld.stability.h_stable, ld.stability.describe())
+        self.controls.trail.setEnabled(ld.model.pivot is not None)
+        # about real time at ~60 frames a second (the user may change it)
+        self.controls.speed.setValue(max(1, round(1.0 / (60.0 * ld.h))))
+        title = f"RRP Studio — {ld.title}"
+        if len(ld.integrators) > 1:
+            title += f" — compare: {', '.join(ld.integrators)}"
+        self.setWindowTitle(title)
+        self._save_choices()
+
+    def _on_frame(self, fr: Frame) -> None:
+        try:
+            self.last_frame = fr
+            if self.scene is not None:
+                self.scene.update(fr.x, fr.q, fr.v, fr.omega)
+                if self.controls.ghosts.isChecked() and fr.ghosts:
+                    self.scene.set_ghosts(fr.ghosts)
+                self.view.update()
+            self.plots.append(fr)
+            self.frames_drawn += 1
+            if fr.stability is not None:
+                self.controls.show_stability(fr.stability.h_stable, fr.stability.describe())
+            self.controls.show_h(fr.h)
+            self._update_status(fr)
+            if self.recorder is not None:
+                now = time.perf_counter()
+                if now - self._record_last >= self._record_every:
+                    self._record_last = now
+                    self.view.render()
+                    self.recorder.add(self.view_image())
+        finally:
+            self.worker.frame_done()
+
+    def _update_status(self, fr: Frame) -> None:
+        now = time.perf_counter()
+        t0, n0 = self._fps_mark
+        if now - t0 >= 1.0:
+            self._fps = (self.renders - n0) / (now - t0)
+            self._fps_mark = (now, self.renders)
+        rel = "—" if not math.isfinite(fr.rel_error) else f"{fr.rel_error:+.3e}"
+        self.status.setText(f"t = {fr.t:.4f}   step {fr.step}   {fr.integrator}, "
+                            f"h = {fr.h:g}   ΔE/|E₀| = {rel}   [{self.state}]")
+        rt = fr.steps_per_second * fr.h
+        if self.loaded is not None and len(self.loaded.integrators) > 1:
+            rt /= len(self.loaded.integrators)
+        self.perf.setText(f"{fr.us_per_step:.2f} µs/step · {fr.steps_per_second:,.0f} steps/s"
+                          f" · ×{rt:.2f} real time · {self._fps:.0f} fps")
+
+    def _on_failed(self, message: str) -> None:
+        self.failure = message
+        self.controls.set_playing(False)
+        self._show_banner(message)
+        self.controls.show_h_message(message, "error")
+
+    def _show_banner(self, text: str) -> None:
+        self.banner.setText(text)
+        self.banner.show()
+        self.show_message(text, 15000)
+
+    def _on_rejected(self, what: str, message: str) -> None:
+        if what == "h":
+            self.controls.show_h_message(message, "error")
+            self.show_message(message)
+        elif what == "integrator":
+            self.controls.show_h_message(message, "error")
+            if self.last_frame is not None:  # show the scheme that is still running
+                idx = self.controls.integrator.findData(self.last_frame.integrator)
+                self.controls.integrator.setCurrentIndex(idx)
+                self.controls.integrator_props.setText(
+                    INTEGRATORS[self.last_frame.integrator].properties())
+            self.show_message(message)
+        else:
+            self._show_banner(message)
+            if self.loaded is not None:  # the old scenario is still there: show it
+                self.controls.show_scenario(self.loaded.scenario, self.loaded.model.name,
+                                            self.loaded.params)
+
+    def _on_accepted(self, what: str, value: str) -> None:
+        self.controls.show_h_message("", "")
+        self.failure = None
+        self.banner.hide()
+        self.show_message(f"{what} changed to {value} at t = "
+                          f"{self.last_frame.t:.6g}" if self.last_frame else "")
+        self._save_choices()
+
+    def _on_state(self, state: str, text: str) -> None:
+        self.state = state
+        if state in ("paused", "failed", "idle"):
+            self.controls.set_playing(False)
+        if state == "compiling":
+            self.status.setText(f"compiling… {text}")
+        elif self.last_frame is not None:
+            self._update_status(self.last_frame)
+
+    # ------------------------------------------------------------------ controls
+    def _on_scenario_chosen(self, name: str) -> None:
+        if not name:
+            self.open_scenario_dialog()
+            return
+        self.load(LoadRequest(name, {}, None, None, tuple(self.controls.compare_integrators())))
+
+    def open_scenario_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open scenario", str(Path.home()),
+                                              "Scenario files (*.toml)")
+        if path:
+            self.load(LoadRequest(path, {}, None, None))
+        elif self.loaded is not None:
+            self.controls.show_scenario(self.loaded.scenario, self.loaded.model.name,
+                                        self.loaded.params)
+
+    def _on_apply_parameters(self) -> None:
+        if self._request is None:
+            return
+        try:
+            overrides = self.controls.params.overrides()
+        except ParameterError as exc:
+            self.controls.param_error.setText(str(exc))
+            self.controls.param_error.show()
+            return
+        self.controls.param_error.hide()
+        r = self._request
+        h = self.last_frame.h if self.last_frame else r.h
+        self.load(LoadRequest(r.scenario, {**r.overrides, **overrides},
+                              self.controls.integrator.currentData(), h,
+                              tuple(self.controls.compare_integrators())))
+
+    def _on_compare_changed(self) -> None:
+        self.set_compare(self.controls.compare_integrators())
+        self.show_message("compare mode: the runs restart together from t = 0")
+
+    def _on_colour(self, mode: str) -> None:
+        if self.scene is not None:
+            self.scene.set_colour_by(mode)
+            self.view.update()
+
+    def _on_ghosts(self, on: bool) -> None:
+        if self.scene is None:
+            return
+        if on and self.last_frame is not None:
+            self.scene.set_ghosts(self.last_frame.ghosts)
+        else:
+            self.scene.set_ghosts([])
+        self.view.update()
+
+    def _on_record_toggled(self, on: bool) -> None:
+        if on:
+            path, _ = QFileDialog.getSaveFileName(self, "Record the 3D view", "rrp.mp4",
+                                                  "Video (*.mp4);;Animated GIF (*.gif)")
+            if not path:
+                self.controls.record.setChecked(False)
+                return
+            try:
+                self.start_recording(path)
+            except RecorderError as exc:
+                self._show_banner(str(exc))
+                self.controls.record.setChecked(False)
+        else:
+            self.stop_recording()
+
+    def _screenshot_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "rrp-studio.png",
+                                              "PNG (*.png)")
+        if path:
+            try:
+                self.save_screenshot(path)
+                self.show_message(f"screenshot saved: {path}")
+            except OSError as exc:
+                self._show_banner(str(exc))
+
+    def _plots_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export plots", "rrp-plots.png",
+                                              "PNG (*.png)")
+        if path:
+            try:
+                out = self.plots.export_png(path)
+                self.show_message("plots saved: " + ", ".join(p.name for p in out))
+            except Exception as exc:  # an unwritable place: say so, keep running
+                self._show_banner(f"cannot export the plots: {exc}")
+
+    def _data_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export data", "rrp-run.csv",
+                                              "CSV (*.csv);;HDF5 (*.h5)")
+        if path:
+            self.request_save.emit(path)
+
+    # ------------------------------------------------------------------ settings
+    def _request_from_settings(self) -> LoadRequest:
+        s = self.settings
+        scenario = str(s.value("scenario", "torus"))
+        integ = s.value("integrator", None)
+        h = s.value("h", None)
+        try:
+            h = float(h) if h is not None else None
+        except (TypeError, ValueError):
+            h = None
+        return LoadRequest(scenario, {}, str(integ) if integ in INTEGRATORS else None, h)
+
+    def _restore_settings(self) -> None:
+        geo = self.settings.value("geometry")
+        if isinstance(geo, QByteArray) and not geo.isEmpty():
+            self.restoreGeometry(geo)
+        else:
+            self.resize(1400, 860)
+        colour = self.settings.value("colour")
+        if colour:
+            idx = self.controls.colour.findText(str(colour))
+            if idx >= 0:
+                self.controls.colour.setCurrentIndex(idx)
+        self.request_speed.emit(self.controls.speed.value())
+
+    def _save_choices(self) -> None:
+        s = self.settings
+        if self._request is not None:
+            s.setValue("scenario", self._request.scenario)
+        if self.last_frame is not None:
+            s.setValue("integrator", self.last_frame.integrator)
+            s.setValue("h", self.last_frame.h)
+        elif self.loaded is not None:
+            s.setValue("integrator", self.loaded.integrators[0])
+            s.setValue("h", self.loaded.h)
+        s.setValue("colour", self.controls.colour.currentText())
+
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        self.settings.setValue("geometry", self.saveGeometry())
+        self._save_choices()
+        self.settings.sync()
+        if self.recorder is not None:
+            self.stop_recording()
+        self.request_shutdown.emit()
+        self.thread.quit()
+        self.thread.wait(5000)
+        self._plot_timer.stop()
+        self.view.close()
+        super().closeEvent(event)

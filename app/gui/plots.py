@@ -1,0 +1,290 @@
+"""Live plots (pyqtgraph): energy components, relative energy error, linear and angular
+momentum, with a labelled marker wherever the integrator or ``h`` was changed.
+
+The plots only show what the worker sends (:class:`app.gui.worker.Frame`); the curves
+are redrawn at a bounded rate (:meth:`PlotPanel.redraw`), peak-downsampled to the
+visible range so that long runs stay fluid.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+import pyqtgraph.exporters
+from PyQt6.QtCore import Qt
+from PyQt6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
+
+from engine.layout import ENERGY_LABELS, ENERGY_NAMES
+
+from .worker import Frame, Loaded
+
+ENERGY_COLOURS = {
+    "translational": "#1f77b4",
+    "rotational": "#ff7f0e",
+    "gravity": "#8c564b",
+    "bending": "#2ca02c",
+    "axial": "#9467bd",
+    "shear": "#e377c2",
+    "contact": "#d62728",
+    "wall": "#17becf",
+}
+RUN_COLOURS = ("#1f77b4", "#d62728", "#2ca02c")
+AXIS_COLOURS = ("#d62728", "#2ca02c", "#1f77b4")  # x, y, z
+
+
+class Grow:
+    """An append-only numpy buffer (amortised O(1) appends)."""
+
+    def __init__(self, width: int = 0) -> None:
+        self.width = width
+        self._a = np.zeros((1024, width) if width else 1024)
+        self.n = 0
+
+    def extend(self, rows: np.ndarray) -> None:
+        k = len(rows)
+        if self.n + k > len(self._a):
+            cap = max(2 * len(self._a), self.n + k)
+            b = np.zeros((cap, self.width) if self.width else cap)
+            b[: self.n] = self._a[: self.n]
+            self._a = b
+        self._a[self.n: self.n + k] = rows
+        self.n += k
+
+    @property
+    def data(self) -> np.ndarray:
+        return self._a[: self.n]
+
+
+class _RunData:
+    def __init__(self) -> None:
+        self.t = Grow()
+        self.energy = Grow(len(ENERGY_NAMES))
+        self.total = Grow()
+        self.rel = Grow()
+        self.P = Grow(3)
+        self.L = Grow(3)
+
+
+def _plot(title: str, left: str) -> pg.PlotWidget:
+    w = pg.PlotWidget(background="w")
+    p = w.getPlotItem()
+    p.setTitle(title, color="#222", size="10pt")
+    p.setLabel("left", left)
+    p.setLabel("bottom", "t")
+    p.showGrid(x=True, y=True, alpha=0.25)
+    p.setDownsampling(auto=True, mode="peak")
+    # (no clipToView: with linked, auto-ranged x axes it clips new data until a later
+    # redraw; peak downsampling alone keeps 100k-point curves fluid)
+    legend = p.addLegend(offset=(-4, 4), labelTextSize="7pt", brush=pg.mkBrush(255, 255, 255, 140),
+                         verSpacing=-6)
+    legend.setColumnCount(2)
+    return w
+
+
+class PlotPanel(QWidget):
+    """Energy components, relative energy error, momenta; see the module docstring."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=False, foreground="#222")
+        self.energy_plot = _plot("Energy components", "E")
+        self.error_plot = _plot("Relative energy error (E − E₀)/|E₀|", "ΔE/|E₀|")
+        self.P_plot = _plot("Linear momentum P", "P")
+        self.L_plot = _plot("Angular momentum L (about the origin)", "L")
+        self.plots = (self.energy_plot, self.error_plot, self.P_plot, self.L_plot)
+
+        self.stacked = QCheckBox("stacked")
+        self.stacked.setChecked(True)
+        self.stacked.setToolTip("stack the non-negative components (areas); negative ones "
+                                "(gravity) and the total are drawn as lines")
+        self.log_error = QCheckBox("log |ΔE|")
+        self.log_error.setToolTip("logarithmic axis of |relative energy error|")
+        self.drift = QCheckBox("drift c(t) − c(0)")
+        self.drift.setChecked(True)
+        self.drift.setToolTip("plot each momentum component's change since t = 0: the "
+                              "conserved ones stay at round-off")
+        for cb in (self.stacked, self.log_error, self.drift):
+            cb.toggled.connect(self._rebuild_curves)
+
+        opts = QHBoxLayout()
+        opts.setContentsMargins(4, 0, 4, 0)
+        for cb in (self.stacked, self.log_error, self.drift):
+            opts.addWidget(cb)
+        opts.addStretch(1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addLayout(opts)
+        for w in self.plots:
+            lay.addWidget(w, 1)
+        for w in self.plots[1:]:
+            w.setXLink(self.energy_plot)
+
+        self.loaded: Loaded | None = None
+        self.runs: dict[str, _RunData] = {}
+        self.markers: list[tuple[pg.PlotWidget, pg.InfiniteLine]] = []
+        self.events: list = []
+        self._curves: dict = {}
+        self._dirty = False
+
+    # ------------------------------------------------------------------ data
+    def reset(self, loaded: Loaded) -> None:
+        """A new scenario or a reset: clear everything."""
+        self.loaded = loaded
+        self.runs = {}
+        self.events = []
+        for w, line in self.markers:
+            w.removeItem(line)
+        self.markers = []
+        self._rebuild_curves()
+
+    def append(self, frame: Frame) -> None:
+        """Add the frame's new rows; markers for its events."""
+        for label, s in frame.series.items():
+            if len(s.t) == 0:
+                self.runs.setdefault(label, _RunData())
+                continue
+            d = self.runs.setdefault(label, _RunData())
+            d.t.extend(s.t)
+            d.energy.extend(s.energy)
+            d.total.extend(s.total)
+            d.rel.extend(s.rel_error)
+            d.P.extend(s.P)
+            d.L.extend(s.L)
+            self._dirty = True
+        for ev in frame.events:
+            self.add_marker(ev)
+        if set(self.runs) - {k for k in self._curves.get("error", {})}:
+            self._rebuild_curves()
+
+    def add_marker(self, ev) -> None:
+        self.events.append(ev)
+        for w in self.plots:
+            line = pg.InfiniteLine(pos=ev.t, angle=90, movable=False,
+                                   pen=pg.mkPen("#555", width=1, style=Qt.PenStyle.DashLine),
+                                   label=ev.label if w is self.energy_plot else None,
+                                   labelOpts={"position": 0.92, "color": "#333",
+                                              "fill": (255, 255, 255, 200),
+                                              "rotateAxis": (1, 0), "anchors": [(0, 0),
+                                                                                (0, 0)]})
+            line.setToolTip(f"t = {ev.t:.6g}, step {ev.step}: {ev.label}")
+            w.addItem(line)
+            self.markers.append((w, line))
+
+    @property
+    def n_markers(self) -> int:
+        """Number of change events marked (each has a line in every plot)."""
+        return len(self.events)
+
+    def energy_curve_labels(self) -> list[str]:
+        """Labels of the relative-energy-error curves (one per run in compare mode)."""
+        return list(self._curves.get("error", {}))
+
+    # ------------------------------------------------------------------ drawing
+    def _rebuild_curves(self) -> None:
+        for w in self.plots:
+            pi = w.getPlotItem()
+            for item in list(pi.listDataItems()):
+                pi.removeItem(item)
+            for item in [i for i in pi.items if isinstance(i, pg.FillBetweenItem)]:
+                pi.removeItem(item)
+            if pi.legend is not None:
+                pi.legend.clear()
+        self._curves = {"energy": {}, "fills": [], "error": {}, "P": [], "L": []}
+        if self.loaded is None:
+            return
+        names = self.loaded.energy_names
+        ep = self.energy_plot
+        if self.stacked.isChecked():
+            base = ep.plot([], [], pen=None)
+            prev = base
+            for n in names:
+                if n == "gravity":
+                    continue
+                c = ep.plot([], [], pen=pg.mkPen(ENERGY_COLOURS[n], width=1), name=n)
+                fill = pg.FillBetweenItem(prev, c, brush=pg.mkBrush(ENERGY_COLOURS[n] + "88"))
+                ep.addItem(fill)
+                self._curves["energy"][n] = c
+                self._curves["fills"].append(fill)
+                prev = c
+            if "gravity" in names:
+                self._curves["energy"]["gravity"] = ep.plot(
+                    [], [], pen=pg.mkPen(ENERGY_COLOURS["gravity"], width=2), name="gravity")
+            self._curves["base"] = base
+        else:
+            for n in names:
+                self._curves["energy"][n] = ep.plot(
+                    [], [], pen=pg.mkPen(ENERGY_COLOURS[n], width=1.5), name=n)
+        self._curves["total"] = ep.plot([], [], pen=pg.mkPen("k", width=2), name="total")
+        ep.getPlotItem().setToolTip("\n".join(f"{n}: {ENERGY_LABELS[n]}" for n in names))
+        labels = list(self.runs) or ["energy"]
+        for k, lab in enumerate(labels):
+            name = lab if len(labels) > 1 else "ΔE/|E₀|"
+            self._curves["error"][lab] = self.error_plot.plot(
+                [], [], pen=pg.mkPen(RUN_COLOURS[k % len(RUN_COLOURS)], width=1.5), name=name)
+        self.error_plot.getPlotItem().setLogMode(y=self.log_error.isChecked())
+        self.error_plot.getPlotItem().setLabel(
+            "left", "|ΔE|/|E₀|" if self.log_error.isChecked() else "ΔE/|E₀|")
+        pre = "Δ" if self.drift.isChecked() else ""
+        for k, c in enumerate("xyz"):
+            self._curves["P"].append(self.P_plot.plot(
+                [], [], pen=pg.mkPen(AXIS_COLOURS[k], width=1.5), name=f"{pre}P_{c}"))
+            self._curves["L"].append(self.L_plot.plot(
+                [], [], pen=pg.mkPen(AXIS_COLOURS[k], width=1.5), name=f"{pre}L_{c}"))
+        self._dirty = True
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Push the data to the curves (call at a bounded rate, e.g. 15 Hz)."""
+        if not self._dirty or self.loaded is None or not self.runs:
+            return
+        self._dirty = False
+        first = next(iter(self.runs.values()))
+        t = first.t.data
+        e = first.energy.data
+        if self.stacked.isChecked() and "base" in self._curves:
+            self._curves["base"].setData(t, np.zeros_like(t))
+            acc = np.zeros_like(t)
+            for n, c in self._curves["energy"].items():
+                col = e[:, ENERGY_NAMES.index(n)]
+                if n == "gravity":
+                    c.setData(t, col)
+                    continue
+                acc = acc + col
+                c.setData(t, acc)
+        else:
+            for n, c in self._curves["energy"].items():
+                c.setData(t, e[:, ENERGY_NAMES.index(n)])
+        self._curves["total"].setData(t, first.total.data)
+        log = self.log_error.isChecked()
+        for lab, c in self._curves["error"].items():
+            d = self.runs.get(lab)
+            if d is None:
+                continue
+            y = d.rel.data
+            if log:
+                y = np.abs(y)
+                y = np.where(y > 0, y, np.nan)  # log of 0: no point
+            c.setData(d.t.data, y, connect="finite")
+        P, L = first.P.data, first.L.data
+        if self.drift.isChecked() and len(P):
+            P, L = P - P[0], L - L[0]
+        for k in range(3):
+            self._curves["P"][k].setData(t, P[:, k])
+            self._curves["L"][k].setData(t, L[:, k])
+
+    # ------------------------------------------------------------------ export
+    def export_png(self, path: str | Path) -> list[Path]:
+        """Write each plot as PNG: ``path`` with ``-energy``, ``-error``, ``-P``, ``-L``."""
+        self.redraw()
+        p = Path(path)
+        out = []
+        for w, tag in zip(self.plots, ("energy", "error", "P", "L"), strict=True):
+            target = p.with_name(f"{p.stem}-{tag}.png")
+            ex = pg.exporters.ImageExporter(w.getPlotItem())
+            ex.parameters()["width"] = 1200
+            ex.export(str(target))
+            out.append(target)
+        return out

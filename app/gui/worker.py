@@ -1,0 +1,408 @@
+"""The simulation worker: owns the :class:`engine.simulation.Simulation` objects and runs
+them in a thread of their own, so the window never waits on physics.
+
+The window talks to it only through queued slots (``load``, ``play``, ``set_h`` …) and
+listens to its signals; everything it sends is a copy (:class:`Frame`).  The compiled
+kernels release the GIL (``nogil=True``), so a chunk of steps runs beside the GUI.
+
+Compare mode: up to three runs (a primary and two others) from the same initial state,
+advanced in lock-step with the same ``h``, each with its own integrator.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PyQt6.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
+
+from engine.diagnostics import relative_energy_error
+from engine.layout import ENERGY_NAMES
+from engine.scenarios import ScenarioError, load_scenario
+from engine.simulation import Event, Simulation, SimulationError
+from engine.stability import StabilityEstimate
+
+TICK_MS = 15
+"""Interval of the stepping timer: at most ~60 chunks (and frames) a second."""
+
+MAX_COMPARE = 3
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    """What to build: a scenario (built-in name or path), parameter overrides, the
+    primary integrator and ``h`` (``None``: the scenario's), and the integrators of the
+    other runs in compare mode."""
+
+    scenario: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+    integrator: str | None = None
+    h: float | None = None
+    compare: tuple[str, ...] = ()
+
+
+@dataclass
+class Loaded:
+    """Sent once a request is built: what the views need to set themselves up."""
+
+    scenario: str
+    title: str
+    model: Any  # engine.models.base.Model (read-only for the views)
+    params: dict[str, Any]
+    integrators: list[str]  # primary first
+    h: float
+    energy_names: list[str]  # the components this model has (others are always zero)
+    conserved: tuple[str, ...]
+    stability: StabilityEstimate
+    e_ref: float
+    P0: np.ndarray
+    L0: np.ndarray
+
+
+@dataclass
+class Series:
+    """New recorded rows of one run since the last frame."""
+
+    t: np.ndarray
+    energy: np.ndarray  # (n, N_ENERGY)
+    total: np.ndarray
+    rel_error: np.ndarray
+    P: np.ndarray
+    L: np.ndarray
+
+
+@dataclass
+class Frame:
+    """A copy of everything the views show at one instant."""
+
+    t: float
+    step: int
+    integrator: str
+    h: float
+    x: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    omega: np.ndarray
+    ghosts: list[tuple[np.ndarray, np.ndarray]]
+    series: dict[str, Series]  # run label → new rows
+    events: list[Event]
+    stability: StabilityEstimate | None
+    rel_error: float
+    us_per_step: float
+    steps_per_second: float
+
+
+class _Run:
+    """One simulation and what has been sent of it."""
+
+    def __init__(self, label: str, sim: Simulation) -> None:
+        self.label = label
+        self.sim = sim
+        self.sent_rows = 0
+        self.sent_events = 0
+
+    def new_series(self) -> Series:
+        a = self.sim.series.tail(self.sent_rows)
+        self.sent_rows += len(a["t"])
+        total = a["energy"].sum(axis=1)
+        rel = relative_energy_error(total, self.sim.e_ref, self.sim.e_scale)
+        return Series(a["t"], a["energy"], total, rel, a["P"], a["L"])
+
+
+class SimulationWorker(QObject):
+    """Lives in a ``QThread``; see the module docstring."""
+
+    state_changed = pyqtSignal(str, str)  # state, text: compiling|ready|running|paused|failed
+    loaded = pyqtSignal(object)  # Loaded
+    frame = pyqtSignal(object)  # Frame
+    failed = pyqtSignal(str)  # what happened and what to change; the run is paused
+    rejected = pyqtSignal(str, str)  # what ("h", "integrator", "scenario", …), message
+    accepted = pyqtSignal(str, str)  # what, new value
+    saved = pyqtSignal(str)  # path of an exported data file
+    stopped = pyqtSignal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._runs: list[_Run] = []
+        self._request: LoadRequest | None = None
+        self._timer: QTimer | None = None
+        self.steps_per_tick = 20
+        self.playing = False
+        self._failed = False
+        self._frame_in_flight = threading.Event()  # set while the GUI draws a frame
+        self._last_emit = 0.0
+        self._last_stability: StabilityEstimate | None = None
+        self._stability_at = -1.0
+        self._rate = (0.0, 0.0)  # µs/step, steps/s over the last second
+        self._rate_window: list[tuple[float, int, float]] = []
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def primary(self) -> Simulation | None:
+        return self._runs[0].sim if self._runs else None
+
+    def frame_done(self) -> None:
+        """Called (from any thread) by the window when it has drawn a frame."""
+        self._frame_in_flight.clear()
+
+    def _ensure_timer(self) -> QTimer:
+        if self._timer is None:
+            self._timer = QTimer(self)
+            self._timer.setInterval(TICK_MS)
+            self._timer.timeout.connect(self._tick)
+        return self._timer
+
+    # ------------------------------------------------------------------ slots
+    @pyqtSlot(object)
+    def load(self, req: LoadRequest) -> None:
+        """Build the scenario (compiling the kernels on first use) and send ``loaded`` and
+        a first frame; a bad request is ``rejected`` and the current runs are kept."""
+        self.pause()
+        self.state_changed.emit("compiling", "loading the scenario and compiling the "
+                                "kernels (first time only)…")
+        try:
+            runs = self._build(req)
+        except (ScenarioError, SimulationError, ValueError) as exc:
+            self.rejected.emit("scenario", str(exc))
+            self.state_changed.emit("paused" if self._runs else "idle",
+                                    "scenario not loaded")
+            return
+        self._runs = runs
+        self._request = req
+        self._failed = False
+        self._last_stability = None
+        self._stability_at = -1.0
+        self._rate_window.clear()
+        self._rate = (0.0, 0.0)
+        sim = runs[0].sim
+        sc_title = getattr(sim.model, "title", sim.model.name)
+        snap = sim.snapshot()
+        used = [n for k, n in enumerate(ENERGY_NAMES)
+                if n in sim.model.energy_components or abs(snap.energy[k]) > 0]
+        self.loaded.emit(Loaded(req.scenario, sc_title, sim.model, dict(sim.model.params),
+                                [r.sim.integrator.name for r in runs], sim.h, used,
+                                sim.model.conserved, sim.stability(), sim.e_ref,
+                                snap.P.copy(), snap.L.copy()))
+        self._emit_frame(force=True)
+        self.state_changed.emit("paused", "ready: press Play")
+
+    def _build(self, req: LoadRequest) -> list[_Run]:
+        sc = load_scenario(req.scenario, req.overrides or None)
+        model = sc.build_model()
+        integ = req.integrator or sc.run.integrator
+        h = sc.run.h if req.h is None else req.h
+        names = [integ, *[c for c in req.compare if c]][:MAX_COMPARE]
+        runs = []
+        for name in names:
+            sim = Simulation(model, name, h, record_every=sc.run.every, record_frames=False,
+                             energy_tolerance=sc.run.energy_tolerance)
+            sim.warm_up()
+            runs.append(_Run(name if len(names) > 1 else "energy", sim))
+        if len(names) > 1:  # the same integrator twice still needs distinct labels
+            seen: dict[str, int] = {}
+            for r in runs:
+                seen[r.label] = seen.get(r.label, 0) + 1
+                if seen[r.label] > 1:
+                    r.label = f"{r.label} ({seen[r.label]})"
+        return runs
+
+    @pyqtSlot()
+    def reset(self) -> None:
+        if self._request is not None:
+            self.load(self._request)
+
+    @pyqtSlot()
+    def play(self) -> None:
+        if not self._runs:
+            return
+        self.playing = True
+        self._failed = False
+        self._ensure_timer().start()
+        self.state_changed.emit("running", "running")
+
+    @pyqtSlot()
+    def pause(self) -> None:
+        was = self.playing
+        self.playing = False
+        if self._timer is not None:
+            self._timer.stop()
+        if was:
+            self._emit_frame(force=True)
+            self.state_changed.emit("paused", "paused")
+
+    @pyqtSlot()
+    def step_once(self) -> None:
+        if self._runs and not self.playing:
+            self._advance(1)
+            self._emit_frame(force=True)
+
+    @pyqtSlot(int)
+    def set_steps_per_tick(self, n: int) -> None:
+        self.steps_per_tick = max(1, int(n))
+
+    @pyqtSlot(float)
+    def set_h(self, h: float) -> None:
+        """Validate ``h`` for every run first; then change all (lock-step) or none."""
+        if not self._runs:
+            return
+        try:
+            for r in self._runs:
+                r.sim.check_h(h)
+        except SimulationError as exc:
+            self.rejected.emit("h", str(exc))
+            return
+        for r in self._runs:
+            r.sim.set_h(h)
+        self._failed = False
+        self.accepted.emit("h", f"{h:g}")
+        self._emit_frame(force=True)
+
+    @pyqtSlot(str)
+    def set_integrator(self, name: str) -> None:
+        """Switch the primary run's scheme at the current step (state continuous)."""
+        sim = self.primary
+        if sim is None:
+            return
+        try:
+            sim.set_integrator(name)
+        except SimulationError as exc:
+            self.rejected.emit("integrator", str(exc))
+            return
+        self._failed = False
+        self.accepted.emit("integrator", name)
+        self._emit_frame(force=True)
+
+    @pyqtSlot(str)
+    def save_data(self, path: str) -> None:
+        """Write the primary run's series: ``.h5`` (the CLI's layout) or ``.csv``."""
+        sim = self.primary
+        if sim is None:
+            return
+        p = Path(path)
+        tmp = p.with_name(p.name + ".partial")
+        try:
+            if p.suffix.lower() in (".h5", ".hdf5"):
+                from engine.io import RunWriter
+
+                w = RunWriter(p, sim, scenario=self._request.scenario if self._request
+                              else "", frames=False)
+                w.close("paused" if not self._failed else "failed")
+            elif p.suffix.lower() == ".csv":
+                self._write_csv(tmp)
+                tmp.replace(p)
+            else:
+                self.rejected.emit("data", f"cannot write {p.name!r}: use a .csv or .h5 file")
+                return
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            self.rejected.emit("data", f"cannot write {p}: {exc.strerror or exc}")
+            return
+        self.saved.emit(str(p))
+
+    def _write_csv(self, path: Path) -> None:
+        cols, names = [], []
+        for r in self._runs:
+            a = r.sim.series.arrays()
+            total = a["energy"].sum(axis=1)
+            pre = "" if len(self._runs) == 1 else f"{r.sim.integrator.name}:"
+            if not cols:
+                cols.append(a["t"])
+                names.append("t")
+            n = min(len(cols[0]), len(total))
+            cols = [c[:n] for c in cols]
+            for k, en in enumerate(ENERGY_NAMES):
+                cols.append(a["energy"][:n, k])
+                names.append(f"{pre}E_{en}")
+            cols.append(total[:n])
+            names.append(f"{pre}E_total")
+            cols.append(relative_energy_error(total[:n], r.sim.e_ref, r.sim.e_scale))
+            names.append(f"{pre}E_relative_error")
+            for k, c in enumerate("xyz"):
+                cols.append(a["P"][:n, k])
+                names.append(f"{pre}P_{c}")
+            for k, c in enumerate("xyz"):
+                cols.append(a["L"][:n, k])
+                names.append(f"{pre}L_{c}")
+        n = min(len(c) for c in cols)
+        data = np.column_stack([c[:n] for c in cols])
+        np.savetxt(path, data, delimiter=",", header=",".join(names), comments="",
+                   fmt="%.17g")
+
+    @pyqtSlot()
+    def shutdown(self) -> None:
+        self.playing = False
+        if self._timer is not None:
+            self._timer.stop()
+        self.stopped.emit()
+
+    # ------------------------------------------------------------------ stepping
+    def _tick(self) -> None:
+        if not self.playing or not self._runs:
+            return
+        self._advance(self.steps_per_tick)
+        if self.playing:
+            self._emit_frame()
+
+    def _advance(self, n: int) -> None:
+        t0 = time.perf_counter()
+        done = 0
+        for r in self._runs:
+            rep = r.sim.advance(n)
+            done += rep.steps
+            if not rep.ok:
+                self._fail(r, rep.failure)
+                break
+        dt = time.perf_counter() - t0
+        now = time.perf_counter()
+        self._rate_window.append((now, done, dt))
+        while self._rate_window and now - self._rate_window[0][0] > 1.0:
+            self._rate_window.pop(0)
+        steps = sum(s for _, s, _ in self._rate_window)
+        secs = sum(d for _, _, d in self._rate_window)
+        if steps and secs > 0:
+            span = max(now - self._rate_window[0][0], TICK_MS / 1000)
+            self._rate = (1e6 * secs / steps, steps / span)
+
+    def _fail(self, run: _Run, failure) -> None:
+        self.playing = False
+        if self._timer is not None:
+            self._timer.stop()
+        self._failed = True
+        who = f" ({run.sim.integrator.name})" if len(self._runs) > 1 else ""
+        self._emit_frame(force=True)
+        self.failed.emit(f"{failure.message}{who}. The run is paused at the last good state "
+                         f"(t = {run.sim.t:.6g}): lower h and press Play to go on.")
+        self.state_changed.emit("failed", "paused after a failure")
+
+    def _emit_frame(self, force: bool = False) -> None:
+        """Send a frame unless the window is still drawing the last one (the series rows
+        accumulate and go with the next frame)."""
+        if not self._runs:
+            return
+        if not force and self._frame_in_flight.is_set():
+            return
+        sim = self._runs[0].sim
+        now = time.perf_counter()
+        if force or now - self._stability_at > 0.1:  # ≤ 10 estimates a second
+            self._last_stability = sim.stability()
+            self._stability_at = now
+        s = sim.snapshot()
+        new_events = sim.events[self._runs[0].sent_events:]
+        self._runs[0].sent_events = len(sim.events)
+        ghosts = []
+        for r in self._runs[1:]:
+            st = r.sim.state
+            ghosts.append((st.x.copy(), st.q.copy()))
+        rel = sim.relative_energy_error
+        fr = Frame(s.t, s.step, s.integrator, s.h, s.x, s.q, s.v, s.omega, ghosts,
+                   {r.label: r.new_series() for r in self._runs}, list(new_events),
+                   self._last_stability, rel if math.isfinite(rel) else math.nan,
+                   self._rate[0], self._rate[1])
+        self._frame_in_flight.set()
+        self._last_emit = now
+        self.frame.emit(fr)

@@ -1,0 +1,486 @@
+"""The 3D scene of RRP Studio: oriented spheres, the wall, the pendulum rod and trail.
+
+Pure PyVista (no Qt): the desktop window draws it on a pyvistaqt ``QtInteractor`` and
+``rrp export`` on an off-screen plotter.  The scene only *draws* what it is given; it
+never integrates anything.
+
+Speed matters (≥ 30 fps with the 80-sphere torus on llvmpipe), hence:
+
+* all spheres are ONE :class:`pyvista.PolyData` (a low-poly template sphere, scaled and
+  offset per body) whose points are rewritten in place each frame, with fixed outward
+  normals (translation and uniform scaling leave them valid);
+* all body-frame axes are ONE PolyData of line segments with per-cell RGB colours
+  (red/green/blue = body ``e1/e2/e3``, i.e. the columns of the attitude matrix ``R``);
+* no multi-sampling; :meth:`BodyScene.update` never renders (the caller does, once).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyvista as pv
+
+if TYPE_CHECKING:
+    from engine.models.base import Model
+
+COLOUR_MODES = ("none", "speed", "rotational energy")
+"""What the spheres can be coloured by (:meth:`BodyScene.set_colour_by`)."""
+
+BACKGROUND = "#f7f8fa"
+BACKGROUND_TOP = "#dde5ee"
+SPHERE_COLOUR = "#c9ced6"
+AXIS_RGB = np.array([[214, 39, 40], [44, 160, 44], [31, 119, 180]], dtype=np.uint8)
+WALL_COLOUR = "#d3dce8"
+ROD_COLOUR = "#4a4f57"
+TRAIL_COLOUR = "#e377c2"
+GHOST_COLOURS = ("#ff7f0e", "#9467bd", "#17becf", "#8c564b", "#bcbd22")
+GHOST_OPACITY = 0.35
+CMAP = "viridis"
+UNITS = {"speed": "speed [m/s]", "rotational energy": "rot. energy [J]"}
+
+AXIS_LENGTH = 0.95
+"""Body-frame axis length in sphere diameters from the centre (0.45 D shows outside)."""
+TRAIL_CAPACITY = 4000
+"""Most recent bob positions kept in the trail."""
+
+
+def make_plotter(size: tuple[int, int] = (800, 600), *, off_screen: bool = True) -> pv.Plotter:
+    """A plotter set up for this scene: no multi-sampling (≈3× faster on llvmpipe)."""
+    theme = pv.themes.DocumentTheme()
+    theme.multi_samples = 0
+    theme.anti_aliasing = None
+    return pv.Plotter(off_screen=off_screen, window_size=list(size), theme=theme)
+
+
+def quat_matrices(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices ``(N, 3, 3)`` of scalar-first unit quaternions (numpy, for
+    drawing; the same convention as :func:`engine.rotations.quat_to_matrix`)."""
+    q = np.asarray(q, dtype=np.float64)
+    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    r = np.empty((q.shape[0], 3, 3))
+    r[:, 0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    r[:, 0, 1] = 2.0 * (x * y - w * z)
+    r[:, 0, 2] = 2.0 * (x * z + w * y)
+    r[:, 1, 0] = 2.0 * (x * y + w * z)
+    r[:, 1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    r[:, 1, 2] = 2.0 * (y * z - w * x)
+    r[:, 2, 0] = 2.0 * (x * z - w * y)
+    r[:, 2, 1] = 2.0 * (y * z + w * x)
+    r[:, 2, 2] = 1.0 - 2.0 * (x * x + y * y)
+    return r
+
+
+def _nice_ceil(v: float) -> float:
+    """The smallest of 1, 2, 5 × 10^k that is ≥ ``v`` (stable colour ranges)."""
+    if not v > 0 or not math.isfinite(v):
+        return 1.0
+    k = math.floor(math.log10(v))
+    for m in (1.0, 2.0, 5.0, 10.0):
+        if m * 10.0**k >= v * (1 - 1e-12):
+            return m * 10.0**k
+    return 10.0 ** (k + 1)
+
+
+class _SphereSet:
+    """Many spheres in one PolyData: template points scaled by the radii, offset by the
+    centres, rewritten in place."""
+
+    def __init__(self, radii: np.ndarray, resolution: int) -> None:
+        tpl = pv.Sphere(radius=1.0, theta_resolution=resolution, phi_resolution=resolution)
+        pts = np.asarray(tpl.points, dtype=np.float64)
+        self.template = pts / np.linalg.norm(pts, axis=1)[:, None]  # exact unit sphere
+        k = self.template.shape[0]
+        n = radii.shape[0]
+        faces = np.asarray(tpl.faces).reshape(-1, 4)
+        all_faces = np.tile(faces, (n, 1))
+        all_faces[:, 1:] += (np.arange(n) * k).repeat(faces.shape[0])[:, None]
+        self.k, self.n = k, n
+        self.scaled = radii[:, None, None] * self.template[None]  # (n, k, 3)
+        self.mesh = pv.PolyData(np.zeros((n * k, 3)), all_faces.ravel())
+        self.mesh.point_data.set_array(np.tile(self.template, (n, 1)), "Normals")
+        self.mesh.point_data.active_normals_name = "Normals"
+        self.mesh.point_data.set_array(np.zeros(n * k), "value")
+        self._pts = self.mesh.points  # a view on the VTK array
+        self._pts3 = self._pts.reshape(n, k, 3)
+        self._val = self.mesh.point_data["value"].reshape(n, k)
+
+    def move(self, centres: np.ndarray) -> None:
+        np.add(self.scaled, centres[:, None, :], out=self._pts3)
+        self.mesh.GetPoints().Modified()
+
+    def set_values(self, per_body: np.ndarray) -> None:
+        self._val[:] = per_body[:, None]
+        self.mesh.GetPointData().GetArray("value").Modified()
+
+    def centres(self) -> np.ndarray:
+        """Current centres (mean of each sphere's points)."""
+        return self._pts3.mean(axis=1)
+
+
+class BodyScene:
+    """Draws a :class:`~engine.models.base.Model`'s bodies on a PyVista plotter.
+
+    ``colour_by``: one of :data:`COLOUR_MODES`; ``trail``: keep a trail of the pendulum
+    bob (models with a pivot); ``axes``: draw each body's frame (red/green/blue lines).
+    Build it once per model; call :meth:`update` with each new state, then render.
+    """
+
+    def __init__(self, plotter: pv.BasePlotter, model: Model, *, colour_by: str = "none",
+                 trail: bool = True, axes: bool = True) -> None:
+        self.plotter = plotter
+        self.model = model
+        self.n = int(model.n_bodies)
+        diam = model.draw_diameter if model.draw_diameter is not None else model.bodies.D
+        self.diameter = np.asarray(diam, dtype=np.float64).copy()
+        self.diameter[~(self.diameter > 0)] = 0.1
+        self.offset = np.asarray(model.draw_offset, dtype=np.float64)
+        self._has_offset = bool(np.any(self.offset != 0))
+        self.inertia = np.asarray(model.bodies.inertia, dtype=np.float64)
+        self.pivot = None if model.pivot is None else np.asarray(model.pivot, float)
+        self._resolution = 24 if self.n <= 8 else 12 if self.n <= 2000 else 6
+        try:  # the plotter's creator should already have asked for none
+            plotter.ren_win.SetMultiSamples(0)
+        except AttributeError:
+            pass
+
+        plotter.set_background(BACKGROUND, top=BACKGROUND_TOP)
+        st = model.initial_state
+        self._centres = self._drawn_centres(st.x, quat_matrices(st.q))
+
+        # spheres
+        self._spheres = _SphereSet(0.5 * self.diameter, self._resolution)
+        self._spheres.move(self._centres)
+        self._sphere_actor = plotter.add_mesh(
+            self._spheres.mesh, scalars="value", cmap=CMAP, clim=[0.0, 1.0],
+            show_scalar_bar=False, color=SPHERE_COLOUR, specular=0.3, specular_power=20,
+            diffuse=0.8, ambient=0.15, name="rrp-spheres", reset_camera=False)
+        self._sphere_actor.prop.interpolation = "gouraud"
+
+        # body-frame axes: points [c, c + L e1, c + L e2, c + L e3] per body
+        n = self.n
+        self._axis_len = AXIS_LENGTH * self.diameter
+        base = 4 * np.arange(n)
+        lines = np.empty((n, 3, 3), dtype=np.int64)
+        lines[:, :, 0] = 2
+        lines[:, :, 1] = base[:, None]
+        lines[:, :, 2] = base[:, None] + np.arange(1, 4)[None]
+        self._axes_mesh = pv.PolyData(np.zeros((4 * n, 3)), lines=lines.ravel())
+        self._axes_mesh.cell_data.set_array(np.tile(AXIS_RGB, (n, 1)), "rgb")
+        self._axes_pts = self._axes_mesh.points.reshape(n, 4, 3)
+        self._axes_actor = plotter.add_mesh(
+            self._axes_mesh, scalars="rgb", rgb=True, line_width=2.5, lighting=False,
+            name="rrp-axes", reset_camera=False)
+        self._axes_actor.SetVisibility(bool(axes))
+
+        # wall
+        self._wall_actor = None
+        if model.wall is not None:
+            self._add_wall()
+
+        # pendulum pivot, rod and trail
+        self._rod_mesh = None
+        self._trail_mesh = None
+        self._trail_on = bool(trail)
+        self._trail_buf = np.zeros((TRAIL_CAPACITY, 3))
+        self._trail_len = 0
+        if self.pivot is not None:
+            self._add_pendulum_parts()
+
+        # colouring
+        self.colour_by = "none"
+        self._vmax = {m: 0.0 for m in COLOUR_MODES}
+        self._bar_title: str | None = None
+        self._last_v: np.ndarray | None = np.asarray(st.v, float)
+        self._last_omega: np.ndarray | None = np.asarray(st.omega, float)
+        self._last_R = quat_matrices(st.q)
+        self.set_colour_by(colour_by)
+
+        # ghosts (compare mode)
+        self._ghosts: list[tuple[_SphereSet, object]] = []
+
+        try:
+            plotter.add_axes(line_width=2, viewport=(0.0, 0.0, 0.14, 0.18))
+        except Exception:  # no interactor (some off-screen set-ups): skip the widget
+            pass
+        self.update(st.x, st.q, st.v, st.omega)
+        self.reset_camera()
+
+    # ------------------------------------------------------------------ building
+    def _wall_corners(self) -> np.ndarray:
+        """Corners ``(4, 3)`` of the drawn wall: a rectangle in the plane ``n·x = x_w``,
+        upright (its second side along the part of e₃ in the plane), sized to the bodies."""
+        normal, x_w = self.model.wall
+        nrm = np.asarray(normal, float) / np.linalg.norm(normal)
+        c = self._centres
+        mid = c.mean(axis=0)
+        foot = mid - (nrm @ mid - float(x_w)) * nrm
+        up = np.array([0.0, 0.0, 1.0]) - nrm[2] * nrm
+        if np.linalg.norm(up) < 1e-6:  # a horizontal wall (floor): any in-plane pair
+            up = np.array([1.0, 0.0, 0.0]) - nrm[0] * nrm
+        up /= np.linalg.norm(up)
+        side = np.cross(nrm, up)
+        d = float(self.diameter.max())
+        span_s = float(np.ptp(c @ side)) + d
+        span_u = float(np.ptp(c @ up)) + d
+        big = max(span_s, span_u, 4.0 * d)
+        half_s = 0.5 * max(1.3 * span_s, 0.6 * big)
+        half_u = 0.5 * max(1.3 * span_u, 0.5 * big)
+        return np.array([foot + a * half_s * side + b * half_u * up
+                         for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
+
+    def _add_wall(self) -> None:
+        corners = self._wall_corners()
+        self._wall_bounds = corners
+        # Opaque, seen from the bodies' side only (its face normal is +n and back faces
+        # are culled): a translucent wall costs VTK's order-independent translucency
+        # pass, ~40 % of the frame time on llvmpipe.  From behind only its outline shows.
+        wall = pv.PolyData(corners, faces=[4, 3, 2, 1, 0])
+        self._wall_actor = self.plotter.add_mesh(
+            wall, color=WALL_COLOUR, name="rrp-wall", reset_camera=False, lighting=False,
+            culling="back")
+        edge = pv.PolyData(corners, lines=[5, 0, 1, 2, 3, 0])
+        self.plotter.add_mesh(edge, color="#5d6f88", line_width=1.5, name="rrp-wall-edge",
+                              reset_camera=False, lighting=False)
+
+    def _add_pendulum_parts(self) -> None:
+        p = self.plotter
+        r_piv = 0.12 * float(self.diameter[0])
+        p.add_mesh(pv.Sphere(radius=r_piv, center=self.pivot, theta_resolution=12,
+                             phi_resolution=12), color=ROD_COLOUR, name="rrp-pivot",
+                   reset_camera=False)
+        self._rod_mesh = pv.PolyData(np.array([self.pivot, self._centres[0]]), lines=[2, 0, 1])
+        p.add_mesh(self._rod_mesh, color=ROD_COLOUR, line_width=4, name="rrp-rod",
+                   reset_camera=False, lighting=False)
+        self._trail_mesh = pv.PolyData(np.array([self._centres[0], self._centres[0]]),
+                                       lines=[2, 0, 1])
+        self._trail_actor = p.add_mesh(self._trail_mesh, color=TRAIL_COLOUR, line_width=2,
+                                       name="rrp-trail", reset_camera=False, lighting=False)
+        self._trail_actor.SetVisibility(self._trail_on)
+
+    def _drawn_centres(self, x: np.ndarray, R: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        if not self._has_offset:
+            return x
+        return x + R @ self.offset
+
+    # ------------------------------------------------------------------ per frame
+    def update(self, x: np.ndarray, q: np.ndarray, v: np.ndarray | None = None,
+               omega: np.ndarray | None = None) -> None:
+        """Move spheres, axes, rod and trail to the state ``(x, q)``; recolour from ``v``
+        / ``omega`` when colouring by them.  Does not render."""
+        R = quat_matrices(q)
+        c = self._drawn_centres(x, R)
+        self._centres = c
+        self._last_R = R
+        self._spheres.move(c)
+        if self._axes_actor.GetVisibility():
+            self._move_axes(c, R)
+        if v is not None:
+            self._last_v = np.asarray(v, dtype=np.float64)
+        if omega is not None:
+            self._last_omega = np.asarray(omega, dtype=np.float64)
+        if self.colour_by != "none":
+            self._recolour()
+        if self._rod_mesh is not None:
+            self._rod_mesh.points[1] = c[0]
+            self._rod_mesh.GetPoints().Modified()
+            self._append_trail(c[0])
+        self.plotter.renderer.ResetCameraClippingRange()
+
+    def _move_axes(self, c: np.ndarray, R: np.ndarray) -> None:
+        pts = self._axes_pts
+        pts[:, 0] = c
+        # column j of R is body e_j in the inertial frame
+        pts[:, 1:] = c[:, None, :] + self._axis_len[:, None, None] * np.swapaxes(R, 1, 2)
+        self._axes_mesh.GetPoints().Modified()
+
+    def _append_trail(self, p: np.ndarray) -> None:
+        if not self._trail_on:
+            return
+        buf, k = self._trail_buf, self._trail_len
+        if k and np.allclose(buf[k - 1], p, rtol=0.0, atol=1e-9):
+            return
+        if k == TRAIL_CAPACITY:
+            buf[:-1] = buf[1:]
+            k -= 1
+        buf[k] = p
+        self._trail_len = k + 1
+        self._refresh_trail()
+
+    def _refresh_trail(self) -> None:
+        k = self._trail_len
+        if k < 2:
+            pts = np.repeat(self._centres[:1], 2, axis=0)
+            k = 2
+        else:
+            pts = self._trail_buf[:k]
+        self._trail_mesh.points = pts.copy()
+        self._trail_mesh.lines = np.concatenate([[k], np.arange(k)])
+
+    def body_values(self, mode: str | None = None) -> np.ndarray:
+        """Per-body values of a colour mode from the last ``v``/``omega`` given:
+        speed of the drawn centre (``|v + Ω × R d|``) or ``½ Ω·(R I Rᵀ) Ω``."""
+        mode = self.colour_by if mode is None else mode
+        n = self.n
+        om = self._last_omega if self._last_omega is not None else np.zeros((n, 3))
+        if mode == "speed":
+            v = self._last_v if self._last_v is not None else np.zeros((n, 3))
+            if self._has_offset:
+                v = v + np.cross(om, self._last_R @ self.offset)
+            return np.linalg.norm(v, axis=1)
+        if mode == "rotational energy":
+            w_body = np.einsum("nji,nj->ni", self._last_R, om)  # Rᵀ Ω
+            return 0.5 * np.einsum("ni,nij,nj->n", w_body, self.inertia, w_body)
+        return np.zeros(n)
+
+    def _recolour(self) -> None:
+        vals = self.body_values()
+        self._spheres.set_values(vals)
+        vmax = float(np.max(vals)) if vals.size else 0.0
+        if math.isfinite(vmax) and vmax > self._vmax[self.colour_by]:
+            self._vmax[self.colour_by] = _nice_ceil(vmax)
+            self._apply_range()
+
+    def _apply_range(self) -> None:
+        top = self._vmax[self.colour_by] or 1.0
+        self._sphere_actor.mapper.scalar_range = (0.0, top)
+
+    # ------------------------------------------------------------------ options
+    @property
+    def colour_range(self) -> tuple[float, float]:
+        """The colour map's current range (grows only, to 1-2-5 steps)."""
+        return tuple(self._sphere_actor.mapper.scalar_range)
+
+    def set_colour_by(self, mode: str) -> None:
+        """Colour the spheres by ``mode`` (one of :data:`COLOUR_MODES`)."""
+        if mode not in COLOUR_MODES:
+            raise ValueError(f"unknown colour mode {mode!r}; allowed: "
+                             + ", ".join(repr(m) for m in COLOUR_MODES))
+        self.colour_by = mode
+        mapper = self._sphere_actor.mapper
+        if self._bar_title is not None:
+            self.plotter.remove_scalar_bar(self._bar_title, render=False)
+            self._bar_title = None
+        if mode == "none":
+            mapper.scalar_visibility = False
+            return
+        mapper.scalar_visibility = True
+        self._recolour()
+        self._apply_range()
+        self._bar_title = UNITS[mode]
+        self.plotter.add_scalar_bar(
+            self._bar_title, mapper=mapper, vertical=True, n_labels=3, fmt="%.3g",
+            position_x=0.86, position_y=0.25, width=0.08, height=0.5, color="#333333",
+            title_font_size=12, label_font_size=11, render=False)
+
+    def set_trail(self, on: bool) -> None:
+        """Show or hide the bob trail (models with a pivot; a no-op otherwise)."""
+        self._trail_on = bool(on)
+        if self._trail_mesh is not None:
+            self._trail_actor.SetVisibility(self._trail_on)
+
+    def clear_trail(self) -> None:
+        """Forget the trail so far."""
+        self._trail_len = 0
+        if self._trail_mesh is not None:
+            self._refresh_trail()
+
+    def set_axes(self, on: bool) -> None:
+        """Show or hide the body-frame axes."""
+        self._axes_actor.SetVisibility(bool(on))
+        if on:
+            self._move_axes(self._centres, self._last_R)
+
+    def set_ghosts(self, states: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Draw translucent copies of other runs' bodies at ``(x, q)``, one colour per
+        index; ``[]`` removes them.  Cheap when the count does not change."""
+        while len(self._ghosts) > len(states):
+            _, actor = self._ghosts.pop()
+            self.plotter.remove_actor(actor, render=False)
+        for i, (x, q) in enumerate(states):
+            if i == len(self._ghosts):
+                gs = _SphereSet(0.5 * self.diameter, max(6, self._resolution // 2 + 2))
+                gs.move(self._drawn_centres(x, quat_matrices(q)))
+                actor = self.plotter.add_mesh(
+                    gs.mesh, color=GHOST_COLOURS[i % len(GHOST_COLOURS)],
+                    opacity=GHOST_OPACITY, scalars=None, name=f"rrp-ghost-{i}",
+                    reset_camera=False)
+                actor.mapper.scalar_visibility = False
+                self._ghosts.append((gs, actor))
+            else:
+                gs = self._ghosts[i][0]
+                R = quat_matrices(q) if self._has_offset else None
+                gs.move(self._drawn_centres(x, R))
+        self.plotter.renderer.ResetCameraClippingRange()
+
+    # ------------------------------------------------------------------ read-only views
+    @property
+    def n_ghosts(self) -> int:
+        return len(self._ghosts)
+
+    @property
+    def sphere_mesh(self) -> pv.PolyData:
+        """All spheres: ``k`` template points per body, body after body (do not edit)."""
+        return self._spheres.mesh
+
+    @property
+    def sphere_actor(self) -> pv.Actor:
+        return self._sphere_actor
+
+    @property
+    def points_per_sphere(self) -> int:
+        return self._spheres.k
+
+    @property
+    def axes_mesh(self) -> pv.PolyData:
+        """Body frames: points ``[c, c + L e1, c + L e2, c + L e3]`` per body."""
+        return self._axes_mesh
+
+    @property
+    def axis_length(self) -> np.ndarray:
+        """Drawn length ``L`` of each body's axes."""
+        return self._axis_len
+
+    @property
+    def ghost_meshes(self) -> list[pv.PolyData]:
+        return [g.mesh for g, _ in self._ghosts]
+
+    @property
+    def centres(self) -> np.ndarray:
+        """Drawn sphere centres of the last :meth:`update` (``x + R d``)."""
+        return self._centres
+
+    @property
+    def trail_points(self) -> np.ndarray:
+        """The bob positions in the trail, oldest first (empty without a pivot)."""
+        return self._trail_buf[:self._trail_len].copy()
+
+    # ------------------------------------------------------------------ camera
+    def reset_camera(self) -> None:
+        """The default view: the torus and the wall from above at an angle; the
+        pendulum from the side (−y) with the whole reach of the bob in view."""
+        cam = self.plotter.camera
+        c = self._centres
+        r = 0.5 * float(self.diameter.max())
+        if self.pivot is not None:
+            reach = float(np.linalg.norm(c[0] - self.pivot)) + r
+            lo, hi = self.pivot - reach, self.pivot + reach
+            direction = np.array([0.15, -1.0, 0.25])
+        else:
+            lo, hi = c.min(axis=0) - r, c.max(axis=0) + r
+            if self.model.wall is not None:
+                w = self._wall_bounds
+                lo, hi = np.minimum(lo, w.min(axis=0)), np.maximum(hi, w.max(axis=0))
+            direction = np.array([0.55, -1.0, 0.75])
+        focal = 0.5 * (lo + hi)
+        direction /= np.linalg.norm(direction)
+        cam.focal_point = focal
+        cam.position = focal + 10.0 * direction
+        cam.up = (0.0, 0.0, 1.0)
+        bounds = (lo[0], hi[0], lo[1], hi[1], lo[2], hi[2])
+        self.plotter.renderer.reset_camera(render=False, bounds=bounds)
+        cam.zoom(1.3)  # reset_camera fits the bounding sphere: generous for flat scenes
+        self.plotter.renderer.camera_set = True  # pyvista's first render keeps this view
+        self.plotter.renderer.ResetCameraClippingRange()

@@ -1,0 +1,241 @@
+"""The 3D scene (app/scene.py) and the headless export (``rrp export``): the drawn
+spheres sit at the bodies and their axes turn with the attitude, colour modes and
+ghosts work, GIF and MP4 files hold frames that differ, bad input is one line on stderr
+and leaves an existing file untouched, a blow-up keeps the frames so far."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import app.export  # noqa: F401  (chooses EGL off-screen rendering when there is no X)
+from app.cli import main
+from engine.rotations import quat_from_rotvec, quat_to_matrix
+from engine.scenarios import load_scenario
+
+pv = pytest.importorskip("pyvista")
+iio = pytest.importorskip("imageio.v3")
+imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
+
+from app.scene import COLOUR_MODES, BodyScene, make_plotter  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def can_render() -> None:
+    """Skip when neither EGL nor an X server can give VTK an OpenGL context."""
+    try:
+        p = make_plotter((64, 48))
+        p.add_mesh(pv.Sphere())
+        p.render()
+        img = p.screenshot(return_img=True)
+        p.close()
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        pytest.skip(f"no off-screen OpenGL here (EGL or Xvfb needed): {exc}")
+    assert img.shape[:2] == (48, 64)
+
+
+@pytest.fixture
+def plotter(can_render):
+    p = make_plotter((320, 240))
+    yield p
+    p.close()
+
+
+def torus_model(n: int = 12):
+    return load_scenario("torus", {"n_particles": n}).build_model()
+
+
+def random_quats(n: int, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return quat_from_rotvec(rng.uniform(-2.5, 2.5, (n, 3)))
+
+
+# ------------------------------------------------------------------ the scene
+def test_update_moves_spheres_to_bodies_and_turns_axes_with_attitude(plotter):
+    model = torus_model()
+    scene = BodyScene(plotter, model)
+    n = model.n_bodies
+    rng = np.random.default_rng(0)
+    x = model.initial_state.x + rng.normal(0, 0.3, (n, 3))
+    q = random_quats(n)
+    scene.update(x, q)
+    k = scene.points_per_sphere
+    pts = np.asarray(scene.sphere_mesh.points).reshape(n, k, 3)
+    radius = np.linalg.norm(pts - x[:, None, :], axis=2)
+    np.testing.assert_allclose(radius, 0.5 * model.bodies.D[:, None] * np.ones((1, k)),
+                               rtol=1e-9)
+    ax = np.asarray(scene.axes_mesh.points).reshape(n, 4, 3)
+    np.testing.assert_allclose(ax[:, 0], x, atol=1e-12)
+    R = quat_to_matrix(q)
+    for j in range(3):  # body e_j in space = column j of R
+        np.testing.assert_allclose((ax[:, j + 1] - x) / scene.axis_length[:, None], R[:, :, j],
+                                   atol=1e-12)
+    rgb = np.asarray(scene.axes_mesh.cell_data["rgb"]).reshape(n, 3, 3)
+    assert (rgb.argmax(axis=2) == [0, 1, 2]).all()  # red, green, blue = e1, e2, e3
+
+
+def test_pendulum_bob_rod_and_trail(plotter):
+    model = load_scenario("pendulum").build_model()
+    scene = BodyScene(plotter, model, trail=True)
+    assert len(scene.trail_points) == 1  # the initial state
+    scene.clear_trail()
+    for theta in np.linspace(0.0, 1.0, 5):
+        q = quat_from_rotvec(np.array([[0.0, theta, 0.0]]))
+        scene.update(np.zeros((1, 3)), q, np.zeros((1, 3)), np.array([[0.0, 1.0, 0.0]]))
+        bob = quat_to_matrix(q)[0] @ model.draw_offset
+        np.testing.assert_allclose(scene.centres[0], bob, atol=1e-12)
+    assert len(scene.trail_points) == 5
+    np.testing.assert_allclose(scene.trail_points[-1], bob, atol=1e-12)
+    scene.clear_trail()
+    assert len(scene.trail_points) == 0
+    scene.set_trail(False)
+    scene.update(np.zeros((1, 3)), q)
+    assert len(scene.trail_points) == 0
+    # speed of the drawn bob: |Ω × R d| with |Ω| = 1 ⟂ d  →  |d| = 1
+    scene.set_colour_by("speed")
+    np.testing.assert_allclose(scene.body_values(), [1.0], rtol=1e-12)
+
+
+def test_colour_modes(plotter):
+    model = torus_model()
+    scene = BodyScene(plotter, model)
+    n = model.n_bodies
+    rng = np.random.default_rng(2)
+    v, om = rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
+    scene.update(model.initial_state.x, random_quats(n), v, om)
+    mapper = scene.sphere_actor.mapper
+    assert not mapper.scalar_visibility
+    scene.set_colour_by("speed")
+    assert mapper.scalar_visibility
+    k = scene.points_per_sphere
+    vals = np.asarray(scene.sphere_mesh.point_data["value"]).reshape(n, k)
+    np.testing.assert_allclose(vals[:, 0], np.linalg.norm(v, axis=1))
+    lo, hi = scene.colour_range
+    assert lo == 0.0 and hi >= vals.max()
+    scene.set_colour_by("rotational energy")
+    vals = np.asarray(scene.sphere_mesh.point_data["value"]).reshape(n, k)
+    np.testing.assert_allclose(vals[:, 0], 0.5 * model.bodies.J * (om**2).sum(axis=1))
+    scene.update(model.initial_state.x, random_quats(n), v, 0.1 * om)  # range never shrinks
+    assert scene.colour_range[1] >= hi or scene.colour_range[1] >= vals.max()
+    scene.set_colour_by("none")
+    assert not mapper.scalar_visibility
+    with pytest.raises(ValueError, match="allowed") as exc:
+        scene.set_colour_by("temperature")
+    assert all(m in str(exc.value) for m in COLOUR_MODES)
+
+
+def test_ghosts_add_move_and_remove(plotter):
+    model = torus_model()
+    scene = BodyScene(plotter, model)
+    n_actors = len(plotter.renderer.actors)
+    x, q = model.initial_state.x, model.initial_state.q
+    scene.set_ghosts([(x + 1.0, q), (x - 1.0, q)])
+    assert scene.n_ghosts == 2 and len(plotter.renderer.actors) == n_actors + 2
+    meshes = scene.ghost_meshes
+    scene.set_ghosts([(x + 2.0, q), (x - 2.0, q)])  # cheap: the same meshes, moved
+    assert scene.ghost_meshes == meshes
+    centres = np.asarray(meshes[0].points).reshape(model.n_bodies, -1, 3).mean(axis=1)
+    np.testing.assert_allclose(centres, x + 2.0, atol=1e-9)
+    colours = {tuple(a.prop.color) for a in plotter.renderer.actors.values()
+               if a.GetProperty().GetOpacity() < 1 and a.mapper.dataset in meshes}
+    assert len(colours) == 2
+    scene.set_ghosts([(x, q)])
+    assert scene.n_ghosts == 1
+    scene.set_ghosts([])
+    assert scene.n_ghosts == 0 and len(plotter.renderer.actors) == n_actors
+
+
+def test_scene_renders_spheres_axes_and_wall(plotter):
+    model = torus_model(24)
+    scene = BodyScene(plotter, model, colour_by="speed")
+    scene.reset_camera()
+    plotter.render()
+    img = plotter.screenshot(return_img=True).astype(int)
+    red = (img[:, :, 0] > 150) & (img[:, :, 1] < 90) & (img[:, :, 2] < 90)
+    assert red.sum() > 10  # e1 axes are visible
+    background = img[img.shape[0] // 2, 2]
+    assert (np.abs(img - background).sum(axis=2) > 60).mean() > 0.05
+
+
+# ------------------------------------------------------------------ rrp export
+def export(tmp_path: Path, capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["export", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def read_frames(path: Path) -> list[np.ndarray]:
+    if path.suffix == ".gif":
+        return list(iio.imread(path, index=None))
+    gen = imageio_ffmpeg.read_frames(str(path))
+    meta = next(gen)
+    w, h = meta["size"]
+    return [np.frombuffer(b, np.uint8).reshape(h, w, 3) for b in gen]
+
+
+@pytest.mark.parametrize("ext", [".gif", ".mp4"])
+def test_export_writes_frames_that_differ(can_render, tmp_path, capsys, ext):
+    out = tmp_path / f"x{ext}"
+    code, stdout, err = export(tmp_path, capsys, "torus", "--t-end", "2", "--size", "160x120",
+                               "--fps", "5", "--out", str(out))
+    assert code == 0, err
+    assert "11 frames" in stdout
+    frames = read_frames(out)
+    assert len(frames) == 11 and frames[0].shape == (120, 160, 3)
+    diff = [np.abs(f.astype(int) - frames[0]).mean() for f in frames[1:]]
+    assert min(diff) > 0.2 and max(diff) > 2.0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]  # no temp file left
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--out", "KEEP.avi"], ".mp4 or .gif"),
+    (["--size", "800by600"], "WIDTHxHEIGHT"),
+    (["--size", "8x6"], "out of range"),
+    (["--h", "-0.001"], "h must be a positive"),
+    (["--colour-by", "heat"], "allowed"),
+])
+def test_export_bad_input_is_one_line_and_keeps_the_target(tmp_path, capsys, args, message):
+    keep = tmp_path / "keep.gif"
+    keep.write_bytes(b"precious")
+    if "--out" not in args:
+        args = [*args, "--out", str(keep)]
+    else:
+        args = [a.replace("KEEP", str(tmp_path / "keep")) for a in args]
+    code, _, err = export(tmp_path, capsys, "torus", "--fps", "5",
+                          *args)
+    assert code != 0
+    assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
+    assert keep.read_bytes() == b"precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.gif"]
+
+
+def test_export_error_as_subprocess_has_no_traceback(tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    res = subprocess.run([sys.executable, "-m", "app", "export", "torus", "--out", "a.webm"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    assert ".mp4 or .gif" in res.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_blow_up_keeps_frames_and_names_the_stability_limit(can_render, tmp_path,
+                                                                    capsys):
+    out = tmp_path / "blow.gif"
+    out.write_bytes(b"old")
+    code, _, err = export(tmp_path, capsys, "torus", "--h", "0.0045", "--t-end", "3",
+                          "--size", "96x64", "--fps", "10", "--out", str(out))
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "stability limit" in lines[0] and "blew up" in lines[0]
+    frames = read_frames(out)  # the old file was replaced by a complete one
+    assert 2 <= len(frames) < 31
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blow.gif"]

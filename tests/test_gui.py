@@ -1,0 +1,315 @@
+"""The desktop window, driven through pytest-qt (under Xvfb in CI: pytest-xvfb starts one;
+without a display the tests that need one are skipped, never faked)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+pytest.importorskip("pyvistaqt")
+
+if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
+    pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
+                allow_module_level=True)
+
+from PyQt6.QtCore import QSettings, Qt  # noqa: E402
+
+from app.gui.main_window import MainWindow  # noqa: E402
+from app.gui.worker import LoadRequest  # noqa: E402
+
+pytestmark = pytest.mark.gui
+ROOT = Path(__file__).resolve().parent.parent
+WAIT = 60_000  # ms; the first load may compile kernels
+TORUS = LoadRequest("torus")
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def make_window(qtbot, settings):
+    made = []
+
+    def make(request: LoadRequest | None = TORUS) -> MainWindow:
+        w = MainWindow(request, settings=settings)
+        w.resize(1280, 800)
+        w.show()
+        qtbot.addWidget(w)
+        qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
+                        timeout=WAIT)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.close()
+
+
+def _play_until(qtbot, w: MainWindow, t: float) -> None:
+    w.play()
+    qtbot.waitUntil(lambda: w.last_frame is not None and w.last_frame.t >= t, timeout=WAIT)
+    w.pause()
+    qtbot.waitUntil(lambda: w.state == "paused", timeout=WAIT)
+
+
+def test_window_starts_on_the_torus(make_window):
+    w = make_window()
+    assert w.loaded.model.n_bodies == 80
+    assert w.last_frame.t == 0.0
+    assert w.controls.integrator.currentData() == "rrp-newmark"
+    assert "torus" in w.windowTitle().lower() or "Particle-binder" in w.windowTitle()
+    # the h control shows the engine's stability estimate
+    assert "stability limit h ≈" in w.controls.stability.text()
+
+
+def test_play_advances_time(qtbot, make_window):
+    w = make_window()
+    _play_until(qtbot, w, 0.05)
+    t = w.last_frame.t
+    assert t >= 0.05
+    assert not w.worker.playing
+    # the plots received the rows
+    run = next(iter(w.plots.runs.values()))
+    assert run.t.n >= 2 and run.t.data[-1] > 0.0
+    # and the ring moved towards the wall (v0 along -x)
+    x0 = w.loaded.model.initial_state.x
+    assert w.last_frame.x[:, 0].mean() < x0[:, 0].mean() - 0.04
+
+
+def test_switching_integrator_and_h_mid_run_keeps_the_state(qtbot, make_window):
+    w = make_window()
+    _play_until(qtbot, w, 0.05)
+    before = w.last_frame
+    w.set_integrator("pfc-verlet")
+    qtbot.waitUntil(lambda: w.last_frame.integrator == "pfc-verlet", timeout=WAIT)
+    w.set_h(5e-4)
+    qtbot.waitUntil(lambda: w.last_frame.h == 5e-4, timeout=WAIT)
+    after = w.last_frame
+    # nothing jumped: same instant, same positions and velocities
+    assert after.t == before.t and after.step == before.step
+    np.testing.assert_array_equal(after.x, before.x)
+    np.testing.assert_array_equal(after.v, before.v)
+    # a marker per change, in every plot
+    assert w.plots.n_markers == 2
+    assert len(w.plots.markers) == 2 * len(w.plots.plots)
+    labels = [e.label for e in w.plots.events]
+    assert labels == ["integrator: rrp-newmark → pfc-verlet", "h: 0.001 → 0.0005"]
+    # one step later the bodies moved by about h v, not more
+    w.request_step.emit()
+    qtbot.waitUntil(lambda: w.last_frame.step == before.step + 1, timeout=WAIT)
+    moved = np.linalg.norm(w.last_frame.x - before.x, axis=1)
+    speed = np.linalg.norm(before.v, axis=1)
+    assert moved.max() > 0
+    assert moved.max() <= 2 * 5e-4 * speed.max()  # h|v| plus the force term; a jump ≫ this
+    assert w.last_frame.t == pytest.approx(before.t + 5e-4, abs=1e-12)
+
+
+def test_invalid_h_is_refused_with_a_message(qtbot, make_window):
+    w = make_window()
+    c = w.controls
+    for text, words in (("-1", "positive"), ("abc", "not a number"), ("0", "positive")):
+        c.h_edit.setText(text)
+        c.h_apply.click()
+        assert c.h_message.isVisible() and words in c.h_message.text()
+    # beyond what the engine accepts at all: the worker refuses, h stays
+    c.h_edit.setText("5")
+    c.h_apply.click()
+    qtbot.waitUntil(lambda: "too large" in c.h_message.text(), timeout=WAIT)
+    assert w.last_frame.h == 1e-3
+    assert w.plots.n_markers == 0
+    # rrp-exact's own limit (h|w| < 1) is checked on a spinning pendulum
+    w.load(LoadRequest("pendulum", {"omega0": [0.0, 0.0, 30.0]}, "rrp-exact", 1e-2))
+    qtbot.waitUntil(lambda: w.loaded.model.name == "pendulum" and w.last_frame is not None,
+                    timeout=WAIT)
+    c.h_edit.setText("0.05")
+    c.h_apply.click()
+    qtbot.waitUntil(lambda: "rrp-exact" in c.h_message.text(), timeout=WAIT)
+    assert "largest admissible h" in c.h_message.text()
+    assert w.last_frame.h == 1e-2
+
+
+def test_a_step_beyond_the_estimate_is_warned_about_before_it_is_taken(make_window):
+    w = make_window()
+    c = w.controls
+    limit = c.h_limit
+    assert 1e-3 < limit < 1e-2
+    c.h_edit.setText(f"{2 * limit:g}")
+    c._check_h_text(c.h_edit.text())  # what typing does
+    assert c.h_message.isVisible() and "beyond the stability limit" in c.h_message.text()
+
+
+def test_a_blow_up_pauses_with_the_last_good_state(qtbot, make_window):
+    w = make_window()
+    w.set_h(0.05)
+    qtbot.waitUntil(lambda: w.last_frame.h == 0.05, timeout=WAIT)
+    w.play()
+    qtbot.waitUntil(lambda: w.failure is not None, timeout=WAIT)
+    assert "stability" in w.failure and "lower h" in w.failure
+    assert w.banner.isVisible()
+    assert not w.controls.play.isChecked() and not w.worker.playing
+    fr = w.last_frame
+    assert np.isfinite(fr.x).all() and np.isfinite(fr.v).all()
+    assert fr.t > 0
+    # nothing non-finite reached the plots
+    for run in w.plots.runs.values():
+        assert np.isfinite(run.total.data).all()
+    # lower h and go on from the kept state
+    t_failed = fr.t
+    w.set_h(1e-3)
+    qtbot.waitUntil(lambda: w.last_frame.h == 1e-3, timeout=WAIT)
+    assert not w.banner.isVisible()
+    _play_until(qtbot, w, t_failed + 0.01)
+    assert w.failure is None
+
+
+def test_compare_mode_draws_one_energy_curve_per_integrator(qtbot, make_window):
+    w = make_window()
+    w.controls.compare[0].setCurrentIndex(w.controls.compare[0].findData("campello"))
+    w.controls.compare[1].setCurrentIndex(w.controls.compare[1].findData("rk4"))
+    w.controls.compare_changed.emit()
+    qtbot.waitUntil(lambda: w.loaded.integrators == ["rrp-newmark", "campello", "rk4"]
+                    and w.last_frame is not None, timeout=WAIT)
+    _play_until(qtbot, w, 0.05)
+    labels = w.plots.energy_curve_labels()
+    assert labels == ["rrp-newmark", "campello", "rk4"]
+    for lab in labels:
+        d = w.plots.runs[lab]
+        assert d.t.n >= 2
+    # the lock-step runs differ (different schemes), but share the time axis
+    a, b = w.plots.runs["rrp-newmark"], w.plots.runs["campello"]
+    n = min(a.t.n, b.t.n)
+    np.testing.assert_array_equal(a.t.data[:n], b.t.data[:n])
+    assert np.abs(a.rel.data[:n] - b.rel.data[:n]).max() > 0
+    assert len(w.last_frame.ghosts) == 2
+    assert len(w.scene._ghosts) == 2
+
+
+def _non_background_fraction(img: np.ndarray) -> float:
+    corner = img[5:15, -15:-5].reshape(-1, 3).mean(axis=0)
+    diff = np.abs(img.astype(float) - corner).sum(axis=2)
+    return float((diff > 60).mean())
+
+
+def test_the_3d_view_shows_the_spheres(qtbot, make_window):
+    w = make_window()
+    qtbot.wait(200)
+    img = w.view_image()
+    assert img.shape[0] > 100 and img.shape[1] > 100
+    frac = _non_background_fraction(img)
+    assert frac > 0.01, frac
+    # the spheres are grey, the axes red/green/blue: all present
+    flat = img.reshape(-1, 3).astype(int)
+    reddish = ((flat[:, 0] > 150) & (flat[:, 1] < 90) & (flat[:, 2] < 90)).sum()
+    assert reddish > 20
+
+
+def test_recording_and_exports(qtbot, make_window, tmp_path):
+    w = make_window()
+    gif = tmp_path / "run.gif"
+    w.start_recording(gif, fps=20)
+    _play_until(qtbot, w, 0.3)
+    out = w.stop_recording()
+    assert out == gif and gif.exists()
+    import imageio.v3 as iio
+
+    frames = iio.imread(gif, index=None)
+    assert len(frames) >= 2
+    assert np.abs(frames[0].astype(int) - frames[-1].astype(int)).max() > 0
+    # plots to PNG
+    pngs = w.plots.export_png(tmp_path / "plots.png")
+    assert [p.name for p in pngs] == ["plots-energy.png", "plots-error.png", "plots-P.png",
+                                      "plots-L.png"]
+    assert all(p.stat().st_size > 1000 for p in pngs)
+    # data to CSV and HDF5 (written by the worker)
+    csv = tmp_path / "run.csv"
+    w.request_save.emit(str(csv))
+    qtbot.waitUntil(csv.exists, timeout=WAIT)
+    head = csv.read_text().splitlines()
+    assert head[0].startswith("t,E_translational,") and "P_y" in head[0]
+    data = np.loadtxt(csv, delimiter=",", skiprows=1)
+    assert data[-1, 0] == pytest.approx(w.plots.runs["energy"].t.data[-1])
+    h5 = tmp_path / "run.h5"
+    w.request_save.emit(str(h5))
+    qtbot.waitUntil(h5.exists, timeout=WAIT)
+    from engine.io import read_run
+
+    r = read_run(h5)
+    assert len(r["time"]) == len(data)
+    # a recording to a bad name is refused, the running state untouched
+    from app.gui.recorder import RecorderError
+
+    with pytest.raises(RecorderError, match=".mp4 or .gif"):
+        w.start_recording(tmp_path / "run.avi")
+
+
+def test_bad_parameters_and_files_keep_the_running_scenario(qtbot, make_window, tmp_path):
+    w = make_window()
+    _play_until(qtbot, w, 0.02)
+    t = w.last_frame.t
+    editor = w.controls.params.editors["v0"][1]
+    editor.setText("fast")
+    w.controls.apply_params.click()
+    assert w.controls.param_error.isVisible() and "v0" in w.controls.param_error.text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text('model = "torus"\n[parameters]\nk_axial = -3\n')
+    w.load(LoadRequest(str(bad)))
+    qtbot.waitUntil(w.banner.isVisible, timeout=WAIT)
+    assert "k_axial" in w.banner.text()
+    assert w.loaded.model.name == "torus" and w.last_frame.t == t
+
+
+def test_choices_are_remembered(qtbot, make_window, settings):
+    w = make_window(LoadRequest("pendulum", {}, "campello", 2e-3))
+    w.close()
+    settings.sync()
+    w2 = make_window(None)
+    assert w2.loaded.model.name == "pendulum"
+    assert w2.loaded.integrators == ["campello"]
+    assert w2.loaded.h == 2e-3
+
+
+def test_rrp_gui_screenshot_command(tmp_path):
+    shot = tmp_path / "w.png"
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "app", "gui", "pendulum", "--screenshot",
+                          str(shot), "--quit-after", "1", "--size", "1200x800"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=180, env=env)
+    assert out.returncode == 0, out.stderr
+    from PyQt6.QtGui import QImage
+
+    img = QImage(str(shot))
+    assert img.width() == 1200 and img.height() >= 700
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--screenshot", "w.jpg", "--quit-after", "1"], ".png"),
+    (["--screenshot", "w.png"], "--quit-after"),
+    (["--integrator", "nope"], "unknown integrator"),
+    (["--h", "-1"], "positive"),
+    (["--size", "10x10"], "--size"),
+])
+def test_rrp_gui_bad_input_is_one_line(tmp_path, argv, words):
+    out = subprocess.run([sys.executable, "-m", "app", "gui", "torus", *argv], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_keyboard_space_toggles_play(qtbot, make_window):
+    w = make_window()
+    w.activateWindow()
+    w.controls.play.setFocus()
+    qtbot.keyClick(w.controls.play, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: w.worker.playing, timeout=WAIT)
+    w.pause()
