@@ -138,9 +138,11 @@ class MainWindow(QMainWindow):
         c.ghosts_toggled.connect(self._on_ghosts)
         c.record_toggled.connect(self._on_record_toggled)
 
+        self._plot_paint_mark = 0.0
+        self._plot_redraws = 0
         self._plot_timer = QTimer(self)
         self._plot_timer.setInterval(1000 // PLOT_HZ)
-        self._plot_timer.timeout.connect(self.plots.redraw)
+        self._plot_timer.timeout.connect(self._redraw_plots)
         self._plot_timer.start()
 
         self._restore_settings()
@@ -269,6 +271,26 @@ class MainWindow(QMainWindow):
             return None
         self.show_message(f"recording saved: {out} ({rec.frames} frames)")
         return out
+
+    def _redraw_plots(self) -> None:
+        """Push new data to the plots, pacing the redraws by what they cost: the interval
+        is five times the painting time of the last redraw (≥ 1/PLOT_HZ), so the plots
+        take at most ~1/5 of the GUI thread and the 3D view keeps its frame rate while long
+        series get costlier to draw (painting happens later, in the event loop: its cost
+        is measured by :class:`~app.gui.plots.TimedPlotWidget`)."""
+        from .plots import TimedPlotWidget
+
+        spent = TimedPlotWidget.paint_seconds - self._plot_paint_mark
+        self._plot_paint_mark = TimedPlotWidget.paint_seconds
+        if self._plot_redraws:
+            interval = min(3000, max(1000 // PLOT_HZ, int(5000 * spent)))
+            self._plot_timer.setInterval(interval)
+        if not self.plots.dirty:
+            return
+        t0 = time.perf_counter()
+        self.plots.redraw()
+        self._plot_redraws += 1
+        self._plot_paint_mark -= time.perf_counter() - t0  # count the data push too
 
     # ------------------------------------------------------------------ worker → views
     def _on_loaded(self, ld: Loaded) -> None:

@@ -8,6 +8,7 @@ visible range so that long runs stay fluid.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,12 @@ ENERGY_COLOURS = {
 }
 RUN_COLOURS = ("#1f77b4", "#d62728", "#2ca02c")
 AXIS_COLOURS = ("#d62728", "#2ca02c", "#1f77b4")  # x, y, z
+
+
+def _light(hex_colour: str, white: float = 0.45) -> str:
+    """An opaque, lighter shade (fills overlap: transparency would mix them)."""
+    rgb = [int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)]
+    return "#" + "".join(f"{round(c + (255 - c) * white):02x}" for c in rgb)
 
 
 class Grow:
@@ -67,13 +74,27 @@ class _RunData:
         self.L = Grow(3)
 
 
+class TimedPlotWidget(pg.PlotWidget):
+    """A PlotWidget that adds up the time spent painting it (``paint_seconds``), so the
+    window can pace the redraws to what this machine can afford."""
+
+    paint_seconds = 0.0
+
+    def paintEvent(self, ev) -> None:  # noqa: N802 (Qt name)
+        t0 = time.perf_counter()
+        try:
+            super().paintEvent(ev)
+        finally:
+            TimedPlotWidget.paint_seconds += time.perf_counter() - t0
+
+
 def _plot(title: str, left: str) -> pg.PlotWidget:
-    w = pg.PlotWidget(background="w")
+    w = TimedPlotWidget(background="w")
     p = w.getPlotItem()
     p.setTitle(title, color="#222", size="10pt")
     p.setLabel("left", left)
     p.setLabel("bottom", "t")
-    p.showGrid(x=True, y=True, alpha=0.25)
+    # (no grid: on the raster engine it triples the cost of painting a plot)
     p.setDownsampling(auto=True, mode="peak")
     # (no clipToView: with linked, auto-ranged x axes it clips new data until a later
     # redraw; peak downsampling alone keeps 100k-point curves fluid)
@@ -188,36 +209,35 @@ class PlotPanel(QWidget):
             pi = w.getPlotItem()
             for item in list(pi.listDataItems()):
                 pi.removeItem(item)
-            for item in [i for i in pi.items if isinstance(i, pg.FillBetweenItem)]:
-                pi.removeItem(item)
             if pi.legend is not None:
                 pi.legend.clear()
-        self._curves = {"energy": {}, "fills": [], "error": {}, "P": [], "L": []}
+        self._curves = {"energy": {}, "error": {}, "P": [], "L": []}
         if self.loaded is None:
             return
         names = self.loaded.energy_names
         ep = self.energy_plot
         if self.stacked.isChecked():
-            base = ep.plot([], [], pen=None)
-            prev = base
-            for n in names:
-                if n == "gravity":
-                    continue
-                c = ep.plot([], [], pen=pg.mkPen(ENERGY_COLOURS[n], width=1), name=n)
-                fill = pg.FillBetweenItem(prev, c, brush=pg.mkBrush(ENERGY_COLOURS[n] + "88"))
-                ep.addItem(fill)
+            # cumulative sums, each filled down to 0; the lower ones drawn on top, so the
+            # band between two curves shows the upper one's colour (no FillBetweenItem:
+            # its polygons are not downsampled and cost O(rows) to paint)
+            stack = [n for n in names if n != "gravity"]
+            for k, n in enumerate(stack):
+                c = ep.plot([], [], pen=pg.mkPen(ENERGY_COLOURS[n], width=1), name=n,
+                            fillLevel=0.0, brush=pg.mkBrush(_light(ENERGY_COLOURS[n])))
+                c.setZValue(len(stack) - k)
                 self._curves["energy"][n] = c
-                self._curves["fills"].append(fill)
-                prev = c
             if "gravity" in names:
-                self._curves["energy"]["gravity"] = ep.plot(
-                    [], [], pen=pg.mkPen(ENERGY_COLOURS["gravity"], width=2), name="gravity")
-            self._curves["base"] = base
+                g = ep.plot([], [], pen=pg.mkPen(ENERGY_COLOURS["gravity"], width=2),
+                            name="gravity")
+                g.setZValue(len(stack) + 1)
+                self._curves["energy"]["gravity"] = g
+            self._curves["base"] = True
         else:
             for n in names:
                 self._curves["energy"][n] = ep.plot(
                     [], [], pen=pg.mkPen(ENERGY_COLOURS[n], width=1.5), name=n)
         self._curves["total"] = ep.plot([], [], pen=pg.mkPen("k", width=2), name="total")
+        self._curves["total"].setZValue(100)
         ep.getPlotItem().setToolTip("\n".join(f"{n}: {ENERGY_LABELS[n]}" for n in names))
         labels = list(self.runs) or ["energy"]
         for k, lab in enumerate(labels):
@@ -236,6 +256,11 @@ class PlotPanel(QWidget):
         self._dirty = True
         self.redraw()
 
+    @property
+    def dirty(self) -> bool:
+        """New data not drawn yet."""
+        return self._dirty
+
     def redraw(self) -> None:
         """Push the data to the curves (call at a bounded rate, e.g. 15 Hz)."""
         if not self._dirty or self.loaded is None or not self.runs:
@@ -245,7 +270,6 @@ class PlotPanel(QWidget):
         t = first.t.data
         e = first.energy.data
         if self.stacked.isChecked() and "base" in self._curves:
-            self._curves["base"].setData(t, np.zeros_like(t))
             acc = np.zeros_like(t)
             for n, c in self._curves["energy"].items():
                 col = e[:, ENERGY_NAMES.index(n)]
