@@ -313,3 +313,24 @@ def test_keyboard_space_toggles_play(qtbot, make_window):
     qtbot.keyClick(w.controls.play, Qt.Key.Key_Space)
     qtbot.waitUntil(lambda: w.worker.playing, timeout=WAIT)
     w.pause()
+
+
+def test_a_session_that_cannot_be_restored_opens_the_default(qtbot, make_window, settings,
+                                                             tmp_path):
+    gone = tmp_path / "gone.toml"
+    settings.setValue("scenario", str(gone))
+    settings.sync()
+    w = make_window(None)
+    assert w.loaded.model.name == "torus"
+    qtbot.waitUntil(w.banner.isVisible, timeout=WAIT)
+    assert "gone.toml" in w.banner.text() and "default scenario" in w.banner.text()
+
+
+def test_rrp_gui_without_a_display_says_so(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY",
+                                                             "QT_QPA_PLATFORM")}
+    out = subprocess.run([sys.executable, "-m", "app", "gui"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, env=env)
+    assert out.returncode == 2
+    assert "needs a desktop session" in out.stderr and "Traceback" not in out.stderr
+

@@ -56,6 +56,11 @@ def launch(args: argparse.Namespace) -> int:
 
         request = LoadRequest(args.scenario or "torus", overrides, integ, h)
 
+    if (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")
+            and not os.environ.get("WAYLAND_DISPLAY")
+            and os.environ.get("QT_QPA_PLATFORM", "xcb").startswith(("xcb", "wayland"))):
+        raise UsageError("rrp gui needs a desktop session (no DISPLAY is set): run it on a "
+                         "desktop, under xvfb-run, or use 'rrp export' for a headless video")
     os.environ.setdefault("QT_API", "pyqt6")
     from PyQt6.QtCore import QTimer
     from PyQt6.QtWidgets import QApplication

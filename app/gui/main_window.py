@@ -31,6 +31,7 @@ from .recorder import Recorder, RecorderError
 from .worker import Frame, Loaded, LoadRequest, SimulationWorker
 
 PLOT_HZ = 10
+DEFAULT_REQUEST = LoadRequest("torus")
 
 
 class MainWindow(QMainWindow):
@@ -64,6 +65,8 @@ class MainWindow(QMainWindow):
         self._fps = 0.0
         self._fps_mark = (time.perf_counter(), 0)
         self._request: LoadRequest | None = None
+        self._good_request: LoadRequest | None = None
+        self._notice: str | None = None
 
         # widgets ----------------------------------------------------------------
         self.controls = ControlPanel()
@@ -295,9 +298,13 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ worker → views
     def _on_loaded(self, ld: Loaded) -> None:
         self.loaded = ld
+        self._good_request = self._request
         self.last_frame = None
         self.failure = None
         self.banner.hide()
+        if self._notice:
+            self._show_banner(self._notice)
+            self._notice = None
         self.view.clear()
         try:
             self.view.clear_actors()
@@ -381,8 +388,14 @@ class MainWindow(QMainWindow):
                 self.controls.integrator_props.setText(
                     INTEGRATORS[self.last_frame.integrator].properties())
             self.show_message(message)
+        elif self.loaded is None and self._request != DEFAULT_REQUEST:
+            # the remembered session cannot be restored (a moved file, say): say so and
+            # open the default scenario instead of an empty window
+            self.load(DEFAULT_REQUEST)
+            self._notice = f"{message} — opened the default scenario instead"
         else:
             self._show_banner(message)
+            self._request = self._good_request  # Reset goes back to what is running
             if self.loaded is not None:  # the old scenario is still there: show it
                 self.controls.show_scenario(self.loaded.scenario, self.loaded.model.name,
                                             self.loaded.params)

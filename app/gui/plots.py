@@ -19,6 +19,7 @@ from PyQt6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from engine.layout import ENERGY_LABELS, ENERGY_NAMES
 
+from ..scene import GHOST_COLOURS
 from .worker import Frame, Loaded
 
 ENERGY_COLOURS = {
@@ -31,7 +32,8 @@ ENERGY_COLOURS = {
     "contact": "#d62728",
     "wall": "#17becf",
 }
-RUN_COLOURS = ("#1f77b4", "#d62728", "#2ca02c")
+RUN_COLOURS = ("#1f77b4", *GHOST_COLOURS[:2])
+"""Primary run, then the compare runs in the colours of their ghosts in the 3D view."""
 AXIS_COLOURS = ("#d62728", "#2ca02c", "#1f77b4")  # x, y, z
 
 

@@ -27,8 +27,8 @@ from engine.scenarios import ScenarioError, load_scenario
 from engine.simulation import Event, Simulation, SimulationError
 from engine.stability import StabilityEstimate
 
-TICK_MS = 15
-"""Interval of the stepping timer: at most ~60 chunks (and frames) a second."""
+TICK_MS = 17
+"""Interval of the stepping timer: at most ~59 chunks (and frames) a second (≤ 60 Hz)."""
 
 MAX_COMPARE = 3
 
