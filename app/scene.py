@@ -137,6 +137,15 @@ class BodyScene:
         self.diameter[~(self.diameter > 0)] = 0.1
         self.offset = np.asarray(model.draw_offset, dtype=np.float64)
         self._has_offset = bool(np.any(self.offset != 0))
+        # Bodies drawn as several spheres (a dumbbell: one per point mass, joined by a
+        # rod): body-frame points (n, k, 3) about x; a sphere is k = 1 at draw_offset.
+        bp = getattr(model, "body_points", None)
+        self.shape = getattr(model, "shape", "sphere")
+        if self.shape != "sphere" and bp is not None:
+            self.body_points: np.ndarray | None = np.asarray(bp, dtype=np.float64)
+        else:
+            self.body_points = None
+        self.k = 1 if self.body_points is None else self.body_points.shape[1]
         self.inertia = np.asarray(model.bodies.inertia, dtype=np.float64)
         self.pivot = None if model.pivot is None else np.asarray(model.pivot, float)
         self._resolution = 24 if self.n <= 8 else 12 if self.n <= 2000 else 6
@@ -150,8 +159,11 @@ class BodyScene:
         self._centres = self._drawn_centres(st.x, quat_matrices(st.q))
 
         # spheres
-        self._spheres = _SphereSet(0.5 * self.diameter, self._resolution)
-        self._spheres.move(self._centres)
+        self._spheres = _SphereSet(0.5 * np.repeat(self.diameter, self.k), self._resolution)
+        self._spheres.move(self._sphere_centres(self._centres, quat_matrices(st.q)))
+        self._rods_mesh = None
+        if self.k > 1:
+            self._add_rods()
         self._sphere_actor = plotter.add_mesh(
             self._spheres.mesh, scalars="value", cmap=CMAP, clim=[0.0, 1.0],
             show_scalar_bar=False, color=SPHERE_COLOUR, specular=0.3, specular_power=20,
@@ -161,6 +173,9 @@ class BodyScene:
         # body-frame axes: points [c, c + L e1, c + L e2, c + L e3] per body
         n = self.n
         self._axis_len = AXIS_LENGTH * self.diameter
+        if self.body_points is not None:  # long bodies: axes as long as the body's reach
+            reach = np.linalg.norm(self.body_points, axis=2).max(axis=1)
+            self._axis_len = np.maximum(self._axis_len, 0.8 * reach)
         base = 4 * np.arange(n)
         lines = np.empty((n, 3, 3), dtype=np.int64)
         lines[:, :, 0] = 2
@@ -265,6 +280,24 @@ class BodyScene:
             return x
         return x + R @ self.offset
 
+    def _sphere_centres(self, c: np.ndarray, R: np.ndarray | None) -> np.ndarray:
+        """Centres of the drawn spheres, ``(n·k, 3)``: the body's drawn centre ``c`` for
+        spheres, ``c + R p`` for each body-frame point ``p`` of a multi-sphere body."""
+        if self.body_points is None:
+            return c
+        return (c[:, None, :] + np.einsum("nij,nkj->nki", R, self.body_points)).reshape(-1, 3)
+
+    def _add_rods(self) -> None:
+        """Rods joining the points of each multi-sphere body (the dumbbells' bars)."""
+        n, k = self.n, self.k
+        lines = np.empty((n, k - 1, 3), dtype=np.int64)
+        lines[:, :, 0] = 2
+        lines[:, :, 1] = (k * np.arange(n))[:, None] + np.arange(k - 1)[None]
+        lines[:, :, 2] = lines[:, :, 1] + 1
+        self._rods_mesh = pv.PolyData(self._spheres.centres(), lines=lines.ravel())
+        self.plotter.add_mesh(self._rods_mesh, color=ROD_COLOUR, line_width=5,
+                              name="rrp-rods", reset_camera=False, lighting=False)
+
     # ------------------------------------------------------------------ per frame
     def update(self, x: np.ndarray, q: np.ndarray, v: np.ndarray | None = None,
                omega: np.ndarray | None = None) -> None:
@@ -274,7 +307,11 @@ class BodyScene:
         c = self._drawn_centres(x, R)
         self._centres = c
         self._last_R = R
-        self._spheres.move(c)
+        sc = self._sphere_centres(c, R)
+        self._spheres.move(sc)
+        if self._rods_mesh is not None:
+            self._rods_mesh.points[:] = sc
+            self._rods_mesh.GetPoints().Modified()
         if self._axes_actor.GetVisibility():
             self._move_axes(c, R)
         if v is not None:
@@ -337,7 +374,7 @@ class BodyScene:
 
     def _recolour(self) -> None:
         vals = self.body_values()
-        self._spheres.set_values(vals)
+        self._spheres.set_values(np.repeat(vals, self.k))
         vmax = float(np.max(vals)) if vals.size else 0.0
         if math.isfinite(vmax) and vmax > self._vmax[self.colour_by]:
             self._vmax[self.colour_by] = _nice_ceil(vmax)
@@ -401,8 +438,10 @@ class BodyScene:
             self.plotter.remove_actor(actor, render=False)
         for i, (x, q) in enumerate(states):
             if i == len(self._ghosts):
-                gs = _SphereSet(0.5 * self.diameter, max(6, self._resolution // 2 + 2))
-                gs.move(self._drawn_centres(x, quat_matrices(q)))
+                gs = _SphereSet(0.5 * np.repeat(self.diameter, self.k),
+                                max(6, self._resolution // 2 + 2))
+                R = quat_matrices(q)
+                gs.move(self._sphere_centres(self._drawn_centres(x, R), R))
                 actor = self.plotter.add_mesh(
                     gs.mesh, color=GHOST_COLOURS[i % len(GHOST_COLOURS)],
                     opacity=GHOST_OPACITY, scalars=None, name=f"rrp-ghost-{i}",
@@ -411,8 +450,9 @@ class BodyScene:
                 self._ghosts.append((gs, actor))
             else:
                 gs = self._ghosts[i][0]
-                R = quat_matrices(q) if self._has_offset else None
-                gs.move(self._drawn_centres(x, R))
+                R = (quat_matrices(q) if self._has_offset or self.body_points is not None
+                     else None)
+                gs.move(self._sphere_centres(self._drawn_centres(x, R), R))
         self.plotter.renderer.ResetCameraClippingRange()
 
     # ------------------------------------------------------------------ read-only views

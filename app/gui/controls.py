@@ -290,6 +290,23 @@ class ControlPanel(QWidget):
         self.params.set_schema(get_model_spec(model_name).schema, params)
         self.param_error.hide()
 
+    def allow_integrators(self, spherical: bool) -> None:
+        """Grey out the schemes that cannot drive the model (spheres-only schemes on
+        non-spherical bodies), in the scheme and compare pickers."""
+        for cb in (self.integrator, *self.compare):
+            model = cb.model()
+            for i in range(cb.count()):
+                name = cb.itemData(i)
+                if not name:
+                    continue
+                ok = spherical or not INTEGRATORS[name].spherical_only
+                model.item(i).setEnabled(ok)
+                if not ok:
+                    cb.setItemData(i, f"{name} handles spherical bodies only",
+                                   Qt.ItemDataRole.ToolTipRole)
+                elif cb is self.integrator:
+                    cb.setItemData(i, integrator_tooltip(name), Qt.ItemDataRole.ToolTipRole)
+
     def show_integrators(self, names: list[str]) -> None:
         self.integrator.setCurrentIndex(self.integrator.findData(names[0]))
         self.integrator_props.setText(INTEGRATORS[names[0]].properties())

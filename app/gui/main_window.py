@@ -315,6 +315,7 @@ class MainWindow(QMainWindow):
         self.view.update()
         self.plots.reset(ld)
         self.controls.show_scenario(ld.scenario, ld.model.name, ld.params)
+        self.controls.allow_integrators(ld.model.bodies.spherical)
         self.controls.show_integrators(ld.integrators)
         self.controls.show_h(ld.h)
         self.controls.show_stability(ld.stability.h_stable, ld.stability.describe())

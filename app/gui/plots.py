@@ -31,7 +31,20 @@ ENERGY_COLOURS = {
     "shear": "#e377c2",
     "contact": "#d62728",
     "wall": "#17becf",
+    "mutual gravity": "#8c564b",
 }
+SIGNED_COMPONENTS = frozenset({"gravity", "mutual gravity"})
+"""Potentials that go negative: drawn as lines beside the stacked (non-negative) areas."""
+FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31")
+
+
+def energy_colour(name: str) -> str:
+    """The colour of an energy component (a stable fallback for new components)."""
+    if name in ENERGY_COLOURS:
+        return ENERGY_COLOURS[name]
+    return FALLBACK_COLOURS[sum(map(ord, name)) % len(FALLBACK_COLOURS)]
+
+
 RUN_COLOURS = ("#1f77b4", *GHOST_COLOURS[:2])
 """Primary run, then the compare runs in the colours of their ghosts in the 3D view."""
 AXIS_COLOURS = ("#d62728", "#2ca02c", "#1f77b4")  # x, y, z
@@ -222,25 +235,25 @@ class PlotPanel(QWidget):
             # cumulative sums, each filled down to 0; the lower ones drawn on top, so the
             # band between two curves shows the upper one's colour (no FillBetweenItem:
             # its polygons are not downsampled and cost O(rows) to paint)
-            stack = [n for n in names if n != "gravity"]
+            stack = [n for n in names if n not in SIGNED_COMPONENTS]
             for k, n in enumerate(stack):
-                c = ep.plot([], [], pen=pg.mkPen(ENERGY_COLOURS[n], width=1), name=n,
-                            fillLevel=0.0, brush=pg.mkBrush(_light(ENERGY_COLOURS[n])))
+                c = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=1), name=n,
+                            fillLevel=0.0, brush=pg.mkBrush(_light(energy_colour(n))))
                 c.setZValue(len(stack) - k)
                 self._curves["energy"][n] = c
-            if "gravity" in names:
-                g = ep.plot([], [], pen=pg.mkPen(ENERGY_COLOURS["gravity"], width=2),
-                            name="gravity")
-                g.setZValue(len(stack) + 1)
-                self._curves["energy"]["gravity"] = g
+            for n in names:
+                if n in SIGNED_COMPONENTS:
+                    g = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=2), name=n)
+                    g.setZValue(len(stack) + 1)
+                    self._curves["energy"][n] = g
             self._curves["base"] = True
         else:
             for n in names:
                 self._curves["energy"][n] = ep.plot(
-                    [], [], pen=pg.mkPen(ENERGY_COLOURS[n], width=1.5), name=n)
+                    [], [], pen=pg.mkPen(energy_colour(n), width=1.5), name=n)
         self._curves["total"] = ep.plot([], [], pen=pg.mkPen("k", width=2), name="total")
         self._curves["total"].setZValue(100)
-        ep.getPlotItem().setToolTip("\n".join(f"{n}: {ENERGY_LABELS[n]}" for n in names))
+        ep.getPlotItem().setToolTip("\n".join(f"{n}: {ENERGY_LABELS.get(n, n)}" for n in names))
         labels = list(self.runs) or ["energy"]
         for k, lab in enumerate(labels):
             name = lab if len(labels) > 1 else "ΔE/|E₀|"
@@ -275,7 +288,7 @@ class PlotPanel(QWidget):
             acc = np.zeros_like(t)
             for n, c in self._curves["energy"].items():
                 col = e[:, ENERGY_NAMES.index(n)]
-                if n == "gravity":
+                if n in SIGNED_COMPONENTS:
                     c.setData(t, col)
                     continue
                 acc = acc + col
