@@ -30,11 +30,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.diagnostics import energy_scale  # noqa: E402
+from engine.diagnostics import energy_scale, rotational_energy  # noqa: E402
 from engine.forcefield import compute_forces  # noqa: E402
 from engine.integrators import INTEGRATORS  # noqa: E402
-from engine.integrators.advance import advance  # noqa: E402
+from engine.integrators.advance import (  # noqa: E402
+    advance,
+    new_state_buffer,
+    new_work,
+    prime_kernels,
+)
 from engine.layout import N_ENERGY, NL_REBUILDS, OK  # noqa: E402
+from engine.rotations import quat_to_matrix  # noqa: E402
 from engine.scenarios import load_scenario  # noqa: E402
 
 
@@ -56,15 +62,18 @@ class Run:
         ff.invalidate_neighbours()
         st = model.initial_state.copy()
         n = st.n
-        s0 = (st.x, st.v, st.q, st.omega, np.zeros((n, 3)), np.zeros((n, 3)), np.zeros(N_ENERGY))
+        # Π = 𝕁 Rᵀ Ω, the state of the schemes that keep it (lgvi, rrp-implicit)
+        pi = np.einsum("nij,nkj,nk->ni", ff.inertia, quat_to_matrix(st.q), st.omega)
+        s0 = new_state_buffer(st.x, st.v, st.q, st.omega, pi)
         s1 = tuple(a.copy() for a in s0)
-        work = (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)))
+        work = new_work(n)
         info = np.zeros(4)
         if compute_forces(s0[0], s0[2], ff.arrays, s0[4], s0[5], s0[6]) != OK:
             raise RuntimeError("cannot evaluate the initial forces")
+        prime_kernels(s0, ff.arrays)
         e = s0[6]
         e[0] = 0.5 * float(np.sum(ff.m * np.sum(st.v * st.v, axis=1)))
-        e[1] = 0.5 * float(np.sum(ff.J * np.sum(st.omega * st.omega, axis=1)))
+        e[1] = rotational_energy(ff.J, st.omega, st.q, None if ff.spherical else ff.inertia)
         e_ctrl = np.array([float(e.sum()), energy_scale(e), self.tolerance])
         rebuilds0 = int(ff.nl_state[NL_REBUILDS])
         seconds = 0.0

@@ -15,12 +15,33 @@ from .rotations import orthogonality_error, quat_to_matrix
 MOMENTUM_NAMES = ("P_x", "P_y", "P_z", "L_x", "L_y", "L_z")
 
 
+def spin_momentum(J: np.ndarray, omega: np.ndarray, q: np.ndarray | None = None,
+                  inertia: np.ndarray | None = None) -> np.ndarray:
+    """Spatial angular momentum of each body's spin: ``J Ω`` for spheres, ``R 𝕁 Rᵀ Ω``
+    when the body-frame tensors ``inertia (n, 3, 3)`` and attitudes ``q`` are given."""
+    omega = np.asarray(omega, dtype=float)
+    if inertia is None or q is None:
+        return np.asarray(J, dtype=float)[:, None] * omega
+    R = quat_to_matrix(np.asarray(q, dtype=float))
+    return np.einsum("nij,njk,nlk,nl->ni", R, inertia, R, omega)
+
+
+def rotational_energy(J: np.ndarray, omega: np.ndarray, q: np.ndarray | None = None,
+                      inertia: np.ndarray | None = None) -> float:
+    """``½ Σ Ω · R 𝕁 Rᵀ Ω`` (``½ Σ J|Ω|²`` for spheres)."""
+    return 0.5 * float(np.sum(np.asarray(omega) * spin_momentum(J, omega, q, inertia)))
+
+
+def _tensors(ff: ForceField) -> np.ndarray | None:
+    return None if ff.spherical else ff.inertia
+
+
 def energy_components(ff: ForceField, x: np.ndarray, v: np.ndarray, q: np.ndarray,
                       omega: np.ndarray) -> np.ndarray:
     """All energy components (``layout.ENERGY_NAMES`` order) at one state."""
     _, _, e = evaluate(ff, x, q)
     e[E_TRANSLATIONAL] = 0.5 * float(np.sum(ff.m * np.sum(v * v, axis=1)))
-    e[E_ROTATIONAL] = 0.5 * float(np.sum(ff.J * np.sum(omega * omega, axis=1)))
+    e[E_ROTATIONAL] = rotational_energy(ff.J, omega, q, _tensors(ff))
     return e
 
 
@@ -30,18 +51,21 @@ def linear_momentum(m: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def angular_momentum(m: np.ndarray, J: np.ndarray, x: np.ndarray, v: np.ndarray,
-                     omega: np.ndarray) -> np.ndarray:
-    """``L = Σ (x × m v + J Ω)`` about the origin."""
-    return np.cross(x, m[:, None] * v).sum(axis=0) + np.einsum("n,nk->k", J, omega)
+                     omega: np.ndarray, q: np.ndarray | None = None,
+                     inertia: np.ndarray | None = None) -> np.ndarray:
+    """``L = Σ (x × m v + J Ω)`` about the origin (``R 𝕁 Rᵀ Ω`` with tensors)."""
+    return (np.cross(x, m[:, None] * v).sum(axis=0)
+            + spin_momentum(J, omega, q, inertia).sum(axis=0))
 
 
 def momentum_scales(m: np.ndarray, J: np.ndarray, x: np.ndarray, v: np.ndarray,
-                    omega: np.ndarray) -> tuple[float, float]:
+                    omega: np.ndarray, q: np.ndarray | None = None,
+                    inertia: np.ndarray | None = None) -> tuple[float, float]:
     """Scales against which momentum drift is relative: ``Σ m|v|`` and
-    ``Σ (|x × m v| + J|Ω|)`` (each ≥ the norm of the total; never zero)."""
+    ``Σ (|x × m v| + |I Ω|)`` (each ≥ the norm of the total; never zero)."""
     p = float(np.sum(m * np.linalg.norm(v, axis=1)))
     lv = float(np.sum(np.linalg.norm(np.cross(x, m[:, None] * v), axis=1)
-                      + J * np.linalg.norm(omega, axis=1)))
+                      + np.linalg.norm(spin_momentum(J, omega, q, inertia), axis=1)))
     return (p if p > 0 else 1.0), (lv if lv > 0 else 1.0)
 
 
@@ -103,4 +127,6 @@ __all__ = [
     "momentum_scales",
     "pendulum_invariants",
     "relative_energy_error",
+    "rotational_energy",
+    "spin_momentum",
 ]

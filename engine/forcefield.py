@@ -5,7 +5,12 @@ A model is *parameters + a function filling forces, spatial moments and energy
 components*; the integrators only ever see :func:`compute_forces` and the tuple of
 arrays ``ForceField.arrays`` (``ff`` in the kernels):
 
-``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref)``
+``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
+inertia_inv)``
+
+``inertia`` and ``inertia_inv`` are the body-frame tensors ``𝕁_i`` and ``𝕁_i⁻¹``
+``(n, 3, 3)``; ``flags[F_NONSPHERICAL]`` says whether they differ from ``J_i I`` (the
+scalar ``J`` stays the fast path for spheres).
 
 Hot-path convention (measured: it halves the cost of a torus step and makes a pendulum
 step 4x cheaper).  Every kernel called per step has a ``*_ws`` form that takes its
@@ -29,11 +34,15 @@ from numba import njit
 
 from .layout import (
     ERR_NEIGHBOUR_OVERFLOW,
+    F_NONSPHERICAL,
     N_ENERGY,
     N_FP,
     N_NL_STATE,
     N_TERMS,
     OK,
+    P_DB_G,
+    P_DB_L,
+    P_DB_M,
     P_K_AXIAL,
     P_K_BEND,
     P_K_CONTACT,
@@ -46,6 +55,7 @@ from .layout import (
     P_WALL_X,
     T_BONDS,
     T_CONTACT,
+    T_DUMBBELLS,
     T_PIVOT_GRAVITY,
     T_WALL,
 )
@@ -53,6 +63,7 @@ from .neighbours import ensure_neighbours_ws, neighbour_scratch_size
 from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
 from .potentials.contact import particle_contacts, wall_contacts
+from .potentials.dumbbells import dumbbell_gravity
 from .potentials.gravity import pivot_gravity
 
 
@@ -81,7 +92,7 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
     Allocates nothing and cannot raise, so a stepping loop that calls it keeps its
     arrays without reference counting (the integrators allocate ``ws`` once per run).
     """
-    m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff
+    m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff[:10]
     for i in range(F.shape[0]):
         for k in range(F.shape[1]):
             F[i, k] = 0.0
@@ -105,6 +116,9 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
     if flags[T_WALL]:
         wall_contacts(x, D, fp[P_WALL_N], fp[P_WALL_N + 1], fp[P_WALL_N + 2], fp[P_WALL_X],
                       fp[P_K_WALL], F, energy)
+    if flags[T_DUMBBELLS]:
+        dumbbell_gravity(x, q, fp[P_DB_G], fp[P_DB_M], fp[P_DB_M + 1], fp[P_DB_L],
+                         fp[P_DB_L + 1], F, RM, energy)
     return OK
 
 
@@ -114,7 +128,9 @@ class ForceField:
 
     ``m``, ``J``, ``D``: per-body mass, scalar inertia and diameter; ``flags[T_*]``: the
     active terms; ``fp[P_*]``: their scalar parameters; ``bonds`` ``(nb, 2)`` and
-    ``bond_ref`` ``(nb, 4) = (d̂₀, r₀)``: binder bonds; ``nl_*``: the neighbour list.
+    ``bond_ref`` ``(nb, 4) = (d̂₀, r₀)``: binder bonds; ``nl_*``: the neighbour list;
+    ``inertia`` ``(n, 3, 3)``: body-frame inertia tensors (default ``J I``; setting a
+    non-spherical one raises ``flags[F_NONSPHERICAL]``).
     """
 
     m: np.ndarray
@@ -127,6 +143,7 @@ class ForceField:
     nl_pairs: np.ndarray = field(default_factory=lambda: np.zeros((1, 2), dtype=np.int64))
     nl_state: np.ndarray = field(default_factory=lambda: np.zeros(N_NL_STATE, dtype=np.int64))
     nl_xref: np.ndarray = field(default_factory=lambda: np.zeros((1, 3)))
+    inertia: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self.m.shape[0]
@@ -139,6 +156,14 @@ class ForceField:
             self.nl_xref = np.zeros((n, 3))
         if self.nl_pairs.shape[0] < 2:
             self.nl_pairs = np.zeros((max(16, 16 * n), 2), dtype=np.int64)
+        iso = self.J[:, None, None] * np.eye(3)[None]
+        if self.inertia is None:
+            self.inertia = iso
+        self.inertia = np.ascontiguousarray(self.inertia, dtype=np.float64).reshape(n, 3, 3)
+        self.inertia_inv = np.ascontiguousarray(np.linalg.inv(self.inertia))
+        spherical = np.allclose(self.inertia, iso, rtol=0.0,
+                                atol=1e-15 * max(1.0, float(self.J.max(initial=0.0))))
+        self.flags[F_NONSPHERICAL] = 0 if spherical else 1
 
     @property
     def n_bodies(self) -> int:
@@ -148,7 +173,12 @@ class ForceField:
     def arrays(self) -> tuple:
         """The tuple ``ff`` passed to the kernels."""
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
-                self.nl_pairs, self.nl_state, self.nl_xref)
+                self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv)
+
+    @property
+    def spherical(self) -> bool:
+        """Whether every body's inertia is ``J I`` (the scalar fast path applies)."""
+        return not self.flags[F_NONSPHERICAL]
 
     def grow_neighbour_list(self) -> None:
         """Double the capacity of the neighbour list (after ``ERR_NEIGHBOUR_OVERFLOW``)."""
@@ -162,7 +192,8 @@ class ForceField:
     def copy(self) -> ForceField:
         return ForceField(self.m.copy(), self.J.copy(), self.D.copy(), self.flags.copy(),
                           self.fp.copy(), self.bonds.copy(), self.bond_ref.copy(),
-                          self.nl_pairs.copy(), self.nl_state.copy(), self.nl_xref.copy())
+                          self.nl_pairs.copy(), self.nl_state.copy(), self.nl_xref.copy(),
+                          self.inertia.copy())
 
 
 def evaluate(ff: ForceField, x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray,

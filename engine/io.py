@@ -78,6 +78,7 @@ class RunWriter:
         gb = f.create_group("bodies")
         gb["mass"] = model.bodies.m
         gb["inertia"] = model.bodies.J
+        gb["inertia_tensor"] = model.bodies.inertia  # body frame, (n, 3, 3)
         gb["diameter"] = model.bodies.D
         if self.frames:
             fc = max(1, min(64, 65536 // max(1, n)))

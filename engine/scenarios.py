@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .integrators.registry import INTEGRATORS
+from .integrators.registry import INTEGRATORS, get_integrator
 from .models import MODELS, Model, ParameterError, get_model_spec
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "assets" / "scenarios"
@@ -162,7 +162,11 @@ def _run_settings(run: Any, label: str) -> RunSettings:
             raise ScenarioError(f"{label}: unknown key run.{key}; allowed: {', '.join(RUN_KEYS)}")
     d = RunSettings()
     integ = run.get("integrator", d.integrator)
-    if not isinstance(integ, str) or integ not in INTEGRATORS:
+    try:
+        known = isinstance(integ, str) and get_integrator(integ) is not None
+    except KeyError:
+        known = False
+    if not known:
         raise ScenarioError(f"{label}: run.integrator = {integ!r} is unknown; choose one of: "
                             f"{', '.join(INTEGRATORS)}")
     h = _positive(run.get("h", d.h), "run.h", label)

@@ -17,20 +17,28 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .diagnostics import energy_scale, momentum_scales
+from .diagnostics import energy_scale, momentum_scales, rotational_energy, spin_momentum
 from .forcefield import ForceField, compute_forces
 from .integrators.advance import advance as _advance_kernel
-from .integrators.registry import IntegratorInfo, get_integrator
+from .integrators.advance import new_state_buffer, new_work, prime_kernels
+from .integrators.registry import INTEGRATORS, IntegratorInfo, get_integrator
 from .layout import (
     ENERGY_NAMES,
     ERR_ENERGY,
     ERR_NEIGHBOUR_OVERFLOW,
+    ERR_NO_CONVERGENCE,
     ERR_NONFINITE,
     ERR_RRP_LIMIT,
+    IP_PHI,
+    IP_TOL,
+    IS_ITERATIONS,
+    IS_MAX,
+    IS_SOLVES,
     N_ENERGY,
     OK,
 )
 from .models.base import Model
+from .rotations import quat_to_matrix
 from .stability import StabilityEstimate, estimate_stability
 from .state import State
 
@@ -50,7 +58,7 @@ class SimulationError(ValueError):
 class Failure:
     """Why a run stopped early.  The simulation holds the last good state."""
 
-    kind: str  # "rrp-limit" | "non-finite" | "energy"
+    kind: str  # "rrp-limit" | "non-finite" | "energy" | "no-convergence"
     t: float
     step: int
     message: str
@@ -183,12 +191,16 @@ class Simulation:
         self.energy_tolerance = energy_tolerance
         st = (state or model.initial_state).copy()
         n = st.n
-        self._s0 = (st.x, st.v, st.q, st.omega, np.zeros((n, 3)), np.zeros((n, 3)),
-                    np.zeros(N_ENERGY))
+        pi = st.aux.get("pi")
+        self._s0 = new_state_buffer(st.x, st.v, st.q, st.omega,
+                                    pi if pi is not None and pi.shape == (n, 3) else None)
         self._s1 = tuple(a.copy() for a in self._s0)
-        self._work = (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)))
+        self._work = new_work(n)
         self._info = np.zeros(4)
-        self.aux = st.aux
+        self.aux = {"pi": self._s0[7]}
+        """Per-scheme state: the body angular momentum ``Π`` (a view of the buffer)."""
+        if pi is None or pi.shape != (n, 3):
+            self._sync_momentum()
         self.t = 0.0
         self.step_index = 0
         self._t_base, self._step_base = 0.0, 0  # t = t_base + (step - step_base) h
@@ -196,10 +208,12 @@ class Simulation:
         self.kernel_seconds = 0.0
         self.kernel_steps = 0
         self._evaluate_forces()
+        prime_kernels(self._s0, self.ff.arrays)
         e0 = self._s0[6]
         self.e_ref = float(e0.sum())
         self.e_scale = energy_scale(e0)
-        self.p_scale, self.l_scale = momentum_scales(self.ff.m, self.ff.J, st.x, st.v, st.omega)
+        self.p_scale, self.l_scale = momentum_scales(self.ff.m, self.ff.J, st.x, st.v, st.omega,
+                                                     st.q, self._tensors)
         self.series = TimeSeries(n, self.record_frames)
         self._integrator: IntegratorInfo = self._check_integrator(integrator)
         self.h = self._check_h(h, self._integrator)
@@ -209,6 +223,37 @@ class Simulation:
     @property
     def integrator(self) -> IntegratorInfo:
         return self._integrator
+
+    @property
+    def _tensors(self) -> np.ndarray | None:
+        return None if self.ff.spherical else self.ff.inertia
+
+    @property
+    def iteration_stats(self) -> dict[str, float]:
+        """Iterations of the implicit schemes since the start (or the last
+        :meth:`reset_iteration_stats`): ``solves`` (Newton: body-steps; fixed point:
+        steps), ``iterations`` (total), ``mean`` and ``max`` per solve."""
+        st = self._work[6]
+        solves = float(st[IS_SOLVES])
+        return {"solves": solves, "iterations": float(st[IS_ITERATIONS]),
+                "mean": float(st[IS_ITERATIONS]) / solves if solves else 0.0,
+                "max": float(st[IS_MAX])}
+
+    def reset_iteration_stats(self) -> None:
+        self._work[6][:] = 0.0
+
+    @property
+    def tolerance(self) -> float:
+        """Tolerance of the implicit schemes on the relative size of the update."""
+        return float(self._work[5][IP_TOL])
+
+    @tolerance.setter
+    def tolerance(self, tol: float) -> None:
+        tol = float(tol)
+        if not (math.isfinite(tol) and 0.0 < tol < 1.0):
+            raise SimulationError(f"the iteration tolerance must lie in (0, 1), got {tol:g}; "
+                                  "try e.g. 1e-14")
+        self._work[5][IP_TOL] = tol
 
     @property
     def state(self) -> State:
@@ -234,6 +279,8 @@ class Simulation:
         if info.name != self._integrator.name:
             self.events.append(Event(self.step_index, self.t, "integrator",
                                      self._integrator.name, info.name))
+            if info.keeps_momentum and not self._integrator.keeps_momentum:
+                self._sync_momentum()
             self._integrator = info
 
     def set_h(self, h: float) -> None:
@@ -280,10 +327,11 @@ class Simulation:
         return StepReport(total)
 
     def snapshot(self) -> Snapshot:
-        x, v, q, o, F, RM, e = self._s0
+        x, v, q, o, F, RM, e = self._s0[:7]
         m, J = self.ff.m, self.ff.J
         P = np.einsum("n,nk->k", m, v)
-        L = np.cross(x, m[:, None] * v).sum(axis=0) + np.einsum("n,nk->k", J, o)
+        L = np.cross(x, m[:, None] * v).sum(axis=0) + spin_momentum(J, o, q, self._tensors).sum(
+            axis=0)
         return Snapshot(self.t, self.step_index, self._integrator.name, self.h, x.copy(),
                         v.copy(), q.copy(), o.copy(), e.copy(), P, L)
 
@@ -298,7 +346,7 @@ class Simulation:
         and the body with the largest ``h|w|`` at the step ``h`` (default: the current
         one), and that ``h|w|``."""
         h = self.h if h is None else h
-        x, v, q, o, F, RM, e = self._s0
+        x, v, q, o, F, RM, e = self._s0[:7]
         a = RM / (2.0 * self.ff.J[:, None])
         hw = h * np.linalg.norm(o + h * a, axis=1)
         best = math.inf
@@ -337,7 +385,7 @@ class Simulation:
             dst[...] = src
         self.t, self.step_index = t, step
         self._t_base, self._step_base = t, step
-        self.aux = {k: a.copy() for k, a in aux.items()}
+        self.aux = {"pi": self._s0[7]}
         self.ff.invalidate_neighbours()
         self._evaluate_forces()
 
@@ -348,8 +396,12 @@ class Simulation:
         except KeyError as exc:
             raise SimulationError(str(exc.args[0])) from None
         if info.spherical_only and not self.model.bodies.spherical:
+            ok = [n for n, i in INTEGRATORS.items()
+                  if not i.spherical_only and not n.startswith("yoshida4:")]
             raise SimulationError(f"{name} handles spherical bodies only (scalar inertia); "
-                                  f"model {self.model.name!r} has non-spherical bodies")
+                                  f"model {self.model.name!r} has non-spherical bodies: "
+                                  f"choose one of {', '.join(ok)} (or yoshida4:lgvi, "
+                                  "yoshida4:rrp-implicit)")
         return info
 
     def _check_h(self, h: float, info: IntegratorInfo) -> float:
@@ -372,8 +424,15 @@ class Simulation:
                     "(or use rrp-newmark, which has no such limit)")
         return h
 
+    def _sync_momentum(self) -> None:
+        """``Π = 𝕁 Rᵀ Ω`` from the physical state (when a scheme that keeps ``Π`` takes
+        over)."""
+        x, v, q, o = self._s0[:4]
+        R = quat_to_matrix(q)
+        self._s0[7][...] = np.einsum("nij,nkj,nk->ni", self.ff.inertia, R, o)
+
     def _evaluate_forces(self) -> None:
-        x, v, q, o, F, RM, e = self._s0
+        x, v, q, o, F, RM, e = self._s0[:7]
         while True:
             st = compute_forces(x, q, self.ff.arrays, F, RM, e)
             if st == ERR_NEIGHBOUR_OVERFLOW:
@@ -383,7 +442,7 @@ class Simulation:
         if st != OK:
             raise SimulationError("the state has non-finite positions")
         e[0] = 0.5 * float(np.sum(self.ff.m * np.sum(v * v, axis=1)))
-        e[1] = 0.5 * float(np.sum(self.ff.J * np.sum(o * o, axis=1)))
+        e[1] = rotational_energy(self.ff.J, o, q, self._tensors)
 
     def _call_kernel(self, n: int) -> tuple[int, int]:
         stride = self.record_every
@@ -396,6 +455,7 @@ class Simulation:
                np.empty((nf, nb, 3)))
         tol = self.energy_tolerance if self.energy_tolerance is not None else 0.0
         e_ctrl = np.array([self.e_ref, self.e_scale, tol])
+        self._work[5][IP_PHI] = self._integrator.phi
         t0 = time.perf_counter()
         done, nrec, status = _advance_kernel(
             self._integrator.scheme_id, n, self.h, self.t, self.step_index, stride,
@@ -434,6 +494,15 @@ class Simulation:
                    f"rrp-newmark; the state at t = {t:.6g} is kept.")
             return Failure("rrp-limit", t, step, msg, stab,
                            {"body": body, "h_w": hw, "h_max": h_max})
+        if status == ERR_NO_CONVERGENCE:
+            body, its, upd = int(self._info[0]), int(self._info[1]), float(self._info[2])
+            who = f"body {body}'s" if body >= 0 else "the step's"
+            msg = (f"{self._integrator.name} did not converge at t = {t:.6g}: {who} "
+                   f"iteration stopped after {its} iterations with an update of {upd:.3g} "
+                   f"(tolerance {self.tolerance:g}); lower h (now {h:g}) or use an explicit "
+                   f"scheme; the state at t = {t:.6g} is kept.")
+            return Failure("no-convergence", t, step, msg, stab,
+                           {"body": body, "iterations": its, "update": upd})
         if status == ERR_ENERGY:
             err = float(self._info[3])
             what = f"the relative energy error reached {err:.3g}"

@@ -77,7 +77,7 @@ def _peak_overlap(delta, k, mu, vn):
 def stiffness_rows(x, v, q, o, ff, rows, kinds):
     """Gershgorin row sums ``rows[i, 0]`` (translation) and ``rows[i, 1]`` (rotation),
     and in ``kinds`` the interaction contributing most to each row."""
-    m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff
+    m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff[:10]
     n = x.shape[0]
     best = np.zeros((n, 2))
     rows[:, :] = 0.0

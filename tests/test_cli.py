@@ -135,13 +135,14 @@ def test_torus_output_layout(torus_run):
         assert f["momentum/angular"].shape == (k, 3)
         b = f["bodies"]
         assert set(b) == {"position", "quaternion", "omega", "time", "mass", "inertia",
-                          "diameter"}
+                          "inertia_tensor", "diameter"}
         assert b["position"].shape == (k, n, 3)
         assert b["quaternion"].shape == (k, n, 4)
         assert b["omega"].shape == (k, n, 3)
         np.testing.assert_array_equal(b["time"][()], t)
         np.testing.assert_array_equal(b["mass"][()], model.bodies.m)
         np.testing.assert_array_equal(b["inertia"][()], model.bodies.J)
+        np.testing.assert_array_equal(b["inertia_tensor"][()], model.bodies.inertia)
         np.testing.assert_array_equal(b["diameter"][()], model.bodies.D)
         for name, ds in (("time", f["time"]), *(("e/" + c, f["energy"][c]) for c in f["energy"]),
                          ("P", f["momentum/linear"]), ("L", f["momentum/angular"]),

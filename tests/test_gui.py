@@ -25,7 +25,7 @@ from app.gui.worker import LoadRequest  # noqa: E402
 
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parent.parent
-WAIT = 60_000  # ms; the first load may compile kernels
+WAIT = 180_000  # ms; the first load may compile the kernels (cold cache, loaded machine)
 TORUS = LoadRequest("torus")
 
 
@@ -334,3 +334,20 @@ def test_rrp_gui_without_a_display_says_so(tmp_path):
     assert out.returncode == 2
     assert "needs a desktop session" in out.stderr and "Traceback" not in out.stderr
 
+
+
+def test_non_spherical_bodies_offer_only_the_schemes_that_can_drive_them(qtbot, make_window):
+    w = make_window(LoadRequest("dumbbells"))
+    assert w.loaded.model.shape == "dumbbell"
+    cb = w.controls.integrator
+    enabled = {cb.itemData(i): cb.model().item(i).isEnabled() for i in range(cb.count())}
+    from engine.integrators import INTEGRATORS
+
+    assert enabled == {n: not i.spherical_only for n, i in INTEGRATORS.items()}
+    assert enabled[w.loaded.integrators[0]]
+    # asking anyway (e.g. from a script) is refused with a message, the run goes on
+    w.set_integrator("rrp-exact")
+    qtbot.waitUntil(lambda: "spherical" in w.controls.h_message.text(), timeout=WAIT)
+    assert w.last_frame.integrator == w.loaded.integrators[0]
+    _play_until(qtbot, w, 0.05)
+    assert w.scene.k == 2

@@ -279,10 +279,15 @@ def test_rrp_figures_quick_produces_every_figure_and_the_report(tmp_path):
     res = rrp(tmp_path, "figures", "--quick", "--out", "figs", cache=tmp_path / "cache")
     assert res.returncode == 0, res.stderr
     figs = tmp_path / "figs"
-    pngs = sorted(p.name for p in figs.glob("*.png"))
+    pngs = sorted(p.name for p in figs.glob("fig[0-9]*.png"))
     assert pngs == ["fig1_pendulum.png", "fig4_torus_energy.png", "fig5_long_energy.png",
                     "fig6_momenta.png", "fig7_torus_convergence.png",
                     "fig8_q_error_vs_h1.png"]
+    db = sorted(p.name for p in figs.glob("fig_dumbbells_*.png"))
+    assert db == ["fig_dumbbells_energy.png", "fig_dumbbells_errors.png",
+                  "fig_dumbbells_trajectories.png"]
+    db_report = (figs / "dumbbells.md").read_text()
+    assert "| lgvi | 0.0002 |" in db_report and "/ 2.6966e-07" in db_report
     for p in figs.glob("*.png"):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and 20_000 < p.stat().st_size < 300_000
     report = (figs / "report.md").read_text()

@@ -1,11 +1,24 @@
-"""Campello's explicit first-order scheme (B&G eq. (27)): symplectic Euler on SE(3)."""
+"""Campello's schemes: the explicit first-order one (B&G eq. (27)), symplectic Euler on
+SE(3), and the general implicit form with the blend ``φ`` (B&G eq. (26))."""
 
 from __future__ import annotations
+
+import math
 
 from numba import njit
 
 from ..forcefield import compute_forces_ws, new_scratch
-from ..layout import ERR_SHAPE
+from ..layout import (
+    ERR_NO_CONVERGENCE,
+    ERR_SHAPE,
+    IP_MAX_IT,
+    IP_PHI,
+    IP_TOL,
+    IS_ITERATIONS,
+    IS_MAX,
+    IS_SOLVES,
+    OK,
+)
 from ..rotations import quat_from_rrp_t, quat_mul_t
 from .verlet import renormalise_quats, state_shapes_ok
 
@@ -23,8 +36,8 @@ def campello_step_ws(h, s0, s1, ff, info, ws):
     update, so that each vectorises; see ``engine.integrators.verlet``)."""
     if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
         return ERR_SHAPE
-    x0, v0, q0, o0, F0, RM0, e0 = s0
-    x1, v1, q1, o1, F1, RM1, e1 = s1
+    x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
+    x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
     m = ff[0]
     J = ff[1]
     n = x0.shape[0]
@@ -46,3 +59,73 @@ def campello_step_ws(h, s0, s1, ff, info, ws):
         )
     renormalise_quats(q1)
     return compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def campello_implicit_step_ws(h, s0, s1, ff, work, info, ws):
+    """Campello's general scheme, B&G eq. (26), with ``φ = work[5][IP_PHI] ∈ [0, 1]``:
+
+    ``v₁ = v₀ + (h/m)(φ F₀ + (1-φ) F₁)``, ``Ω₁ = Ω₀ + (h/J)(φ RM₀ + (1-φ) RM₁)``,
+    ``x₁ = x₀ + h v₁``, ``q₁ = q(h Ω₁) ⊗ q₀``.
+
+    Implicit for ``φ < 1``: fixed-point iteration from the explicit step (``φ = 1``,
+    eq. (27)), stopped when the largest change of ``x₁`` and ``q₁`` is
+    ``≤ tol (1 + max|x₁|)``; one force evaluation per iteration.  Non-convergence
+    returns ``ERR_NO_CONVERGENCE`` with ``info = (-1, iterations, last change)``."""
+    if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
+        return ERR_SHAPE
+    x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
+    x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
+    m = ff[0]
+    J = ff[1]
+    ip = work[5]
+    stats = work[6]
+    phi = ip[IP_PHI]
+    tol = ip[IP_TOL]
+    max_it = int(ip[IP_MAX_IT])
+    n = x0.shape[0]
+    for i in range(n):
+        for k in range(3):
+            F1[i, k] = F0[i, k]
+            RM1[i, k] = RM0[i, k]
+    it = 0
+    change = math.inf
+    converged = False
+    while it < max_it:
+        it += 1
+        change = 0.0
+        xmax = 0.0
+        for i in range(n):
+            c = h / m[i]
+            cj = h / J[i]
+            for k in range(3):
+                v1[i, k] = v0[i, k] + c * (phi * F0[i, k] + (1.0 - phi) * F1[i, k])
+                o1[i, k] = o0[i, k] + cj * (phi * RM0[i, k] + (1.0 - phi) * RM1[i, k])
+                xn = x0[i, k] + h * v1[i, k]
+                change = max(change, abs(xn - x1[i, k]))
+                xmax = max(xmax, abs(xn))
+                x1[i, k] = xn
+            d = quat_from_rrp_t(h * o1[i, 0], h * o1[i, 1], h * o1[i, 2])
+            qn = quat_mul_t(d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3])
+            for k in range(4):
+                change = max(change, abs(qn[k] - q1[i, k]))
+                q1[i, k] = qn[k]
+        renormalise_quats(q1)
+        st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
+        if st != OK:
+            return st
+        if not math.isfinite(change):
+            break
+        if it > 1 and change <= tol * (1.0 + xmax):
+            converged = True
+            break
+    stats[IS_SOLVES] += 1.0
+    stats[IS_ITERATIONS] += it
+    if it > stats[IS_MAX]:
+        stats[IS_MAX] = it
+    if not converged:
+        info[0] = -1.0
+        info[1] = it
+        info[2] = change
+        return ERR_NO_CONVERGENCE
+    return OK

@@ -1,8 +1,17 @@
-"""The one registry of integrators, read by the CLI, the GUI and the tests."""
+"""The one registry of integrators, read by the CLI, the GUI and the tests.
+
+Besides the fixed names, two families are parametrised by their name:
+
+* ``yoshida4:BASE`` — Yoshida's 4th-order composition of any *symmetric* second-order
+  scheme ``BASE`` (registered for each of them, e.g. ``yoshida4:rrp-newmark``);
+* ``campello-implicit:PHI`` — Campello's general scheme with the blend ``φ = PHI`` in
+  ``[0, 1]`` (``campello-implicit`` alone is ``φ = ½``).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from . import advance as _adv
 
@@ -22,6 +31,14 @@ class IntegratorInfo:
     force_evaluations: int
     reference: str
     notes: str = ""
+    symmetric: bool = False
+    """Time-reversible (``Φ_{-h} = Φ_h⁻¹``): may be composed by ``yoshida4``."""
+    keeps_momentum: bool = False
+    """Keeps the body angular momentum ``Π`` as state (derived from ``Ω`` on switching)."""
+    phi: float = 1.0
+    """Campello's blend ``φ`` (B&G eq. (26)); 1 for every other scheme."""
+    iterative: bool = False
+    """Solves an equation by iteration each step (counts reported, non-convergence fails)."""
 
     def properties(self) -> str:
         """One-line summary, e.g. ``order 2 · variational · explicit · spheres only``."""
@@ -33,8 +50,7 @@ class IntegratorInfo:
         else:
             parts.append("non-geometric")
         parts.append("explicit" if self.explicit else "implicit")
-        if self.spherical_only:
-            parts.append("spheres only")
+        parts.append("spheres only" if self.spherical_only else "any inertia")
         return " · ".join(parts)
 
     def as_dict(self) -> dict:
@@ -49,39 +65,97 @@ class IntegratorInfo:
             "force_evaluations_per_step": self.force_evaluations,
             "reference": self.reference,
             "notes": self.notes,
+            "symmetric": self.symmetric,
+            "iterative": self.iterative,
         }
+
+
+_BASE: tuple[IntegratorInfo, ...] = (
+    IntegratorInfo(
+        "rrp-exact", _adv.S_RRP_EXACT, "Explicit RRP variational integrator", 2,
+        True, True, True, True, 1, "Baker & Gonzalez eq. (23)",
+        "attitude increment from the exact root of the discrete Euler–Lagrange "
+        "equation; needs h|w| < 1", symmetric=True,
+    ),
+    IntegratorInfo(
+        "rrp-newmark", _adv.S_RRP_NEWMARK, "RRP integrator à la Newmark", 2,
+        True, True, True, True, 1, "Baker & Gonzalez eq. (25)",
+        "Δα = h w: no square root, no step restriction from the spin", symmetric=True,
+    ),
+    IntegratorInfo(
+        "campello", _adv.S_CAMPELLO, "Campello's explicit scheme", 1,
+        True, True, True, True, 1, "Baker & Gonzalez eq. (27)",
+        "symplectic Euler on SE(3) with the RRP increment h Ω",
+    ),
+    IntegratorInfo(
+        "pfc-verlet", _adv.S_PFC_VERLET, "PFC velocity Verlet (balls)", 2,
+        False, True, True, True, 1, "Itasca PFC, Law of Motion",
+        "kick–drift–kick; attitude by the exact exponential of the half-step spin",
+        symmetric=True,
+    ),
+    IntegratorInfo(
+        "rk4", _adv.S_RK4, "Classical Runge–Kutta 4", 4,
+        False, False, True, False, 4, "physics.md §3.8b",
+        "non-geometric baseline: quaternion not renormalised, secular energy drift; "
+        "L̇ = RM with Ω = R𝕁⁻¹RᵀL for non-spherical bodies",
+    ),
+    IntegratorInfo(
+        "lgvi", _adv.S_LGVI, "Lie group variational integrator", 2,
+        True, True, False, False, 1, "Lee, Leok & McClamroch eqs. (92)–(96), (128)",
+        "F = exp(S(f)) by Newton's method (≈ 3 iterations per body-step); Π kept as "
+        "state", symmetric=True, keeps_momentum=True, iterative=True,
+    ),
+    IntegratorInfo(
+        "rrp-implicit", _adv.S_RRP_IMPLICIT, "Implicit RRP variational integrator", 2,
+        True, True, False, False, 1, "physics.md §3.7 (B&G eq. (23) for any inertia)",
+        "F = R(f), the RRP/Cayley map, by Newton from the spherical root (no "
+        "trigonometry); = rrp-exact for spheres", symmetric=True, keeps_momentum=True,
+        iterative=True,
+    ),
+    IntegratorInfo(
+        "pfc-buss2", _adv.S_PFC_BUSS2, "PFC clumps, Buss' 2nd-order attitude", 2,
+        False, False, True, False, 1, "Itasca PFC, Law of Motion, eqs. 18–33",
+        "velocity Verlet on x and L; q ← exp(h ω̄) ⊗ q with Buss' augmented spin",
+    ),
+    IntegratorInfo(
+        "pfc-rk4", _adv.S_PFC_RK4, "PFC clumps, RK4 attitude", 2,
+        False, False, True, False, 1, "Itasca PFC, Law of Motion, eqs. 18–33",
+        "velocity Verlet on x and L; RK4 on q̇ = ½ (0, ω(q)) ⊗ q with L frozen",
+    ),
+    IntegratorInfo(
+        "campello-implicit", _adv.S_CAMPELLO_IMPLICIT,
+        "Campello's implicit scheme (φ = 0.5)", 1, False, False, False, True, 2,
+        "Baker & Gonzalez eq. (26)",
+        "forces blended φ F_k + (1−φ) F_k+1, fixed-point iteration (one force "
+        "evaluation per iteration); campello-implicit:PHI sets φ ∈ [0, 1]; dissipative "
+        "for φ < 1 (a linear spring's map has det = 1/(1 + (1−φ) h²ω²))",
+        phi=0.5, iterative=True,
+    ),
+)
+
+YOSHIDA_PREFIX = "yoshida4:"
+CAMPELLO_IMPLICIT = "campello-implicit"
+
+
+def yoshida(base: IntegratorInfo) -> IntegratorInfo:
+    """``yoshida4:BASE``: ``Ψ_h = Φ_{λ₁h} ∘ Φ_{λ₂h} ∘ Φ_{λ₁h}`` (docs/physics.md §3.8)."""
+    if not base.symmetric or base.order != 2:
+        raise KeyError(f"yoshida4 composes symmetric second-order schemes only; "
+                       f"{base.name!r} is not one: choose one of "
+                       f"{', '.join(b.name for b in _BASE if b.symmetric)}")
+    return IntegratorInfo(
+        YOSHIDA_PREFIX + base.name, _adv.S_YOSHIDA + base.scheme_id,
+        f"Yoshida-4 composition of {base.name}", 4, base.variational, base.symplectic,
+        base.explicit, base.spherical_only, 3 * base.force_evaluations,
+        f"Yoshida (1990) triple jump of {base.reference}",
+        "Φ(λ₁h)∘Φ(λ₂h)∘Φ(λ₁h), λ₁ = 1/(2 − 2^⅓), λ₂ = −2^⅓/(2 − 2^⅓)",
+        symmetric=True, keeps_momentum=base.keeps_momentum, iterative=base.iterative,
+    )
 
 
 INTEGRATORS: dict[str, IntegratorInfo] = {
     info.name: info
-    for info in (
-        IntegratorInfo(
-            "rrp-exact", _adv.S_RRP_EXACT, "Explicit RRP variational integrator", 2,
-            True, True, True, True, 1, "Baker & Gonzalez eq. (23)",
-            "attitude increment from the exact root of the discrete Euler–Lagrange "
-            "equation; needs h|w| < 1",
-        ),
-        IntegratorInfo(
-            "rrp-newmark", _adv.S_RRP_NEWMARK, "RRP integrator à la Newmark", 2,
-            True, True, True, True, 1, "Baker & Gonzalez eq. (25)",
-            "Δα = h w: no square root, no step restriction from the spin",
-        ),
-        IntegratorInfo(
-            "campello", _adv.S_CAMPELLO, "Campello's explicit scheme", 1,
-            True, True, True, True, 1, "Baker & Gonzalez eq. (27)",
-            "symplectic Euler on SE(3) with the RRP increment h Ω",
-        ),
-        IntegratorInfo(
-            "pfc-verlet", _adv.S_PFC_VERLET, "PFC velocity Verlet (balls)", 2,
-            False, True, True, True, 1, "Itasca PFC, Law of Motion",
-            "kick–drift–kick; attitude by the exact exponential of the half-step spin",
-        ),
-        IntegratorInfo(
-            "rk4", _adv.S_RK4, "Classical Runge–Kutta 4", 4,
-            False, False, True, True, 4, "physics.md §3.8b",
-            "non-geometric baseline: quaternion not renormalised, secular energy drift",
-        ),
-    )
+    for info in (*_BASE, *(yoshida(b) for b in _BASE if b.symmetric))
 }
 
 
@@ -90,10 +164,28 @@ def integrator_names() -> list[str]:
 
 
 def get_integrator(name: str) -> IntegratorInfo:
-    """Look a scheme up by name; the error lists the known ones."""
-    try:
+    """Look a scheme up by name (``campello-implicit:PHI`` included); the error is one
+    line naming the problem and the choices."""
+    if name in INTEGRATORS:
         return INTEGRATORS[name]
-    except KeyError:
-        raise KeyError(
-            f"unknown integrator {name!r}; choose one of: {', '.join(INTEGRATORS)}"
-        ) from None
+    if isinstance(name, str) and name.startswith(YOSHIDA_PREFIX):
+        base = name[len(YOSHIDA_PREFIX):]
+        sym = [b.name for b in _BASE if b.symmetric]
+        raise KeyError(f"unknown integrator {name!r}: yoshida4 composes a symmetric "
+                       f"second-order scheme, {base!r} is not one; choose yoshida4:NAME "
+                       f"with NAME one of: {', '.join(sym)}")
+    if isinstance(name, str) and name.startswith(CAMPELLO_IMPLICIT + ":"):
+        text = name[len(CAMPELLO_IMPLICIT) + 1:]
+        try:
+            phi = float(text)
+        except ValueError:
+            phi = math.nan
+        if not (0.0 <= phi <= 1.0):
+            raise KeyError(f"campello-implicit:{text}: φ must be a number in [0, 1] "
+                           "(e.g. campello-implicit:0.5)")
+        base = INTEGRATORS[CAMPELLO_IMPLICIT]
+        return replace(base, name=f"{CAMPELLO_IMPLICIT}:{phi:g}",
+                       title=f"Campello's implicit scheme (φ = {phi:g})", phi=phi)
+    raise KeyError(
+        f"unknown integrator {name!r}; choose one of: {', '.join(INTEGRATORS)} "
+        f"(or {CAMPELLO_IMPLICIT}:PHI with PHI in [0, 1])")

@@ -73,8 +73,8 @@ def verlet_step_ws(h, rot_map, s0, s1, ff, info, ws):
     """:func:`verlet_step` with the force field's scratch ``ws`` supplied."""
     if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
         return ERR_SHAPE
-    x0, v0, q0, o0, F0, RM0, e0 = s0
-    x1, v1, q1, o1, F1, RM1, e1 = s1
+    x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
+    x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
     m = ff[0]
     J = ff[1]
     n = x0.shape[0]
@@ -87,13 +87,13 @@ def verlet_step_ws(h, rot_map, s0, s1, ff, info, ws):
         bad = False
         for i in range(n):
             wn = math.sqrt(o1[i, 0] ** 2 + o1[i, 1] ** 2 + o1[i, 2] ** 2)
-            bad |= not h * wn < 1.0
+            bad |= not abs(h) * wn < 1.0
         if bad:
             for i in range(n):
                 wn = math.sqrt(o1[i, 0] ** 2 + o1[i, 1] ** 2 + o1[i, 2] ** 2)
-                if not h * wn < 1.0:
+                if not abs(h) * wn < 1.0:
                     info[0] = i
-                    info[1] = h * wn
+                    info[1] = abs(h) * wn
                     info[2] = wn
                     return ERR_RRP_LIMIT
     for i in range(n):

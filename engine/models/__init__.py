@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from . import pendulum, torus
+from . import dumbbells, pendulum, torus
 from .base import Model, ModelSpec, Param, ParameterError
 
-MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (pendulum.SPEC, torus.SPEC)}
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec for spec in (pendulum.SPEC, torus.SPEC, dumbbells.SPEC)
+}
 
 
 def get_model_spec(name: str) -> ModelSpec:

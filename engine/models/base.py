@@ -115,6 +115,12 @@ class Model:
     pivot: np.ndarray | None = None
     wall: tuple[np.ndarray, float] | None = None
     """Wall normal and position ``n·x = x_w``, if the model has one."""
+    shape: str = "sphere"
+    """How to draw a body: ``"sphere"`` (diameter ``draw_diameter``), or ``"dumbbell"``:
+    a sphere of diameter ``draw_diameter[i]`` at each body-frame point ``body_points[i]``
+    (about ``x_i``, attitude ``R_i``) and a rod between them."""
+    body_points: np.ndarray | None = None
+    """``(n, k, 3)`` body-frame points of the point masses of each body (dumbbells)."""
 
     @property
     def n_bodies(self) -> int:
