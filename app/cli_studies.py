@@ -153,13 +153,13 @@ def cmd_figures(args: argparse.Namespace) -> int:
     data = paper.compute(paper.config(args.quick), cache=args.cache_dir, log=note)
     note("drawing the figures…")
     paths = figures.draw_all(data, out)
-    rep = report.write_report(data, paths, out, time.perf_counter() - t0)
     note("the two-dumbbell runs (LLM Figs. 4–6)…")
     from engine.studies import dumbbells
 
     runs = dumbbells.compute()
     db_paths = dumbbells.draw(runs, out)
     db_rep = dumbbells.write(runs, db_paths, out)
+    rep = report.write_report(data, paths, out, time.perf_counter() - t0, dumbbells=runs)
     if not args.quiet:
         for p in [*paths, rep, *db_paths, db_rep]:
             print(p)

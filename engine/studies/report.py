@@ -35,8 +35,9 @@ def _fmt_slope(s: Slope | None) -> str:
     return "—" if s is None else f"slope {s.slope:.2f} (theory {s.expected:g})"
 
 
-def claims(d: PaperData) -> list[tuple[str, str, str, str]]:
-    """Rows ``(claim, paper / theory, measured, reproduced?)`` of docs/physics.md §6."""
+def claims(d: PaperData, dumbbells: dict | None = None) -> list[tuple[str, str, str, str]]:
+    """Rows ``(claim, paper / theory, measured, reproduced?)`` of docs/physics.md §6;
+    ``dumbbells``: the runs of :mod:`engine.studies.dumbbells` (LLM §5), if computed."""
     cfg = d.cfg
     rows: list[tuple[str, str, str, str]] = []
     for integ in ("rrp-exact", "rrp-newmark"):
@@ -89,8 +90,23 @@ def claims(d: PaperData) -> list[tuple[str, str, str, str]]:
                          f"q {_fmt_slope(q)}; H¹ {_fmt_slope(h1)}",
                          "**yes**" if _verdict_slope(q) == _verdict_slope(h1) == "**yes**"
                          else "approximately"))
-    rows.append(("Dumbbells under mutual gravity (physics.md §4.3)", "see §4.3",
-                 "—", "not in this build"))
+    if dumbbells is None:
+        rows.append(("Dumbbells under mutual gravity (physics.md §4.3)", "see §4.3",
+                     "—", "not computed"))
+    else:
+        from .dumbbells import PUBLISHED
+
+        for name, r in dumbbells.items():
+            e_pub, o_pub = PUBLISHED[name]
+            e, o = r.max_energy_error, r.max_orthogonality
+            if name == "lgvi":  # same scheme: the numbers themselves must agree
+                ok = abs(e - e_pub) <= 0.01 * e_pub and o <= max(o_pub, ROUND_OFF)
+            else:  # another RK (the paper integrates the matrix): order of magnitude
+                ok = 0.1 * e_pub <= e <= 10 * e_pub and 0.1 * o_pub <= o <= 10 * o_pub
+            rows.append((f"Dumbbells (LLM Fig. 6): max energy deviation and ‖I − RᵀR‖, "
+                         f"`{name}`, h = {r.h:g} (see dumbbells.md)",
+                         f"{e_pub:.5g} and {o_pub:.5g}", f"{e:.5g} and {o:.2g}",
+                         "**yes**" if ok else "**no**"))
     rows.append(("Spring pendulum with a wall: `moreau` dissipates, `moreau-symmetric` not",
                  "qualitative", "—", "not in this build"))
     return rows
@@ -113,7 +129,7 @@ def _conv_table(conv: Convergence, measures: Sequence[str]) -> str:
 
 
 def write_report(d: PaperData, figures: Sequence[Path], out: Path,
-                 seconds: float | None = None) -> Path:
+                 seconds: float | None = None, dumbbells: dict | None = None) -> Path:
     """Write ``out/report.md`` and return its path."""
     cfg = d.cfg
     names = {Path(f).stem.split("_")[0]: Path(f).name for f in figures}
@@ -129,7 +145,7 @@ def write_report(d: PaperData, figures: Sequence[Path], out: Path,
         "",
         "## Claims of physics.md §6",
         "",
-        _table(["claim", "paper / theory", "measured", "reproduced?"], claims(d)),
+        _table(["claim", "paper / theory", "measured", "reproduced?"], claims(d, dumbbells)),
         "",
         f"Slopes count as reproduced within ±{SLOPE_TOL} of theory (\"approximately\" within "
         f"±0.3); round-off means below {ROUND_OFF:g}.",
