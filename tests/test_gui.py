@@ -351,3 +351,18 @@ def test_non_spherical_bodies_offer_only_the_schemes_that_can_drive_them(qtbot, 
     assert w.last_frame.integrator == w.loaded.integrators[0]
     _play_until(qtbot, w, 0.05)
     assert w.scene.k == 2
+
+
+def test_missing_x11_libraries_are_named_with_their_package(monkeypatch):
+    import ctypes.util
+
+    from app.gui import launch
+
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    real = ctypes.util.find_library
+    monkeypatch.setattr(ctypes.util, "find_library",
+                        lambda name: None if name == "xcb-cursor" else real(name))
+    assert "libxcb-cursor0" in launch._missing_x11_libraries()
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: "lib" + name + ".so")
+    assert launch._missing_x11_libraries() == []

@@ -23,6 +23,28 @@ def _parse_size(text: str | None) -> tuple[int, int] | None:
     return w, h
 
 
+X11_LIBRARIES = {  # library (as ctypes finds it) → Debian package
+    "xcb-cursor": "libxcb-cursor0",
+    "xcb-icccm": "libxcb-icccm4",
+    "xcb-keysyms": "libxcb-keysyms1",
+    "xkbcommon-x11": "libxkbcommon-x11-0",
+    "EGL": "libegl1",
+    "GL": "libgl1",
+}
+
+
+def _missing_x11_libraries() -> list[str]:
+    """Debian packages of the libraries Qt's xcb plugin loads, where they are missing
+    (Qt would otherwise abort with a message that often names the wrong one)."""
+    if not sys.platform.startswith("linux") or not os.environ.get("DISPLAY"):
+        return []
+    if not os.environ.get("QT_QPA_PLATFORM", "xcb").startswith("xcb"):
+        return []
+    from ctypes.util import find_library
+
+    return [pkg for lib, pkg in X11_LIBRARIES.items() if find_library(lib) is None]
+
+
 def launch(args: argparse.Namespace) -> int:
     """Open the window; with ``--screenshot``/``--quit-after`` run headless-friendly:
     play for that long, save a PNG of the whole window and exit."""
@@ -61,6 +83,10 @@ def launch(args: argparse.Namespace) -> int:
             and os.environ.get("QT_QPA_PLATFORM", "xcb").startswith(("xcb", "wayland"))):
         raise UsageError("rrp gui needs a desktop session (no DISPLAY is set): run it on a "
                          "desktop, under xvfb-run, or use 'rrp export' for a headless video")
+    missing = _missing_x11_libraries()
+    if missing:
+        raise UsageError("Qt's X11 platform needs system libraries that are missing: "
+                         f"install them with 'sudo apt-get install {' '.join(missing)}'")
     os.environ.setdefault("QT_API", "pyqt6")
     from PyQt6.QtCore import QTimer
     from PyQt6.QtWidgets import QApplication
