@@ -30,7 +30,7 @@ def campello_step(h, s0, s1, ff, info):
     return campello_step_ws(h, s0, s1, ff, info, new_scratch(s0[0].shape[0]))
 
 
-@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def campello_step_ws(h, s0, s1, ff, info, ws):
     """:func:`campello_step` with the force field's scratch ``ws`` supplied (one loop per
     update, so that each vectorises; see ``engine.integrators.verlet``)."""

@@ -118,7 +118,7 @@ def rk4_rigid_step_ws(h, s0, s1, ff, work, info, ws):
     return st
 
 
-@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def _stage(c_next, weight, s0, s1, ff, work, h):
     """Derivatives ``k`` at the stage state held in ``s1`` (forces already there);
     ``acc += weight k``; then ``s1 ← s0 + c_next h k`` (or, for ``c_next < 0``, the
