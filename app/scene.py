@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyvista as pv
 
+from engine.diagnostics import body_rotational_energy
+from engine.rotations import quat_to_matrix
+
 if TYPE_CHECKING:
     from engine.models.base import Model
 
@@ -52,24 +55,6 @@ def make_plotter(size: tuple[int, int] = (800, 600), *, off_screen: bool = True)
     theme.multi_samples = 0
     theme.anti_aliasing = None
     return pv.Plotter(off_screen=off_screen, window_size=list(size), theme=theme)
-
-
-def quat_matrices(q: np.ndarray) -> np.ndarray:
-    """Rotation matrices ``(N, 3, 3)`` of scalar-first unit quaternions (numpy, for
-    drawing; the same convention as :func:`engine.rotations.quat_to_matrix`)."""
-    q = np.asarray(q, dtype=np.float64)
-    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
-    r = np.empty((q.shape[0], 3, 3))
-    r[:, 0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    r[:, 0, 1] = 2.0 * (x * y - w * z)
-    r[:, 0, 2] = 2.0 * (x * z + w * y)
-    r[:, 1, 0] = 2.0 * (x * y + w * z)
-    r[:, 1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    r[:, 1, 2] = 2.0 * (y * z - w * x)
-    r[:, 2, 0] = 2.0 * (x * z - w * y)
-    r[:, 2, 1] = 2.0 * (y * z + w * x)
-    r[:, 2, 2] = 1.0 - 2.0 * (x * x + y * y)
-    return r
 
 
 def _nice_ceil(v: float) -> float:
@@ -146,7 +131,6 @@ class BodyScene:
         else:
             self.body_points = None
         self.k = 1 if self.body_points is None else self.body_points.shape[1]
-        self.inertia = np.asarray(model.bodies.inertia, dtype=np.float64)
         self.pivot = None if model.pivot is None else np.asarray(model.pivot, float)
         self._resolution = 24 if self.n <= 8 else 12 if self.n <= 2000 else 6
         try:  # the plotter's creator should already have asked for none
@@ -156,11 +140,11 @@ class BodyScene:
 
         plotter.set_background(BACKGROUND, top=BACKGROUND_TOP)
         st = model.initial_state
-        self._centres = self._drawn_centres(st.x, quat_matrices(st.q))
+        self._centres = self._drawn_centres(st.x, quat_to_matrix(st.q))
 
         # spheres
         self._spheres = _SphereSet(0.5 * np.repeat(self.diameter, self.k), self._resolution)
-        self._spheres.move(self._sphere_centres(self._centres, quat_matrices(st.q)))
+        self._spheres.move(self._sphere_centres(self._centres, quat_to_matrix(st.q)))
         self._rods_mesh = None
         if self.k > 1:
             self._add_rods()
@@ -209,7 +193,8 @@ class BodyScene:
         self._bar_title: str | None = None
         self._last_v: np.ndarray | None = np.asarray(st.v, float)
         self._last_omega: np.ndarray | None = np.asarray(st.omega, float)
-        self._last_R = quat_matrices(st.q)
+        self._last_q = np.asarray(st.q, dtype=np.float64)
+        self._last_R = quat_to_matrix(st.q)
         self.set_colour_by(colour_by)
 
         # ghosts (compare mode)
@@ -303,7 +288,8 @@ class BodyScene:
                omega: np.ndarray | None = None) -> None:
         """Move spheres, axes, rod and trail to the state ``(x, q)``; recolour from ``v``
         / ``omega`` when colouring by them.  Does not render."""
-        R = quat_matrices(q)
+        self._last_q = np.asarray(q, dtype=np.float64)
+        R = quat_to_matrix(self._last_q)
         c = self._drawn_centres(x, R)
         self._centres = c
         self._last_R = R
@@ -368,8 +354,10 @@ class BodyScene:
                 v = v + np.cross(om, self._last_R @ self.offset)
             return np.linalg.norm(v, axis=1)
         if mode == "rotational energy":
-            w_body = np.einsum("nji,nj->ni", self._last_R, om)  # Rᵀ Ω
-            return 0.5 * np.einsum("ni,nij,nj->n", w_body, self.inertia, w_body)
+            b = self.model.bodies
+            if b.spherical:
+                return body_rotational_energy(b.J, om)
+            return body_rotational_energy(b.J, om, self._last_q, b.inertia)
         return np.zeros(n)
 
     def _recolour(self) -> None:
@@ -440,7 +428,7 @@ class BodyScene:
             if i == len(self._ghosts):
                 gs = _SphereSet(0.5 * np.repeat(self.diameter, self.k),
                                 max(6, self._resolution // 2 + 2))
-                R = quat_matrices(q)
+                R = quat_to_matrix(q)
                 gs.move(self._sphere_centres(self._drawn_centres(x, R), R))
                 actor = self.plotter.add_mesh(
                     gs.mesh, color=GHOST_COLOURS[i % len(GHOST_COLOURS)],
@@ -450,7 +438,7 @@ class BodyScene:
                 self._ghosts.append((gs, actor))
             else:
                 gs = self._ghosts[i][0]
-                R = (quat_matrices(q) if self._has_offset or self.body_points is not None
+                R = (quat_to_matrix(q) if self._has_offset or self.body_points is not None
                      else None)
                 gs.move(self._sphere_centres(self._drawn_centres(x, R), R))
         self.plotter.renderer.ResetCameraClippingRange()

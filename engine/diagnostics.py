@@ -26,10 +26,16 @@ def spin_momentum(J: np.ndarray, omega: np.ndarray, q: np.ndarray | None = None,
     return np.einsum("nij,njk,nlk,nl->ni", R, inertia, R, omega)
 
 
+def body_rotational_energy(J: np.ndarray, omega: np.ndarray, q: np.ndarray | None = None,
+                           inertia: np.ndarray | None = None) -> np.ndarray:
+    """``½ Ω · R 𝕁 Rᵀ Ω`` of each body (``½ J|Ω|²`` for spheres)."""
+    return 0.5 * np.sum(np.asarray(omega) * spin_momentum(J, omega, q, inertia), axis=1)
+
+
 def rotational_energy(J: np.ndarray, omega: np.ndarray, q: np.ndarray | None = None,
                       inertia: np.ndarray | None = None) -> float:
     """``½ Σ Ω · R 𝕁 Rᵀ Ω`` (``½ Σ J|Ω|²`` for spheres)."""
-    return 0.5 * float(np.sum(np.asarray(omega) * spin_momentum(J, omega, q, inertia)))
+    return float(np.sum(body_rotational_energy(J, omega, q, inertia)))
 
 
 def _tensors(ff: ForceField) -> np.ndarray | None:
@@ -127,6 +133,7 @@ __all__ = [
     "momentum_scales",
     "pendulum_invariants",
     "relative_energy_error",
+    "body_rotational_energy",
     "rotational_energy",
     "spin_momentum",
 ]

@@ -54,6 +54,40 @@ class SimulationError(ValueError):
     message is one line that names the problem and the fix."""
 
 
+def check_step(h: float) -> float:
+    """``h`` as a float if it is a usable step for any model (positive, finite, at most
+    :data:`H_MAX`); otherwise :class:`SimulationError`.  The state-dependent limits
+    (``rrp-exact``'s ``h|w| < 1``) are :meth:`Simulation.check_h`'s."""
+    try:
+        h = float(h)
+    except (TypeError, ValueError):
+        raise SimulationError(f"h must be a number, got {h!r}") from None
+    if not math.isfinite(h) or h <= 0.0:
+        raise SimulationError(f"h must be a positive, finite time step, got {h:g}; "
+                              "try e.g. h = 1e-3")
+    if h > H_MAX:
+        raise SimulationError(f"h = {h:g} is too large: the largest step accepted is "
+                              f"{H_MAX:g}; try e.g. h = 1e-3")
+    return h
+
+
+def integrator_for(model: Model, name: str) -> IntegratorInfo:
+    """The registry entry of ``name`` if it can drive ``model`` (a spheres-only scheme
+    cannot drive non-spherical bodies); otherwise :class:`SimulationError`."""
+    try:
+        info = get_integrator(name)
+    except KeyError as exc:
+        raise SimulationError(str(exc.args[0])) from None
+    if info.spherical_only and not model.bodies.spherical:
+        ok = [n for n, i in INTEGRATORS.items()
+              if not i.spherical_only and not n.startswith("yoshida4:")]
+        raise SimulationError(f"{name} handles spherical bodies only (scalar inertia); "
+                              f"model {model.name!r} has non-spherical bodies: "
+                              f"choose one of {', '.join(ok)} (or yoshida4:lgvi, "
+                              "yoshida4:rrp-implicit)")
+    return info
+
+
 @dataclass(frozen=True)
 class Failure:
     """Why a run stopped early.  The simulation holds the last good state."""
@@ -292,9 +326,12 @@ class Simulation:
             self._t_base, self._step_base = self.t, self.step_index
 
     def warm_up(self) -> None:
-        """Compile (or load from the disk cache) the kernels without taking a step."""
+        """Compile (or load from the disk cache) the kernels without taking a step, and
+        the attitude kernel the views draw snapshots with (so none compiles on a GUI
+        thread)."""
         self._call_kernel(0)
         self.stability()
+        quat_to_matrix(self._s0[2][:1])
 
     def advance(self, n_steps: int) -> StepReport:
         """Take up to ``n_steps`` steps.  On a blow-up or an inadmissible step the state
@@ -391,30 +428,10 @@ class Simulation:
 
     # ------------------------------------------------------------------ internals
     def _check_integrator(self, name: str) -> IntegratorInfo:
-        try:
-            info = get_integrator(name)
-        except KeyError as exc:
-            raise SimulationError(str(exc.args[0])) from None
-        if info.spherical_only and not self.model.bodies.spherical:
-            ok = [n for n, i in INTEGRATORS.items()
-                  if not i.spherical_only and not n.startswith("yoshida4:")]
-            raise SimulationError(f"{name} handles spherical bodies only (scalar inertia); "
-                                  f"model {self.model.name!r} has non-spherical bodies: "
-                                  f"choose one of {', '.join(ok)} (or yoshida4:lgvi, "
-                                  "yoshida4:rrp-implicit)")
-        return info
+        return integrator_for(self.model, name)
 
     def _check_h(self, h: float, info: IntegratorInfo) -> float:
-        try:
-            h = float(h)
-        except (TypeError, ValueError):
-            raise SimulationError(f"h must be a number, got {h!r}") from None
-        if not math.isfinite(h) or h <= 0.0:
-            raise SimulationError(f"h must be a positive, finite time step, got {h:g}; "
-                                  "try e.g. h = 1e-3")
-        if h > H_MAX:
-            raise SimulationError(f"h = {h:g} is too large: the largest step accepted is "
-                                  f"{H_MAX:g}; try e.g. h = 1e-3")
+        h = check_step(h)
         if info.name == "rrp-exact":
             h_max, body, hw = self.rrp_exact_limit(h)
             if hw >= 1.0:

@@ -366,3 +366,12 @@ def test_missing_x11_libraries_are_named_with_their_package(monkeypatch):
     assert "libxcb-cursor0" in launch._missing_x11_libraries()
     monkeypatch.setattr(ctypes.util, "find_library", lambda name: "lib" + name + ".so")
     assert launch._missing_x11_libraries() == []
+
+
+def test_an_inadmissible_first_request_opens_the_scenario_with_its_own_settings(qtbot,
+                                                                               make_window):
+    w = make_window(LoadRequest("pendulum", {"omega0": [0.0, 0.0, 30.0]}, "rrp-exact", 0.9))
+    qtbot.waitUntil(w.banner.isVisible, timeout=WAIT)
+    assert "rrp-exact's limit" in w.banner.text() and "its own settings" in w.banner.text()
+    assert w.loaded.model.name == "pendulum" and w.loaded.h == 1e-2
+    assert w.loaded.params["omega0"] == [0.0, 0.0, 30.0]

@@ -29,6 +29,7 @@ from engine.integrators import INTEGRATORS
 from engine.models import get_model_spec
 from engine.models.base import Param, ParameterError
 from engine.scenarios import builtin_scenarios
+from engine.simulation import SimulationError, check_step
 
 from ..scene import COLOUR_MODES
 
@@ -367,9 +368,10 @@ class ControlPanel(QWidget):
             h = float(text)
         except ValueError:
             return f"h = {text!r} is not a number; enter e.g. 1e-3"
-        if not math.isfinite(h) or h <= 0:
-            return f"h must be a positive, finite time step, got {text}; enter e.g. 1e-3"
-        return h
+        try:
+            return check_step(h)  # the engine's own rule (the worker re-checks the state)
+        except SimulationError as exc:
+            return str(exc)
 
     def _check_h_text(self, _text: str) -> None:
         """Warn while typing: not a number, or beyond the stability estimate."""

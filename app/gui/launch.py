@@ -66,16 +66,16 @@ def launch(args: argparse.Namespace) -> int:
     overrides = parse_sets(args.set)
     request = None
     if args.scenario or overrides or args.integrator or args.h is not None:
-        # validate here, so that bad input is one line on the terminal, not a dialog
-        sc = load_scenario(args.scenario or "torus", overrides or None)
-        model = sc.build_model()
-        from engine.simulation import Simulation
+        # check what needs no kernel here, so that bad input is one line on the terminal;
+        # the state-dependent checks (rrp-exact's h|w| < 1) run in the worker, which
+        # compiles the kernels: no JIT before the window is up
+        from engine.simulation import check_step, integrator_for
 
-        integ = args.integrator or sc.run.integrator
-        h = args.h if args.h is not None else sc.run.h
-        Simulation(model, integ, h, record_frames=False)  # raises SimulationError if bad
         from .worker import LoadRequest
 
+        sc = load_scenario(args.scenario or "torus", overrides or None)
+        integ = integrator_for(sc.build_model(), args.integrator or sc.run.integrator).name
+        h = check_step(args.h if args.h is not None else sc.run.h)
         request = LoadRequest(args.scenario or "torus", overrides, integ, h)
 
     if (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")

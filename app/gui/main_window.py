@@ -26,7 +26,7 @@ from engine.models.base import ParameterError
 
 from ..scene import BodyScene
 from .controls import ControlPanel
-from .plots import PlotPanel
+from .plots import PlotPanel, TimedPlotWidget
 from .recorder import Recorder, RecorderError
 from .worker import Frame, Loaded, LoadRequest, SimulationWorker
 
@@ -281,8 +281,6 @@ class MainWindow(QMainWindow):
         take at most ~1/5 of the GUI thread and the 3D view keeps its frame rate while long
         series get costlier to draw (painting happens later, in the event loop: its cost
         is measured by :class:`~app.gui.plots.TimedPlotWidget`)."""
-        from .plots import TimedPlotWidget
-
         spent = TimedPlotWidget.paint_seconds - self._plot_paint_mark
         self._plot_paint_mark = TimedPlotWidget.paint_seconds
         if self._plot_redraws:
@@ -390,10 +388,16 @@ class MainWindow(QMainWindow):
                     INTEGRATORS[self.last_frame.integrator].properties())
             self.show_message(message)
         elif self.loaded is None and self._request != DEFAULT_REQUEST:
-            # the remembered session cannot be restored (a moved file, say): say so and
-            # open the default scenario instead of an empty window
-            self.load(DEFAULT_REQUEST)
-            self._notice = f"{message} — opened the default scenario instead"
+            # the first request cannot be built (a moved file, or an integrator/h the
+            # initial state does not admit): say so and open the scenario with its own
+            # settings, or the default scenario, instead of an empty window
+            r = self._request
+            if r.integrator is not None or r.h is not None or r.compare:
+                self.load(LoadRequest(r.scenario, r.overrides))
+                self._notice = f"{message} — opened {r.scenario} with its own settings"
+            else:
+                self.load(DEFAULT_REQUEST)
+                self._notice = f"{message} — opened the default scenario instead"
         else:
             self._show_banner(message)
             self._request = self._good_request  # Reset goes back to what is running

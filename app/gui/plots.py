@@ -246,7 +246,6 @@ class PlotPanel(QWidget):
                     g = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=2), name=n)
                     g.setZValue(len(stack) + 1)
                     self._curves["energy"][n] = g
-            self._curves["base"] = True
         else:
             for n in names:
                 self._curves["energy"][n] = ep.plot(
@@ -284,7 +283,7 @@ class PlotPanel(QWidget):
         first = next(iter(self.runs.values()))
         t = first.t.data
         e = first.energy.data
-        if self.stacked.isChecked() and "base" in self._curves:
+        if self.stacked.isChecked():  # (the curves were built for the current choice)
             acc = np.zeros_like(t)
             for n, c in self._curves["energy"].items():
                 col = e[:, ENERGY_NAMES.index(n)]

@@ -59,9 +59,6 @@ class Loaded:
     energy_names: list[str]  # the components this model has (others are always zero)
     conserved: tuple[str, ...]
     stability: StabilityEstimate
-    e_ref: float
-    P0: np.ndarray
-    L0: np.ndarray
 
 
 @dataclass
@@ -135,7 +132,6 @@ class SimulationWorker(QObject):
         self.playing = False
         self._failed = False
         self._frame_in_flight = threading.Event()  # set while the GUI draws a frame
-        self._last_emit = 0.0
         self._last_stability: StabilityEstimate | None = None
         self._stability_at = -1.0
         self._rate = (0.0, 0.0)  # µs/step, steps/s over the last second
@@ -180,14 +176,12 @@ class SimulationWorker(QObject):
         self._rate_window.clear()
         self._rate = (0.0, 0.0)
         sim = runs[0].sim
-        sc_title = getattr(sim.model, "title", sim.model.name)
-        snap = sim.snapshot()
+        e0 = sim.energy
         used = [n for k, n in enumerate(ENERGY_NAMES)
-                if n in sim.model.energy_components or abs(snap.energy[k]) > 0]
-        self.loaded.emit(Loaded(req.scenario, sc_title, sim.model, dict(sim.model.params),
+                if n in sim.model.energy_components or abs(e0[k]) > 0]
+        self.loaded.emit(Loaded(req.scenario, sim.model.title, sim.model, dict(sim.model.params),
                                 [r.sim.integrator.name for r in runs], sim.h, used,
-                                sim.model.conserved, sim.stability(), sim.e_ref,
-                                snap.P.copy(), snap.L.copy()))
+                                sim.model.conserved, sim.stability()))
         self._emit_frame(force=True)
         self.state_changed.emit("paused", "ready: press Play")
 
@@ -404,5 +398,4 @@ class SimulationWorker(QObject):
                    self._last_stability, rel if math.isfinite(rel) else math.nan,
                    self._rate[0], self._rate[1])
         self._frame_in_flight.set()
-        self._last_emit = now
         self.frame.emit(fr)

@@ -30,7 +30,12 @@ from ..layout import (
     OK,
 )
 from ..rotations import quat_from_rotvec_t, quat_from_rrp_t, quat_mul_t, quat_rotate_t
-from .verlet import renormalise_quats, state_shapes_ok
+from .verlet import (
+    drift_positions,
+    kick_velocities,
+    renormalise_quats,
+    state_shapes_ok,
+)
 
 MAP_EXP = 0  # lgvi
 MAP_CAYLEY = 1  # rrp-implicit
@@ -178,10 +183,7 @@ def lgvi_step_ws(h, rot_map, s0, s1, ff, work, info, ws):
     max_it = int(ip[IP_MAX_IT])
     n = x0.shape[0]
     hh = 0.5 * h
-    for i in range(n):
-        c = h * hh / m[i]
-        for k in range(3):
-            x1[i, k] = x0[i, k] + h * v0[i, k] + c * F0[i, k]
+    drift_positions(h, m, x0, v0, F0, x1)
     for i in range(n):
         M0, M1, M2 = to_body(q0, i, RM0[i, 0], RM0[i, 1], RM0[i, 2])
         y0 = P0[i, 0] + hh * M0  # Π₀ + h/2 M₀
@@ -210,10 +212,7 @@ def lgvi_step_ws(h, rot_map, s0, s1, ff, work, info, ws):
     st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
     if st != OK:
         return st
-    for i in range(n):
-        c = hh / m[i]
-        for k in range(3):
-            v1[i, k] = v0[i, k] + c * (F0[i, k] + F1[i, k])
+    kick_velocities(h, m, v0, F0, F1, v1)
     for i in range(n):
         M0, M1, M2 = to_body(q1, i, RM1[i, 0], RM1[i, 1], RM1[i, 2])
         P1[i, 0] += hh * M0

@@ -23,7 +23,12 @@ from ..forcefield import compute_forces_ws
 from ..layout import ERR_SHAPE, OK
 from ..rotations import quat_from_rotvec_t, quat_mul_t, quat_rotate_t
 from .lgvi import mat_vec, to_body
-from .verlet import renormalise_quats, state_shapes_ok
+from .verlet import (
+    drift_positions,
+    kick_velocities,
+    renormalise_quats,
+    state_shapes_ok,
+)
 
 ATT_BUSS2 = 0
 ATT_RK4 = 1
@@ -60,10 +65,7 @@ def pfc_clump_step_ws(h, att, s0, s1, ff, info, ws):
     Ji = ff[11]
     n = x0.shape[0]
     hh = 0.5 * h
-    for i in range(n):
-        c = h * hh / m[i]
-        for k in range(3):
-            x1[i, k] = x0[i, k] + h * v0[i, k] + c * F0[i, k]
+    drift_positions(h, m, x0, v0, F0, x1)
     for i in range(n):
         a0, a1, a2, a3 = q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3]
         b0, b1, b2 = to_body(q0, i, o0[i, 0], o0[i, 1], o0[i, 2])
@@ -107,10 +109,7 @@ def pfc_clump_step_ws(h, att, s0, s1, ff, info, ws):
     st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
     if st != OK:
         return st
-    for i in range(n):
-        c = hh / m[i]
-        for k in range(3):
-            v1[i, k] = v0[i, k] + c * (F0[i, k] + F1[i, k])
+    kick_velocities(h, m, v0, F0, F1, v1)
     for i in range(n):
         L0 = o1[i, 0] + hh * RM1[i, 0]
         L1 = o1[i, 1] + hh * RM1[i, 1]

@@ -73,12 +73,38 @@ def _stage_rigid(c_next, weight, s0, s1, ff, work, h):
             Ls[i, k] = L0[i, k] + (c * ao[i, k] if final else c * kL)
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _begin_stages(s0, s1, acc, o_start):
+    """Stage 1 reads ``s0``: copy it into the stage buffer ``s1`` with its forces, the
+    angular variable from ``o_start`` (``Ω`` for spheres, ``L`` otherwise), and zero
+    the accumulators."""
+    x0, v0, q0, o0, F0, RM0 = s0[:6]
+    x1, v1, q1, o1, F1, RM1 = s1[:6]
+    ax, av, aq, ao = acc[:4]
+    if not (state_shapes_ok(s0) and state_shapes_ok(s1) and ax.shape[1] == 3
+            and av.shape[1] == 3 and aq.shape[1] == 4 and ao.shape[1] == 3
+            and o_start.shape[1] == 3):
+        return  # (checked by the callers: this only tells the compiler the row lengths)
+    for i in range(x0.shape[0]):
+        for k in range(3):
+            ax[i, k] = 0.0
+            av[i, k] = 0.0
+            ao[i, k] = 0.0
+            x1[i, k] = x0[i, k]
+            v1[i, k] = v0[i, k]
+            o1[i, k] = o_start[i, k]
+            F1[i, k] = F0[i, k]
+            RM1[i, k] = RM0[i, k]
+        for k in range(4):
+            aq[i, k] = 0.0
+            q1[i, k] = q0[i, k]
+
+
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def rk4_rigid_step_ws(h, s0, s1, ff, work, info, ws):
     """RK4 on ``(x, v, q, L)`` for non-spherical bodies (physics.md §3.8b)."""
     x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
     x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
-    ax, av, aq, ao = work[:4]
     L0 = work[4][3]
     Jt = ff[10]
     Ji = ff[11]
@@ -86,18 +112,7 @@ def rk4_rigid_step_ws(h, s0, s1, ff, work, info, ws):
     for i in range(n):
         L0[i, 0], L0[i, 1], L0[i, 2] = _apply_inertia(Jt, i, q0[i, 0], q0[i, 1], q0[i, 2],
                                                       q0[i, 3], o0[i, 0], o0[i, 1], o0[i, 2])
-        for k in range(3):
-            ax[i, k] = 0.0
-            av[i, k] = 0.0
-            ao[i, k] = 0.0
-            x1[i, k] = x0[i, k]
-            v1[i, k] = v0[i, k]
-            o1[i, k] = L0[i, k]
-            F1[i, k] = F0[i, k]
-            RM1[i, k] = RM0[i, k]
-        for k in range(4):
-            aq[i, k] = 0.0
-            q1[i, k] = q0[i, k]
+    _begin_stages(s0, s1, work, L0)
     _stage_rigid(0.5, 1.0, s0, s1, ff, work, h)
     st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
     if st != OK:
@@ -196,21 +211,7 @@ def rk4_step_ws(h, s0, s1, ff, work, info, ws):
         return ERR_SHAPE
     x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
     x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
-    n = x0.shape[0]
-    # stage 1 reads s0: copy it into the stage buffer together with its forces
-    for i in range(n):
-        for k in range(3):
-            ax[i, k] = 0.0
-            av[i, k] = 0.0
-            ao[i, k] = 0.0
-            x1[i, k] = x0[i, k]
-            v1[i, k] = v0[i, k]
-            o1[i, k] = o0[i, k]
-            F1[i, k] = F0[i, k]
-            RM1[i, k] = RM0[i, k]
-        for k in range(4):
-            aq[i, k] = 0.0
-            q1[i, k] = q0[i, k]
+    _begin_stages(s0, s1, acc, o0)
     _stage(0.5, 1.0, s0, s1, ff, acc, h)
     st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
     if st != OK:

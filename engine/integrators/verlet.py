@@ -41,6 +41,27 @@ def state_shapes_ok(s):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def drift_positions(h, m, x0, v0, F0, x1):
+    """``x₁ = x₀ + h v₀ + h²/(2m) F₀`` (B&G eq. (23a), LLM eq. (92), PFC): the
+    translational drift every velocity-Verlet scheme here shares."""
+    c0 = 0.5 * h * h
+    for i in range(x0.shape[0]):
+        c = c0 / m[i]
+        for k in range(3):
+            x1[i, k] = x0[i, k] + h * v0[i, k] + c * F0[i, k]
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def kick_velocities(h, m, v0, F0, F1, v1):
+    """``v₁ = v₀ + h/(2m) (F₀ + F₁)`` (B&G eq. (23d), LLM eq. (95)): the translational
+    kick every velocity-Verlet scheme here shares."""
+    for i in range(v0.shape[0]):
+        c = 0.5 * h / m[i]
+        for k in range(3):
+            v1[i, k] = v0[i, k] + c * (F0[i, k] + F1[i, k])
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def renormalise_quats(q):
     """Project every attitude quaternion back onto the unit sphere.
 
@@ -96,10 +117,7 @@ def verlet_step_ws(h, rot_map, s0, s1, ff, info, ws):
                     info[1] = abs(h) * wn
                     info[2] = wn
                     return ERR_RRP_LIMIT
-    for i in range(n):
-        c = h * hh / m[i]
-        for k in range(3):
-            x1[i, k] = x0[i, k] + h * v0[i, k] + c * F0[i, k]
+    drift_positions(h, m, x0, v0, F0, x1)
     if rot_map == ROT_EXPONENTIAL:
         for i in range(n):
             d = quat_from_rotvec_t(h * o1[i, 0], h * o1[i, 1], h * o1[i, 2])
@@ -127,10 +145,7 @@ def verlet_step_ws(h, rot_map, s0, s1, ff, info, ws):
     st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
     if st != OK:
         return st
-    for i in range(n):
-        c = hh / m[i]
-        for k in range(3):
-            v1[i, k] = v0[i, k] + c * (F0[i, k] + F1[i, k])
+    kick_velocities(h, m, v0, F0, F1, v1)
     for i in range(n):
         c = hh / J[i]
         for k in range(3):
