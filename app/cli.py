@@ -139,16 +139,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     from engine.diagnostics import momentum_drift
     from engine.io import RunWriter
     from engine.scenarios import parse_sets
-    from engine.simulation import Simulation
+    from engine.simulation import Simulation, default_integrator
 
     sc = _load(args.scenario, parse_sets(args.set))
     run = sc.run
-    integrator = args.integrator or run.integrator
     h = args.h if args.h is not None else run.h
     t_end = args.t_end if args.t_end is not None else run.t_end
     every = args.every or run.every
     tol = args.energy_tolerance or run.energy_tolerance
     model = sc.build_model()
+    integrator = args.integrator or default_integrator(model, run.integrator)
+    if integrator != (args.integrator or run.integrator) and not args.quiet:
+        print(f"note: the scenario's {run.integrator} cannot drive this model "
+              f"(contact = {model.contact!r}); using {integrator}", file=sys.stderr)
     sim = Simulation(model, integrator, h, record_every=every,
                      record_frames=bool(args.out) and not args.no_frames,
                      energy_tolerance=tol)

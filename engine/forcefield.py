@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from .layout import (
+    E_DISSIPATED,
     ERR_NEIGHBOUR_OVERFLOW,
     F_NONSPHERICAL,
     N_ENERGY,
@@ -99,7 +100,7 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
     for i in range(RM.shape[0]):
         for k in range(RM.shape[1]):
             RM[i, k] = 0.0
-    for k in range(2, energy.shape[0]):
+    for k in range(2, E_DISSIPATED):  # (D is accumulated by the hard-contact steps)
         energy[k] = 0.0
     if flags[T_PIVOT_GRAVITY]:
         pivot_gravity(q, fp[P_MG], fp[P_RHO0], fp[P_RHO0 + 1], fp[P_RHO0 + 2], RM, energy)

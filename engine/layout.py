@@ -19,7 +19,12 @@ E_SHEAR = 5
 E_CONTACT = 6
 E_WALL = 7
 E_MUTUAL_GRAVITY = 8
-N_ENERGY = 9
+E_SPRING = 9  # spring pendulum: ½ k (r − l₀)² (docs/physics.md §4.4)
+E_DISSIPATED = 10
+"""Accumulated work removed by impacts and friction (hard contacts, §3.9): *not* a
+function of the configuration but carried from step to step, so that ``E + D = E₀`` is
+the check of a dissipative run.  The force kernels never zero this slot; always last."""
+N_ENERGY = 11
 ENERGY_NAMES: tuple[str, ...] = (
     "translational",
     "rotational",
@@ -30,6 +35,8 @@ ENERGY_NAMES: tuple[str, ...] = (
     "contact",
     "wall",
     "mutual gravity",
+    "spring",
+    "dissipated",
 )
 ENERGY_LABELS: dict[str, str] = {
     "translational": "translational kinetic ½m|v|²",
@@ -41,7 +48,11 @@ ENERGY_LABELS: dict[str, str] = {
     "contact": "particle–particle contact U^pp",
     "wall": "particle–wall contact U^pw",
     "mutual gravity": "mutual gravity −G m₁m₂/4 Σ 1/|d_pq|",
+    "spring": "spring ½k(r − l₀)²",
+    "dissipated": "dissipated by impacts and friction D",
 }
+SIGNED_ENERGY = ("gravity", "mutual gravity")
+"""Components that may be negative (drawn as lines, not stacked areas)."""
 
 # flags: which terms of the force field are active -------------------------------------
 T_PIVOT_GRAVITY = 0
@@ -50,7 +61,9 @@ T_CONTACT = 2
 T_WALL = 3
 T_DUMBBELLS = 4  # mutual gravity of two dumbbells (docs/physics.md §4.3)
 F_NONSPHERICAL = 5  # not a term: the bodies have inertia tensors (kinetic energy R𝕁Rᵀ)
-N_TERMS = 6
+T_HARD_CONTACT = 6  # particle–particle contacts as unilateral constraints (§3.9)
+T_HARD_WALL = 7  # particle–wall contact as a unilateral constraint (§3.9)
+N_TERMS = 8
 
 # fp: scalar parameters -------------------------------------------------------------------
 P_MG = 0  # pendulum: m g
@@ -66,6 +79,9 @@ P_SKIN = 13  # neighbour-list skin
 P_DB_G = 16  # dumbbells: gravitational constant G
 P_DB_M = 17  # dumbbells: total masses m₁, m₂ (2 slots, 17..18)
 P_DB_L = 19  # dumbbells: lengths l₁, l₂ (2 slots, 19..20)
+P_E_N = 21  # hard contacts: normal restitution e_N (Newton's impact law)
+P_MU = 22  # hard contacts: Coulomb friction coefficient μ
+P_E_T = 23  # hard contacts: tangential restitution e_T
 N_FP = 24
 
 # nl_state: neighbour-list bookkeeping ------------------------------------------------------
@@ -82,15 +98,27 @@ ERR_ENERGY = 3  # energy error beyond the blow-up threshold
 ERR_NEIGHBOUR_OVERFLOW = 4  # neighbour list capacity exceeded (the driver grows it)
 ERR_SHAPE = 5  # arrays of the wrong shape (rows of 3, 4 for q) or a too short scratch
 ERR_NO_CONVERGENCE = 6  # an implicit step's iteration did not converge (info: body, its, |Δ|)
+ERR_CONTACT = 7  # the percussion solver did not converge (info: contacts, its, residual)
 
 # integrator parameters (work[5]) and iteration statistics (work[6]) ---------------------
 IP_PHI = 0  # campello-implicit: the blend φ of eq. (26)
 IP_TOL = 1  # Newton / fixed-point tolerance on the size of the update (relative)
 IP_MAX_IT = 2  # iteration limit
-N_IP = 4
+IP_CONTACT_TOL = 3  # percussion solver: tolerance on the relative change of P per sweep
+IP_CONTACT_MAX_IT = 4  # percussion solver: sweep limit
+N_IP = 6
 IS_SOLVES = 0  # number of solves (body-steps for Newton, steps for fixed point)
 IS_ITERATIONS = 1  # total iterations
 IS_MAX = 2  # largest iteration count of one solve
-N_IS = 4
+IS_CONTACT_SOLVES = 3  # percussion solves (steps with at least one active contact)
+IS_CONTACT_ITERATIONS = 4  # total sweeps of the percussion solver
+IS_CONTACT_MAX = 5  # largest sweep count of one solve
+IS_CONTACTS = 6  # active contacts (g_N ≤ 0) in the last step
+IS_PERCUSSIONS = 7  # contacts with P_N > 0 in the last step
+IS_PENETRATION = 8  # largest penetration −g_N seen (≥ 0)
+IS_IMPACTS = 9  # total count of contact-steps with P_N > 0
+N_IS = 10
 DEFAULT_TOLERANCE = 1e-14
 DEFAULT_MAX_ITERATIONS = 50
+DEFAULT_CONTACT_TOLERANCE = 1e-10
+DEFAULT_CONTACT_MAX_ITERATIONS = 10000

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .contact import new_contact_work
 from .diagnostics import energy_scale, momentum_scales, rotational_energy, spin_momentum
 from .forcefield import ForceField, compute_forces
 from .integrators.advance import advance as _advance_kernel
@@ -24,15 +25,25 @@ from .integrators.advance import new_state_buffer, new_work, prime_kernels
 from .integrators.registry import INTEGRATORS, IntegratorInfo, get_integrator
 from .layout import (
     ENERGY_NAMES,
+    ERR_CONTACT,
     ERR_ENERGY,
     ERR_NEIGHBOUR_OVERFLOW,
     ERR_NO_CONVERGENCE,
     ERR_NONFINITE,
     ERR_RRP_LIMIT,
+    IP_CONTACT_MAX_IT,
+    IP_CONTACT_TOL,
     IP_PHI,
     IP_TOL,
+    IS_CONTACT_ITERATIONS,
+    IS_CONTACT_MAX,
+    IS_CONTACT_SOLVES,
+    IS_CONTACTS,
+    IS_IMPACTS,
     IS_ITERATIONS,
     IS_MAX,
+    IS_PENETRATION,
+    IS_PERCUSSIONS,
     IS_SOLVES,
     N_ENERGY,
     OK,
@@ -72,20 +83,72 @@ def check_step(h: float) -> float:
 
 
 def integrator_for(model: Model, name: str) -> IntegratorInfo:
-    """The registry entry of ``name`` if it can drive ``model`` (a spheres-only scheme
-    cannot drive non-spherical bodies); otherwise :class:`SimulationError`."""
+    """The registry entry of ``name`` if it can drive ``model``; otherwise
+    :class:`SimulationError` naming the schemes that can.  A spheres-only scheme cannot
+    drive non-spherical bodies; a Moreau-type (hard-contact) scheme drives exactly the
+    models with ``contact = "hard"`` and the smooth schemes the others; a model in
+    generalized coordinates takes only the schemes written for them."""
     try:
         info = get_integrator(name)
     except KeyError as exc:
         raise SimulationError(str(exc.args[0])) from None
-    if info.spherical_only and not model.bodies.spherical:
-        ok = [n for n, i in INTEGRATORS.items()
-              if not i.spherical_only and not n.startswith("yoshida4:")]
-        raise SimulationError(f"{name} handles spherical bodies only (scalar inertia); "
-                              f"model {model.name!r} has non-spherical bodies: "
-                              f"choose one of {', '.join(ok)} (or yoshida4:lgvi, "
-                              "yoshida4:rrp-implicit)")
-    return info
+    ok = usable_integrators(model)
+    if info.name in ok or name in ok or (
+            info.name.startswith("campello-implicit") and "campello-implicit" in ok):
+        return info
+    choose = ", ".join(n for n in ok if not n.startswith("yoshida4:"))
+    if model.coordinates == "generalized" and info.coordinates == "bodies":
+        why = (f"{name} integrates rigid bodies (x, v, q, Ω); model {model.name!r} is "
+               "written in generalized coordinates")
+    elif info.contact == "hard" and model.contact != "hard":
+        why = (f"{name} is a Moreau-type scheme for hard contacts; model {model.name!r} "
+               + ("has no contacts" if model.contact == "none"
+                  else 'has penalty contacts (set contact = "hard" to use it)'))
+    elif info.contact != "hard" and model.contact == "hard":
+        why = (f"{name} needs smooth (penalty) contacts; model {model.name!r} has hard "
+               'contacts (set contact = "penalty" to use it)')
+    elif info.coordinates == "generalized":
+        why = (f"{name} is written for models in generalized coordinates with a "
+               f"configuration-dependent mass matrix; on model {model.name!r} use "
+               "moreau-symmetric (the same scheme for a constant mass matrix)")
+    elif info.spherical_only and not model.bodies.spherical:
+        why = (f"{name} handles spherical bodies only (scalar inertia); model "
+               f"{model.name!r} has non-spherical bodies")
+    else:
+        why = f"{name} cannot drive model {model.name!r}"
+    raise SimulationError(f"{why}: choose one of {choose}")
+
+
+def default_integrator(model: Model, preferred: str | None = None) -> str:
+    """``preferred`` (a scenario's default) if it can drive ``model``, else the natural
+    scheme of the model's kind: ``moreau-symmetric`` for hard contacts and generalized
+    coordinates, ``rrp-newmark`` for spheres, ``lgvi`` for other bodies."""
+    ok = usable_integrators(model)
+    if preferred is not None:
+        try:
+            return integrator_for(model, preferred).name
+        except SimulationError:
+            pass
+    for name in ("moreau-symmetric", "rrp-newmark", "lgvi"):
+        if name in ok:
+            return name
+    return ok[0]
+
+
+def usable_integrators(model: Model) -> list[str]:
+    """The registered schemes that can drive ``model`` (registry order)."""
+    out = []
+    for n, i in INTEGRATORS.items():
+        if i.spherical_only and not model.bodies.spherical:
+            continue
+        if (i.contact == "hard") != (model.contact == "hard"):
+            continue
+        if model.coordinates == "generalized" and i.coordinates == "bodies":
+            continue
+        if model.coordinates != "generalized" and i.coordinates == "generalized":
+            continue
+        out.append(n)
+    return out
 
 
 @dataclass(frozen=True)
@@ -209,7 +272,19 @@ class Simulation:
     ``record_every``: record a row of the time series every that many steps (and a
     frame of all bodies if ``record_frames``).  ``energy_tolerance``: relative energy
     error beyond which a step counts as a blow-up (``None``: only non-finite values do).
+
+    A model in generalized coordinates (``model.coordinates == "generalized"``, the
+    spring pendulum) is driven by :class:`engine.generalized.simulation.
+    GeneralizedSimulation`, a subclass with the same interface: ``Simulation(model, …)``
+    returns one for such a model, so callers never dispatch on the model themselves.
     """
+
+    def __new__(cls, model: Model, *args, **kwargs):
+        if cls is Simulation and getattr(model, "coordinates", "bodies") == "generalized":
+            from .generalized.simulation import GeneralizedSimulation
+
+            return super().__new__(GeneralizedSimulation)
+        return super().__new__(cls)
 
     def __init__(self, model: Model, integrator: str = "rrp-newmark", h: float = 1e-3, *,
                  record_every: int = 1, record_frames: bool = True,
@@ -277,6 +352,48 @@ class Simulation:
         self._work[6][:] = 0.0
 
     @property
+    def contact_stats(self) -> dict[str, float]:
+        """Hard contacts (Moreau-type schemes) since the start: active ``contacts`` and
+        ``percussions`` (``P_N > 0``) in the last step, ``impacts`` (contact-steps with
+        ``P_N > 0``, in total), the percussion solver's ``solves``, ``iterations``
+        (sweeps), ``mean`` and ``max_iterations``, and the largest ``penetration``
+        ``−g_N`` seen."""
+        st = self._work[6]
+        solves = float(st[IS_CONTACT_SOLVES])
+        return {"contacts": float(st[IS_CONTACTS]), "percussions": float(st[IS_PERCUSSIONS]),
+                "impacts": float(st[IS_IMPACTS]), "solves": solves,
+                "iterations": float(st[IS_CONTACT_ITERATIONS]),
+                "mean": float(st[IS_CONTACT_ITERATIONS]) / solves if solves else 0.0,
+                "max_iterations": float(st[IS_CONTACT_MAX]),
+                "penetration": float(st[IS_PENETRATION])}
+
+    @property
+    def contact_tolerance(self) -> float:
+        """Percussion solver: tolerance on the relative change of the percussions in a
+        Gauss–Seidel sweep."""
+        return float(self._work[5][IP_CONTACT_TOL])
+
+    @contact_tolerance.setter
+    def contact_tolerance(self, tol: float) -> None:
+        tol = float(tol)
+        if not (math.isfinite(tol) and 0.0 < tol < 1.0):
+            raise SimulationError(f"the contact tolerance must lie in (0, 1), got {tol:g}; "
+                                  "try e.g. 1e-12")
+        self._work[5][IP_CONTACT_TOL] = tol
+
+    @property
+    def contact_max_iterations(self) -> int:
+        """Percussion solver: the sweep limit (non-convergence ends the run)."""
+        return int(self._work[5][IP_CONTACT_MAX_IT])
+
+    @contact_max_iterations.setter
+    def contact_max_iterations(self, n: int) -> None:
+        if isinstance(n, bool) or int(n) != n or int(n) < 1:
+            raise SimulationError(f"the contact iteration limit must be a positive integer, "
+                                  f"got {n!r}")
+        self._work[5][IP_CONTACT_MAX_IT] = int(n)
+
+    @property
     def tolerance(self) -> float:
         """Tolerance of the implicit schemes on the relative size of the update."""
         return float(self._work[5][IP_TOL])
@@ -342,7 +459,7 @@ class Simulation:
             done, status = self._call_kernel(n_steps - done_total)
             done_total += done
             if status == ERR_NEIGHBOUR_OVERFLOW:
-                self.ff.grow_neighbour_list()
+                self._grow_neighbour_list()
                 self._evaluate_forces()
                 continue
             if status != OK:
@@ -448,6 +565,12 @@ class Simulation:
         R = quat_to_matrix(q)
         self._s0[7][...] = np.einsum("nij,nkj,nk->ni", self.ff.inertia, R, o)
 
+    def _grow_neighbour_list(self) -> None:
+        """Double the neighbour list, and the contact arrays sized from it."""
+        self.ff.grow_neighbour_list()
+        self._work = (*self._work[:7],
+                      new_contact_work(self.ff.n_bodies, self.ff.nl_pairs.shape[0]))
+
     def _evaluate_forces(self) -> None:
         x, v, q, o, F, RM, e = self._s0[:7]
         while True:
@@ -520,6 +643,15 @@ class Simulation:
                    f"scheme; the state at t = {t:.6g} is kept.")
             return Failure("no-convergence", t, step, msg, stab,
                            {"body": body, "iterations": its, "update": upd})
+        if status == ERR_CONTACT:
+            nc, its, res = int(self._info[0]), int(self._info[1]), float(self._info[2])
+            msg = (f"the percussion solver did not converge at t = {t:.6g}: {nc} active "
+                   f"contacts, {its} Gauss–Seidel sweeps, last relative change {res:.3g} "
+                   f"(tolerance {self.contact_tolerance:g}); raise the iteration limit or "
+                   f"the tolerance, or lower h (now {h:g}); the state at t = {t:.6g} is "
+                   "kept.")
+            return Failure("no-convergence", t, step, msg, stab,
+                           {"contacts": nc, "iterations": its, "residual": res})
         if status == ERR_ENERGY:
             err = float(self._info[3])
             what = f"the relative energy error reached {err:.3g}"

@@ -10,9 +10,11 @@ preallocated arrays.
 A state buffer is the tuple ``(x, v, q, Ω, F, RM, e, Π)``: the physical state, its
 forces, spatial moments and energy components, and the body angular momentum ``Π`` of
 the schemes that keep it (``lgvi``, ``rrp-implicit``).  ``work`` is
-``(ax, av, aq, ao, s2, ip, stats)``: RK4's accumulators, a third state buffer (for the
-Yoshida composition), the integrator parameters ``ip[IP_*]`` and the iteration
-statistics ``stats[IS_*]``; :func:`new_buffers` makes all of them.
+``(ax, av, aq, ao, s2, ip, stats, cw)``: RK4's accumulators (scratch of the Moreau
+schemes too), a third state buffer (for the Yoshida composition), the integrator
+parameters ``ip[IP_*]``, the iteration statistics ``stats[IS_*]`` and the contact work
+arrays of the hard-contact schemes (``engine.contact.detect``); :func:`new_work` makes
+them.
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ import math
 import numpy as np
 from numba import njit
 
+from ..contact.detect import new_contact_work
 from ..forcefield import new_scratch
 from ..layout import (
+    DEFAULT_CONTACT_MAX_ITERATIONS,
+    DEFAULT_CONTACT_TOLERANCE,
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_TOLERANCE,
     E_ROTATIONAL,
@@ -31,6 +36,8 @@ from ..layout import (
     ERR_ENERGY,
     ERR_NONFINITE,
     F_NONSPHERICAL,
+    IP_CONTACT_MAX_IT,
+    IP_CONTACT_TOL,
     IP_MAX_IT,
     IP_PHI,
     IP_TOL,
@@ -42,6 +49,7 @@ from ..layout import (
 from ..rotations import quat_rotate_t
 from .campello import campello_implicit_step_ws, campello_step_ws
 from .lgvi import MAP_CAYLEY, MAP_EXP, lgvi_step_ws, mat_vec
+from .moreau import moreau_step_ws, moreau_symmetric_step_ws
 from .pfc import ATT_BUSS2, ATT_RK4, pfc_clump_step_ws
 from .rk4 import rk4_rigid_step_ws, rk4_step_ws
 from .verlet import ROT_EXPONENTIAL, ROT_RRP_EXACT, ROT_RRP_NEWMARK, verlet_step_ws
@@ -57,6 +65,9 @@ S_RRP_IMPLICIT = 6
 S_PFC_BUSS2 = 7
 S_PFC_RK4 = 8
 S_CAMPELLO_IMPLICIT = 9
+S_MOREAU = 10
+S_MOREAU_SYMMETRIC = 11
+S_MOREAU_VARIATIONAL = 12  # generalized coordinates only (engine.generalized)
 S_YOSHIDA = 100
 """``S_YOSHIDA + id``: Yoshida's 4th-order composition of the symmetric scheme ``id``."""
 
@@ -73,16 +84,21 @@ def new_state_buffer(x: np.ndarray, v: np.ndarray, q: np.ndarray, omega: np.ndar
 
 
 def new_work(n: int, phi: float = 0.5, tol: float = DEFAULT_TOLERANCE,
-             max_iterations: int = DEFAULT_MAX_ITERATIONS) -> tuple:
-    """The ``work`` tuple of :func:`advance` for ``n`` bodies."""
+             max_iterations: int = DEFAULT_MAX_ITERATIONS,
+             n_pairs_capacity: int | None = None) -> tuple:
+    """The ``work`` tuple of :func:`advance` for ``n`` bodies (contact arrays sized for a
+    neighbour list of ``n_pairs_capacity`` pairs, default that of a new ``ForceField``)."""
     ip = np.zeros(N_IP)
     ip[IP_PHI] = phi
     ip[IP_TOL] = tol
     ip[IP_MAX_IT] = max_iterations
+    ip[IP_CONTACT_TOL] = DEFAULT_CONTACT_TOLERANCE
+    ip[IP_CONTACT_MAX_IT] = DEFAULT_CONTACT_MAX_ITERATIONS
     s2 = new_state_buffer(np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)),
                           np.zeros((n, 3)))
+    cap = max(16, 16 * n) if n_pairs_capacity is None else n_pairs_capacity
     return (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), s2, ip,
-            np.zeros(N_IS))
+            np.zeros(N_IS), new_contact_work(n, cap))
 
 
 @njit(nogil=True, cache=True)
@@ -111,6 +127,10 @@ def other_step_ws(scheme, h, s0, s1, ff, work, info, ws):
         return pfc_clump_step_ws(h, ATT_RK4, s0, s1, ff, info, ws)
     elif scheme == S_CAMPELLO_IMPLICIT:
         return campello_implicit_step_ws(h, s0, s1, ff, work, info, ws)
+    elif scheme == S_MOREAU_SYMMETRIC:
+        return moreau_symmetric_step_ws(h, s0, s1, ff, work, info, ws)
+    elif scheme == S_MOREAU:
+        return moreau_step_ws(h, s0, s1, ff, work, info, ws)
     if scheme == S_RRP_EXACT:
         rot_map = ROT_RRP_EXACT
     elif scheme == S_RRP_NEWMARK:

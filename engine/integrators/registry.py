@@ -39,6 +39,13 @@ class IntegratorInfo:
     """Campello's blend ``φ`` (B&G eq. (26)); 1 for every other scheme."""
     iterative: bool = False
     """Solves an equation by iteration each step (counts reported, non-convergence fails)."""
+    contact: str = "penalty"
+    """``"penalty"``: contacts must be smooth potentials (the model's ``contact`` is
+    ``"none"`` or ``"penalty"``); ``"hard"``: a Moreau-type scheme for unilateral
+    constraints with percussions (the model's ``contact`` must be ``"hard"``)."""
+    coordinates: str = "bodies"
+    """``"bodies"`` (rigid bodies ``x, v, q, Ω``), ``"generalized"`` (``q, u`` with
+    ``M(q)``), or ``"any"``."""
 
     def properties(self) -> str:
         """One-line summary, e.g. ``order 2 · variational · explicit · spheres only``."""
@@ -51,6 +58,8 @@ class IntegratorInfo:
             parts.append("non-geometric")
         parts.append("explicit" if self.explicit else "implicit")
         parts.append("spheres only" if self.spherical_only else "any inertia")
+        if self.contact == "hard":
+            parts.append("hard contact")
         return " · ".join(parts)
 
     def as_dict(self) -> dict:
@@ -67,6 +76,8 @@ class IntegratorInfo:
             "notes": self.notes,
             "symmetric": self.symmetric,
             "iterative": self.iterative,
+            "contact": self.contact,
+            "coordinates": self.coordinates,
         }
 
 
@@ -130,6 +141,32 @@ _BASE: tuple[IntegratorInfo, ...] = (
         "evaluation per iteration); campello-implicit:PHI sets φ ∈ [0, 1]; dissipative "
         "for φ < 1 (a linear spring's map has det = 1/(1 + (1−φ) h²ω²))",
         phi=0.5, iterative=True,
+    ),
+    IntegratorInfo(
+        "moreau", _adv.S_MOREAU, "Moreau's midpoint time-stepping (hard contact)", 1,
+        False, False, True, True, 2, "Capobianco, Eugster & Leine §3 (Moreau 1988)",
+        "q_M = q_k + Δt/2 u_k, active set g_N(q_M) ≤ 0, M(u_k+1 − u_k) = Δt h(q_M, u_k) + "
+        "W P, Newton's law on ξ = Wᵀ(u_k+1 + e u_k); attitude drifted by half steps with "
+        "the RRP map; percussions by projected Gauss–Seidel",
+        iterative=True, contact="hard", coordinates="any",
+    ),
+    IntegratorInfo(
+        "moreau-symmetric", _adv.S_MOREAU_SYMMETRIC,
+        "Symmetric Moreau-type scheme (trapezoidal rule, hard contact)", 2,
+        False, False, True, True, 1, "Capobianco, Eugster & Leine eq. (12)",
+        "M(q_k)(u_k − u_k−1) − Δt/2 (h(q_k,u_k−1) + h(q_k,u_k)) = W P_k, contact law on "
+        "ξ = Wᵀ(u_k + e u_k−1) for g_N(q_k) ≤ 0; on spheres the rrp-newmark map plus "
+        "percussions (implicit in u only for velocity-dependent h)",
+        iterative=True, contact="hard", coordinates="any",
+    ),
+    IntegratorInfo(
+        "moreau-variational", _adv.S_MOREAU_VARIATIONAL,
+        "Variational Moreau-type scheme (trapezoidal discrete Lagrangian, hard contact)", 2,
+        True, True, False, False, 1, "docs/physics.md §3.9c (weak form, trapezoidal rule)",
+        "discrete Euler–Lagrange equations of L_d = Δt/2 (L(q_k, u_k) + L(q_k+1, u_k)) "
+        "with percussions at the nodes; implicit in q_k+1 (Newton); generalized "
+        "coordinates only (on spheres it is moreau-symmetric)",
+        iterative=True, contact="hard", coordinates="generalized",
     ),
 )
 

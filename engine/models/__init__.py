@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from . import dumbbells, pendulum, torus
+from . import dumbbells, pendulum, spring_pendulum, torus
 from .base import Model, ModelSpec, Param, ParameterError
 
 MODELS: dict[str, ModelSpec] = {
-    spec.name: spec for spec in (pendulum.SPEC, torus.SPEC, dumbbells.SPEC)
+    spec.name: spec for spec in (pendulum.SPEC, torus.SPEC, dumbbells.SPEC, spring_pendulum.SPEC)
 }
 
 

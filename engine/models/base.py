@@ -21,7 +21,8 @@ class ParameterError(ValueError):
 
 @dataclass(frozen=True)
 class Param:
-    """One scenario parameter: kind ``float | int | bool | vec3``, default, bounds."""
+    """One scenario parameter: kind ``float | int | bool | vec3 | choice``, default,
+    bounds (``choice``: one of the strings ``choices``)."""
 
     name: str
     kind: str
@@ -31,8 +32,11 @@ class Param:
     lo: float | None = None
     hi: float | None = None
     lo_open: bool = False
+    choices: tuple[str, ...] = ()
 
     def describe_range(self) -> str:
+        if self.kind == "choice":
+            return ", ".join(f'"{c}"' for c in self.choices)
         if self.lo is None and self.hi is None:
             return ""
         def fmt(v: float) -> str:
@@ -71,6 +75,11 @@ class Param:
                 raise ParameterError(f"{n} must be a list of three numbers, e.g. [0, 0, 1], "
                                      f"got {value!r}")
             return [float(c) for c in value]
+        if self.kind == "choice":
+            if not isinstance(value, str) or value not in self.choices:
+                raise ParameterError(f"{n} must be one of {self.describe_range()}, "
+                                     f"got {value!r}")
+            return value
         raise AssertionError(f"unknown parameter kind {self.kind}")
 
     def _check_range(self, v: float) -> None:
@@ -121,6 +130,18 @@ class Model:
     (about ``x_i``, attitude ``R_i``) and a rod between them."""
     body_points: np.ndarray | None = None
     """``(n, k, 3)`` body-frame points of the point masses of each body (dumbbells)."""
+    contact: str = "none"
+    """How contacts are modelled: ``"none"``, ``"penalty"`` (Hertz potentials, driven by
+    the smooth schemes) or ``"hard"`` (unilateral constraints with percussions, driven
+    by the Moreau-type schemes only; docs/physics.md §3.9)."""
+    coordinates: str = "bodies"
+    """``"bodies"``: the state is ``(x, v, q, Ω)`` of rigid bodies; ``"generalized"``:
+    the model is written in generalized coordinates ``q, u`` with ``M(q)`` and
+    ``h(q, u)`` (``system``), and only the schemes for such models drive it."""
+    system: Any = None
+    """The generalized-coordinate system (for ``coordinates == "generalized"``)."""
+    spring: tuple[np.ndarray, float] | None = None
+    """Drawing hint for a spring from a pivot to body 0: ``(pivot, rest length)``."""
 
     @property
     def n_bodies(self) -> int:

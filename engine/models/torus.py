@@ -15,16 +15,21 @@ import numpy as np
 
 from ..forcefield import ForceField
 from ..layout import (
+    P_E_N,
+    P_E_T,
     P_K_AXIAL,
     P_K_BEND,
     P_K_CONTACT,
     P_K_SHEAR,
     P_K_WALL,
+    P_MU,
     P_SKIN,
     P_WALL_N,
     P_WALL_X,
     T_BONDS,
     T_CONTACT,
+    T_HARD_CONTACT,
+    T_HARD_WALL,
     T_WALL,
 )
 from ..state import Bodies, State
@@ -51,6 +56,13 @@ SCHEMA = (
     Param("spin_noise", "float", 0.0, "std. dev. of a random initial spin Ω of each sphere",
           "rad/s", lo=0.0),
     Param("seed", "int", 0, "seed of the random perturbations", lo=0, hi=2**32 - 1),
+    Param("contact", "choice", "penalty", "contact model: Hertz penalty potentials (B&G §4) "
+          "or hard unilateral constraints with percussions (Moreau-type schemes, §3.9)",
+          choices=("penalty", "hard")),
+    Param("e_n", "float", 1.0, "hard contact: normal restitution e_N (1: elastic)", lo=0.0,
+          hi=1.0),
+    Param("mu", "float", 0.0, "hard contact: Coulomb friction coefficient μ", lo=0.0),
+    Param("e_t", "float", 0.0, "hard contact: tangential restitution e_T", lo=0.0, hi=1.0),
 )
 
 SKIN_FRACTION = 0.5  # neighbour-list skin, in sphere diameters
@@ -79,16 +91,20 @@ def build(p: dict[str, Any]) -> Model:
     r0 = np.linalg.norm(d0, axis=1)
     bond_ref = np.concatenate([d0 / r0[:, None], r0[:, None]], axis=1)
     ff = ForceField(bodies.m, bodies.J, bodies.D, bonds=bonds, bond_ref=bond_ref)
+    hard = p["contact"] == "hard"
     ff.flags[T_BONDS] = 1
-    ff.flags[T_CONTACT] = 1
+    ff.flags[T_HARD_CONTACT if hard else T_CONTACT] = 1
     ff.fp[P_K_BEND] = p["k_bend"]
     ff.fp[P_K_AXIAL] = p["k_axial"]
     ff.fp[P_K_SHEAR] = p["k_shear"]
     ff.fp[P_K_CONTACT] = p["k_contact"]
     ff.fp[P_SKIN] = SKIN_FRACTION * dp
+    ff.fp[P_E_N] = p["e_n"]
+    ff.fp[P_MU] = p["mu"]
+    ff.fp[P_E_T] = p["e_t"]
     normal = np.array([1.0, 0.0, 0.0])
     if p["wall"]:
-        ff.flags[T_WALL] = 1
+        ff.flags[T_HARD_WALL if hard else T_WALL] = 1
         ff.fp[P_K_WALL] = p["k_wall"]
         ff.fp[P_WALL_N:P_WALL_N + 3] = normal
         ff.fp[P_WALL_X] = 0.0
@@ -96,9 +112,13 @@ def build(p: dict[str, Any]) -> Model:
     v = np.tile([-p["v0"], 0.0, 0.0], (n, 1)) + p["velocity_noise"] * rng.standard_normal((n, 3))
     omega = p["spin_noise"] * rng.standard_normal((n, 3))
     q = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
-    components = ("translational", "rotational", "bending", "axial", "shear", "contact")
-    if p["wall"]:
-        components += ("wall",)
+    if hard:
+        components = ("translational", "rotational", "bending", "axial", "shear",
+                      "dissipated")
+    else:
+        components = ("translational", "rotational", "bending", "axial", "shear", "contact")
+        if p["wall"]:
+            components += ("wall",)
     return Model(
         name="torus",
         title="Particle-binder torus impact",
@@ -111,6 +131,7 @@ def build(p: dict[str, Any]) -> Model:
         else ("P_x", "P_y", "P_z", "L_x", "L_y", "L_z"),
         draw_diameter=bodies.D.copy(),
         wall=(normal, 0.0) if p["wall"] else None,
+        contact="hard" if hard else "penalty",
     )
 
 

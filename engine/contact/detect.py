@@ -1,0 +1,198 @@
+"""The active set and the contact kinematics of spheres (docs/physics.md §3.9).
+
+A contact ``c`` joins sphere ``i`` to sphere ``j`` (or to the wall, ``j = -1``).  Its
+normal ``n`` points from ``j`` to ``i`` (the wall normal for the wall), its gap is
+``g_N = |x_i − x_j| − (D_i + D_j)/2`` (``n·x_i − x_w − D_i/2`` for the wall) and it is
+*active* when ``g_N ≤ 0`` (the paper's active set; Moreau's scheme evaluates it at the
+midpoint, the symmetric scheme at the node).
+
+Both bodies act through one contact point ``C`` in the middle of the overlap, at the
+lever arms ``r_i = −a_i n``, ``r_j = +a_j n`` with ``a = D/2 + g_N/2`` (so
+``x_i + r_i = x_j + r_j`` exactly: a tangential percussion then has no net moment about
+any point, and ``L`` is conserved by sphere–sphere friction).  The contact velocity of
+``i`` relative to ``j`` is
+
+``γ = (u_i + w_i × r_i) − (u_j + w_j × r_j) = u_i − u_j − (a_i w_i + a_j w_j) × n``
+
+(``W_cᵀ U`` in the paper's notation), split into ``γ_N = n·γ`` and ``γ_T = γ − γ_N n``.
+A percussion ``P = P_N n + P_T`` acts as ``+P`` on ``i`` at ``C`` and ``−P`` on ``j``:
+``Δu_i = P/m_i``, ``Δw_i = r_i × P / J_i``, ``Δu_j = −P/m_j``, ``Δw_j = −r_j × P / J_j``.
+For spheres the local Delassus block ``W_cᵀ M⁻¹ W_c`` is diagonal in the (normal,
+tangent-plane) split: ``G_N = 1/m_i + 1/m_j``, ``G_T = G_N + a_i²/J_i + a_j²/J_j``
+(the wall contributes nothing), which makes each contact's local problem solvable in
+closed form inside the Gauss–Seidel sweep.
+
+Work arrays ``cw = (idx (cap, 2), geo (cap, 8), P (cap, 4), gam (cap, 4), count (2,))``:
+``geo[c] = (n₀, n₁, n₂, g_N, a_i, a_j, G_N, G_T)``, ``P[c] = (P_N, P_T)`` the
+percussion, ``gam[c] = (γ_N⁻, γ_T⁻)`` the contact velocity before the step,
+``count = (active contacts, capacity)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..layout import (
+    ERR_NEIGHBOUR_OVERFLOW,
+    OK,
+    P_SKIN,
+    P_WALL_N,
+    P_WALL_X,
+    T_HARD_CONTACT,
+    T_HARD_WALL,
+)
+from ..neighbours import ensure_neighbours_ws
+
+N_GEO = 8
+
+
+def contact_capacity(n_bodies: int, n_pairs_capacity: int) -> int:
+    """Contacts that can be active at once: every neighbour-list pair and every wall."""
+    return int(n_pairs_capacity) + int(n_bodies)
+
+
+def new_contact_work(n_bodies: int, n_pairs_capacity: int) -> tuple:
+    """The contact work arrays ``cw`` for ``n_bodies`` spheres (see module docstring)."""
+    cap = max(1, contact_capacity(n_bodies, n_pairs_capacity))
+    count = np.zeros(2, dtype=np.int64)
+    count[1] = cap
+    return (np.zeros((cap, 2), dtype=np.int64), np.zeros((cap, N_GEO)), np.zeros((cap, 4)),
+            np.zeros((cap, 4)), count)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def find_contacts_ws(x, ff, cw, iw):
+    """Fill ``cw`` with the active contacts (``g_N ≤ 0``) at the positions ``x``, from
+    the neighbour list (kept current here, with the integer scratch ``iw``) and the wall.
+
+    Returns ``OK`` or ``ERR_NEIGHBOUR_OVERFLOW`` (the list, or ``cw``, is too small: the
+    driver grows both and calls again)."""
+    m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff[:10]
+    idx, geo, P, gam, count = cw
+    cap = idx.shape[0]
+    nc = 0
+    if flags[T_HARD_CONTACT]:
+        st = ensure_neighbours_ws(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref, iw)
+        if st != OK:
+            return st
+        for p in range(nl_state[0]):
+            i = nl_pairs[p, 0]
+            j = nl_pairs[p, 1]
+            d0 = x[i, 0] - x[j, 0]
+            d1 = x[i, 1] - x[j, 1]
+            d2 = x[i, 2] - x[j, 2]
+            r2 = d0 * d0 + d1 * d1 + d2 * d2
+            sigma = 0.5 * (D[i] + D[j])
+            if r2 > sigma * sigma or r2 <= 0.0:
+                continue
+            if nc >= cap:
+                return ERR_NEIGHBOUR_OVERFLOW
+            r = math.sqrt(r2)
+            g = r - sigma
+            idx[nc, 0] = i
+            idx[nc, 1] = j
+            geo[nc, 0] = d0 / r
+            geo[nc, 1] = d1 / r
+            geo[nc, 2] = d2 / r
+            geo[nc, 3] = g
+            ai = 0.5 * D[i] + 0.5 * g
+            aj = 0.5 * D[j] + 0.5 * g
+            geo[nc, 4] = ai
+            geo[nc, 5] = aj
+            gn = 1.0 / m[i] + 1.0 / m[j]
+            geo[nc, 6] = gn
+            geo[nc, 7] = gn + ai * ai / J[i] + aj * aj / J[j]
+            nc += 1
+    if flags[T_HARD_WALL]:
+        w0 = fp[P_WALL_N]
+        w1 = fp[P_WALL_N + 1]
+        w2 = fp[P_WALL_N + 2]
+        xw = fp[P_WALL_X]
+        for i in range(x.shape[0]):
+            g = w0 * x[i, 0] + w1 * x[i, 1] + w2 * x[i, 2] - xw - 0.5 * D[i]
+            if not g <= 0.0:
+                continue
+            if nc >= cap:
+                return ERR_NEIGHBOUR_OVERFLOW
+            idx[nc, 0] = i
+            idx[nc, 1] = -1
+            geo[nc, 0] = w0
+            geo[nc, 1] = w1
+            geo[nc, 2] = w2
+            geo[nc, 3] = g
+            ai = 0.5 * D[i] + 0.5 * g
+            geo[nc, 4] = ai
+            geo[nc, 5] = 0.0
+            geo[nc, 6] = 1.0 / m[i]
+            geo[nc, 7] = 1.0 / m[i] + ai * ai / J[i]
+            nc += 1
+    count[0] = nc
+    return OK
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def contact_velocity(c, idx, geo, u, w):
+    """``γ = W_cᵀ U`` of contact ``c`` for the velocities ``u`` and spins ``w``
+    (module docstring): returns ``(γ_N, γ_T)`` with ``γ_T`` as a 3-vector."""
+    i = idx[c, 0]
+    j = idx[c, 1]
+    n0 = geo[c, 0]
+    n1 = geo[c, 1]
+    n2 = geo[c, 2]
+    ai = geo[c, 4]
+    s0 = ai * w[i, 0]
+    s1 = ai * w[i, 1]
+    s2 = ai * w[i, 2]
+    g0 = u[i, 0]
+    g1 = u[i, 1]
+    g2 = u[i, 2]
+    if j >= 0:
+        aj = geo[c, 5]
+        s0 += aj * w[j, 0]
+        s1 += aj * w[j, 1]
+        s2 += aj * w[j, 2]
+        g0 -= u[j, 0]
+        g1 -= u[j, 1]
+        g2 -= u[j, 2]
+    # γ = u_i − u_j − s × n
+    g0 -= s1 * n2 - s2 * n1
+    g1 -= s2 * n0 - s0 * n2
+    g2 -= s0 * n1 - s1 * n0
+    gn = g0 * n0 + g1 * n1 + g2 * n2
+    return gn, g0 - gn * n0, g1 - gn * n1, g2 - gn * n2
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def apply_percussion(c, idx, geo, m, J, p0, p1, p2, u, w):
+    """Add the percussion ``P = (p0, p1, p2)`` of contact ``c`` to the velocities:
+    ``+P`` on ``i`` at ``r_i = −a_i n``, ``−P`` on ``j`` at ``r_j = +a_j n``."""
+    i = idx[c, 0]
+    j = idx[c, 1]
+    n0 = geo[c, 0]
+    n1 = geo[c, 1]
+    n2 = geo[c, 2]
+    # n × P (the moment of P at r = −a n is −a n × P)
+    c0 = n1 * p2 - n2 * p1
+    c1 = n2 * p0 - n0 * p2
+    c2 = n0 * p1 - n1 * p0
+    mi = 1.0 / m[i]
+    ki = geo[c, 4] / J[i]
+    u[i, 0] += mi * p0
+    u[i, 1] += mi * p1
+    u[i, 2] += mi * p2
+    w[i, 0] -= ki * c0
+    w[i, 1] -= ki * c1
+    w[i, 2] -= ki * c2
+    if j >= 0:
+        mj = 1.0 / m[j]
+        kj = geo[c, 5] / J[j]
+        u[j, 0] -= mj * p0
+        u[j, 1] -= mj * p1
+        u[j, 2] -= mj * p2
+        # moment of −P at r_j = +a_j n: a_j n × (−P) = −a_j n × P
+        w[j, 0] -= kj * c0
+        w[j, 1] -= kj * c1
+        w[j, 2] -= kj * c2

@@ -1,0 +1,367 @@
+"""The driver of models in generalized coordinates (the spring pendulum): the interface
+of :class:`engine.simulation.Simulation` (which returns this class for a model with
+``coordinates == "generalized"``) over the compiled loop of :mod:`.schemes`.
+
+The physical state shared by all schemes is the node ``(q_k, v_k)``; each scheme keeps
+its own velocity variable (``u_k`` for ``moreau``, ``u_{k−1}`` for the two-step schemes)
+and is given it by :func:`.schemes.to_internal` when it takes over or the step changes
+(docs/physics.md §3.9, generalized §5).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..integrators.registry import IntegratorInfo
+from ..layout import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_TOLERANCE,
+    ERR_CONTACT,
+    ERR_ENERGY,
+    ERR_NO_CONVERGENCE,
+    ERR_NONFINITE,
+    IS_CONTACT_ITERATIONS,
+    IS_CONTACT_MAX,
+    IS_CONTACT_SOLVES,
+    IS_CONTACTS,
+    IS_IMPACTS,
+    IS_ITERATIONS,
+    IS_MAX,
+    IS_PENETRATION,
+    IS_PERCUSSIONS,
+    IS_SOLVES,
+    N_ENERGY,
+    N_IS,
+    OK,
+)
+from ..models.base import Model
+from ..simulation import (
+    DEFAULT_ENERGY_TOLERANCE,
+    Event,
+    Failure,
+    Simulation,
+    SimulationError,
+    Snapshot,
+    StepReport,
+    TimeSeries,
+    check_step,
+    integrator_for,
+)
+from ..stability import StabilityEstimate
+from ..state import State
+from . import schemes as S
+from .spring_pendulum import SP_G, SP_K, SP_L0, SP_M, generalized
+
+__all__ = ["GeneralizedSimulation"]
+
+
+class GeneralizedSimulation(Simulation):
+    """Drive a generalized-coordinate model (``model.system``) with a Moreau-type scheme.
+
+    Same constructor and public interface as :class:`engine.simulation.Simulation`, plus
+    :attr:`contact_stats` and :attr:`max_iterations`.  The view sees one body at
+    ``(x, y, 0)`` turned about ``z`` by the pendulum angle.
+    """
+
+    def __init__(self, model: Model, integrator: str = "moreau-symmetric", h: float = 1e-3,
+                 *, record_every: int = 1, record_frames: bool = True,
+                 energy_tolerance: float | None = DEFAULT_ENERGY_TOLERANCE,
+                 state: State | None = None) -> None:
+        self.model = model
+        self.system = model.system
+        self.sp = np.ascontiguousarray(self.system.sp, dtype=np.float64)
+        if int(record_every) < 1:
+            raise SimulationError(f"record_every must be a positive integer, got {record_every}")
+        self.record_every = int(record_every)
+        self.record_frames = bool(record_frames)
+        self.energy_tolerance = energy_tolerance
+        self.ff = model.forcefield
+        self.aux: dict[str, np.ndarray] = {}
+        self.t = 0.0
+        self.step_index = 0
+        self._t_base, self._step_base = 0.0, 0
+        self.events: list[Event] = []
+        self.kernel_seconds = 0.0
+        self.kernel_steps = 0
+        self._stats = np.zeros(N_IS)
+        self._ctrl = np.zeros(S.N_CTRL)
+        self._ctrl[S.C_TOL] = DEFAULT_TOLERANCE
+        self._ctrl[S.C_MAX_IT] = DEFAULT_MAX_ITERATIONS
+        self._info = np.zeros(4)
+        self._o = np.zeros(S.N_OUT)
+        self._s = np.zeros(5)
+        self._s1 = np.zeros(5)
+        self._e_row = np.zeros(N_ENERGY)
+        self._pl = np.zeros(6)
+        self._frame = np.zeros(10)
+        self._integrator: IntegratorInfo = self._check_integrator(integrator)
+        self.h = self._check_h(h, self._integrator)
+        st = state if state is not None else model.initial_state
+        x, v = st.x[0], st.v[0]
+        q0, q1, v0, v1 = generalized(self.sp, float(x[0]), float(x[1]), float(v[0]),
+                                     float(v[1]))
+        self._set_node(q0, q1, v0, v1, 0.0)
+        e0 = self.energy
+        self.e_ref = float(e0.sum())
+        self.e_scale = abs(self.e_ref) if self.e_ref != 0.0 else max(1.0, float(
+            np.abs(e0).sum()))
+        snap = self.snapshot()
+        m = self.system.mass
+        self.p_scale = max(m * float(np.linalg.norm(snap.v[0])), m * math.sqrt(
+            2.0 * max(self.e_ref, 0.0) / m), 1e-300)
+        self.l_scale = max(float(np.linalg.norm(snap.L)), self.p_scale * float(
+            np.linalg.norm(snap.x[0])), 1e-300)
+        self.series = TimeSeries(1, self.record_frames)
+        self._record_now()
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def _scheme(self) -> int:
+        return S.SCHEME_IDS[self._integrator.name]
+
+    @property
+    def iteration_stats(self) -> dict[str, float]:
+        """Newton iterations of the smooth solves (steps of the implicit schemes):
+        ``solves``, ``iterations``, ``mean`` and ``max`` per solve."""
+        st = self._stats
+        solves = float(st[IS_SOLVES])
+        return {"solves": solves, "iterations": float(st[IS_ITERATIONS]),
+                "mean": float(st[IS_ITERATIONS]) / solves if solves else 0.0,
+                "max": float(st[IS_MAX])}
+
+    @property
+    def contact_stats(self) -> dict[str, float]:
+        """``contacts`` and ``percussions`` (last step: active, with ``P_N > 0``),
+        ``impacts`` (steps with ``P_N > 0`` so far), ``solves``/``iterations``/
+        ``max_iterations`` of the contact solve (1 iteration for a closed form, Newton
+        iterations on ``(u, P)`` otherwise) and ``penetration`` (largest ``−g_N`` seen)."""
+        st = self._stats
+        return {"contacts": float(st[IS_CONTACTS]), "percussions": float(st[IS_PERCUSSIONS]),
+                "impacts": float(st[IS_IMPACTS]), "solves": float(st[IS_CONTACT_SOLVES]),
+                "iterations": float(st[IS_CONTACT_ITERATIONS]),
+                "max_iterations": float(st[IS_CONTACT_MAX]),
+                "penetration": float(st[IS_PENETRATION])}
+
+    def reset_iteration_stats(self) -> None:
+        self._stats[:] = 0.0
+
+    @property
+    def tolerance(self) -> float:
+        """Newton tolerance on the size of the update relative to ``1 + |u|``."""
+        return float(self._ctrl[S.C_TOL])
+
+    @tolerance.setter
+    def tolerance(self, tol: float) -> None:
+        tol = float(tol)
+        if not (math.isfinite(tol) and 0.0 < tol < 1.0):
+            raise SimulationError(f"the iteration tolerance must lie in (0, 1), got {tol:g}; "
+                                  "try e.g. 1e-14")
+        self._ctrl[S.C_TOL] = tol
+
+    @property
+    def max_iterations(self) -> int:
+        """Iteration cap of the Newton solves."""
+        return int(self._ctrl[S.C_MAX_IT])
+
+    @max_iterations.setter
+    def max_iterations(self, n: int) -> None:
+        if isinstance(n, bool) or int(n) != n or int(n) < 1:
+            raise SimulationError(f"the iteration cap must be a positive integer, got {n!r}")
+        self._ctrl[S.C_MAX_IT] = int(n)
+
+    @property
+    def node(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(q_k, v_k)``: the node configuration and physical node velocity (copies)."""
+        v0, v1 = S.node_velocity(self._scheme, self.sp, self._s, self.h)
+        return self._s[:2].copy(), np.array([v0, v1])
+
+    @property
+    def dissipated(self) -> float:
+        return float(self._s[4])
+
+    @property
+    def state(self) -> State:
+        """The drawn body (``x = (x, y, 0)``, attitude about ``z``), built from the node."""
+        snap = self.snapshot()
+        return State(snap.x, snap.v, snap.q, snap.omega, self.aux)
+
+    @property
+    def energy(self) -> np.ndarray:
+        """Node energy components (``layout.ENERGY_NAMES`` order), a copy."""
+        S.node_values(self._scheme, self.sp, self._s, self.h, self._e_row, self._pl,
+                      self._frame)
+        return self._e_row.copy()
+
+    @property
+    def relative_energy_error(self) -> float:
+        return (float(self.energy.sum()) - self.e_ref) / self.e_scale
+
+    # ------------------------------------------------------------------ control
+    def set_integrator(self, name: str) -> None:
+        """Switch scheme at the current node: ``(q_k, v_k)`` carries over, the new
+        scheme's velocity variable is derived from it (:func:`.schemes.to_internal`)."""
+        info = self._check_integrator(name)
+        self._check_h(self.h, info)
+        if info.name != self._integrator.name:
+            q, v = self.node
+            old = self._integrator
+            self._integrator = info
+            try:
+                self._set_node(q[0], q[1], v[0], v[1], self._s[4])
+            except SimulationError:
+                self._integrator = old
+                raise
+            self.events.append(Event(self.step_index, self.t, "integrator", old.name,
+                                     info.name))
+
+    def set_h(self, h: float) -> None:
+        """Change the step at the current node (the two-step schemes' ``u_{k−1}`` is
+        re-derived for the new step so that the node velocity is unchanged)."""
+        h = self._check_h(h, self._integrator)
+        if h != self.h:
+            q, v = self.node
+            old = self.h
+            self.h = h
+            self._set_node(q[0], q[1], v[0], v[1], self._s[4])
+            self.events.append(Event(self.step_index, self.t, "h", f"{old:g}", f"{h:g}"))
+            self._t_base, self._step_base = self.t, self.step_index
+
+    def warm_up(self) -> None:
+        """Compile (or load from the disk cache) the kernels without taking a step."""
+        self._call_kernel(0)
+        self.stability()
+
+    def advance(self, n_steps: int) -> StepReport:
+        """Take up to ``n_steps`` steps; on a failure the state is the last good one and
+        the report carries a :class:`~engine.simulation.Failure`."""
+        n_steps = int(n_steps)
+        done, status = self._call_kernel(n_steps)
+        if status != OK:
+            return StepReport(done, self._failure(status))
+        return StepReport(done)
+
+    def snapshot(self) -> Snapshot:
+        S.node_values(self._scheme, self.sp, self._s, self.h, self._e_row, self._pl,
+                      self._frame)
+        f = self._frame
+        v0, v1 = S.node_velocity(self._scheme, self.sp, self._s, self.h)
+        from .spring_pendulum import cartesian
+
+        _, _, vx, vy = cartesian(self.sp, self._s[0], self._s[1], v0, v1)
+        return Snapshot(self.t, self.step_index, self._integrator.name, self.h,
+                        f[None, 0:3].copy(), np.array([[vx, vy, 0.0]]), f[None, 3:7].copy(),
+                        f[None, 7:10].copy(), self._e_row.copy(), self._pl[:3].copy(),
+                        self._pl[3:].copy())
+
+    def stability(self) -> StabilityEstimate:
+        """``h < 2/ω`` with ``ω² = k/m + g/l₀`` (spring and pendulum stiffness; the wall
+        is hard and sets no limit)."""
+        sp = self.sp
+        om = math.sqrt(sp[SP_K] / sp[SP_M] + sp[SP_G] / sp[SP_L0])
+        return StabilityEstimate(2.0 / om, om, "spring and gravity", 0, math.inf)
+
+    def check_h(self, h: float, integrator: str | None = None) -> float:
+        info = self._integrator if integrator is None else self._check_integrator(integrator)
+        return self._check_h(h, info)
+
+    def check_integrator(self, name: str) -> IntegratorInfo:
+        info = self._check_integrator(name)
+        self._check_h(self.h, info)
+        return info
+
+    def checkpoint(self) -> tuple:
+        """Everything needed to come back to this instant (copies)."""
+        return (self._s.copy(), self.t, self.step_index, self._integrator, self.h,
+                self._stats.copy())
+
+    def restore(self, cp: tuple) -> None:
+        s, t, step, info, h, stats = cp
+        self._s[:] = s
+        self.t, self.step_index = t, step
+        self._integrator, self.h = info, h
+        self._stats[:] = stats
+        self._t_base, self._step_base = t, step
+
+    def rrp_exact_limit(self, h: float | None = None) -> tuple[float, int, float]:
+        return math.inf, -1, 0.0
+
+    # ------------------------------------------------------------------ internals
+    def _check_integrator(self, name: str) -> IntegratorInfo:
+        return integrator_for(self.model, name)
+
+    def _check_h(self, h: float, info: IntegratorInfo) -> float:
+        return check_step(h)
+
+    def _set_node(self, q0: float, q1: float, v0: float, v1: float, d: float) -> None:
+        u0, u1, its, ok = S.to_internal(self._scheme, self.sp, q0, q1, v0, v1, self.h,
+                                        self.tolerance, self.max_iterations)
+        if not ok:
+            raise SimulationError(
+                f"{self._integrator.name} cannot start from the current state at h = "
+                f"{self.h:g}: its velocity variable did not converge; lower h")
+        self._s[:] = (q0, q1, u0, u1, d)
+
+    def _call_kernel(self, n: int) -> tuple[int, int]:
+        stride = self.record_every
+        first = self.step_index + 1
+        n_rec = (self.step_index + n) // stride - (first - 1) // stride
+        nf = n_rec if self.record_frames else 0
+        rec = (np.empty((n_rec, N_ENERGY)), np.empty((n_rec, 3)), np.empty((n_rec, 3)),
+               np.empty((nf, 1, 3)), np.empty((nf, 1, 4)), np.empty((nf, 1, 3)))
+        c = self._ctrl
+        c[S.C_E_REF] = getattr(self, "e_ref", 0.0)
+        c[S.C_E_SCALE] = getattr(self, "e_scale", 1.0)
+        c[S.C_E_TOL] = self.energy_tolerance if self.energy_tolerance is not None else 0.0
+        t0 = time.perf_counter()
+        done, nrec, status = S.run(self._scheme, n, self.h, self.step_index, stride, self.sp,
+                                   self._s, self._s1, c, self._stats, self._info, self._o,
+                                   self._e_row, self._pl, self._frame, *rec,
+                                   self.record_frames)
+        if n > 0:
+            self.kernel_seconds += time.perf_counter() - t0
+            self.kernel_steps += done
+        if done:
+            self.step_index += done
+            self.t = self._t_base + (self.step_index - self._step_base) * self.h
+        r = slice(0, nrec)
+        first_rec = ((first - 1) // stride + 1) * stride
+        steps = first_rec + stride * np.arange(nrec)
+        times = self._t_base + (steps - self._step_base) * self.h
+        self.series.append(times, rec[0][r], rec[1][r], rec[2][r], rec[3][r], rec[4][r],
+                           rec[5][r])
+        return done, status
+
+    def _failure(self, status: int) -> Failure:
+        stab = self.stability()
+        t, step, h = self.t, self.step_index, self.h
+        name = self._integrator.name
+        keep = f"the state at t = {t:.6g} is kept"
+        if status == ERR_NO_CONVERGENCE:
+            its, upd = int(self._info[1]), float(self._info[2])
+            msg = (f"{name} did not converge at t = {t:.6g}: Newton stopped after {its} "
+                   f"iterations with an update of {upd:.3g} (tolerance {self.tolerance:g}, "
+                   f"cap {self.max_iterations}); lower h (now {h:g}), loosen the tolerance "
+                   f"or use moreau (explicit); {keep}.")
+            return Failure("no-convergence", t, step, msg, stab,
+                           {"iterations": its, "update": upd})
+        if status == ERR_CONTACT:
+            msg = (f"{name}: the contact solve at t = {t:.6g} gave a negative percussion "
+                   f"(the impact law has no solution at h = {h:g}); lower h; {keep}.")
+            return Failure("no-convergence", t, step, msg, stab, {})
+        if status == ERR_ENERGY:
+            what, kind = f"the relative energy error reached {float(self._info[3]):.3g}", \
+                "energy"
+        elif status == ERR_NONFINITE:
+            what, kind = "the state became non-finite", "non-finite"
+        else:
+            what, kind = f"the kernel returned status {status}", "error"
+        hint = (f"h = {h:g} exceeds the {stab.describe()}; lower h below "
+                f"{stab.h_stable:.2g}" if h > stab.h_stable else
+                f"h = {h:g} is within the {stab.describe()}; lower h or use "
+                "moreau-symmetric (moreau is first order with a velocity-dependent h)")
+        msg = (f"{name} blew up in the step after t = {t:.6g} ({what}): {hint}, then "
+               f"resume from the last good state (t = {t:.6g}, kept).")
+        return Failure(kind, t, step, msg, stab, {"h": h})
