@@ -74,7 +74,7 @@ def solve(ff, x, u0, w0, u1, w1, tol=TOL, max_it=100_000):
 
 def contact_residuals(ff, cw, u0, w0, u1, w1):
     """Per contact: ``P_N``, ``ξ_N``, ``|P_T|``, ``ξ_T`` (3-vector) of the result."""
-    idx, geo, P, gam, count = cw
+    idx, geo, P, gam, count, _ = cw
     out = []
     for c in range(count[0]):
         gn1, *gt1 = contact_velocity(c, idx, geo, u1, w1)

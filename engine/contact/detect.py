@@ -22,10 +22,14 @@ tangent-plane) split: ``G_N = 1/m_i + 1/m_j``, ``G_T = G_N + a_i²/J_i + a_j²/J
 (the wall contributes nothing), which makes each contact's local problem solvable in
 closed form inside the Gauss–Seidel sweep.
 
-Work arrays ``cw = (idx (cap, 2), geo (cap, 8), P (cap, 4), gam (cap, 4), count (2,))``:
-``geo[c] = (n₀, n₁, n₂, g_N, a_i, a_j, G_N, G_T)``, ``P[c] = (P_N, P_T)`` the
-percussion, ``gam[c] = (γ_N⁻, γ_T⁻)`` the contact velocity before the step,
-``count = (active contacts, capacity)``.
+Work arrays ``cw = (idx (cap, 3), geo (cap, 8), P (cap, 4), gam (cap, 4), count (4,),
+warm (slots, 5))``: ``idx[c] = (i, j, slot)``, ``geo[c] = (n₀, n₁, n₂, g_N, a_i, a_j, G_N,
+G_T)``, ``P[c] = (P_N, P_T)`` the percussion, ``gam[c] = (γ_N⁻, γ_T⁻)`` the contact
+velocity before the step, ``count = (active contacts, capacity, solve stamp, neighbour-list
+build seen)``.  ``warm[slot]`` keeps the last percussion of each contact (slot: its
+neighbour-list pair index, or ``pairs + i`` for sphere ``i`` on the wall) with the stamp
+of the solve that wrote it: the solver starts from it when the same contact was active in
+the previous step (warm start; a rebuilt list invalidates the pair slots).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from numba import njit
 
 from ..layout import (
     ERR_NEIGHBOUR_OVERFLOW,
+    NL_REBUILDS,
     OK,
     P_SKIN,
     P_WALL_N,
@@ -57,10 +62,13 @@ def contact_capacity(n_bodies: int, n_pairs_capacity: int) -> int:
 def new_contact_work(n_bodies: int, n_pairs_capacity: int) -> tuple:
     """The contact work arrays ``cw`` for ``n_bodies`` spheres (see module docstring)."""
     cap = max(1, contact_capacity(n_bodies, n_pairs_capacity))
-    count = np.zeros(2, dtype=np.int64)
+    count = np.zeros(4, dtype=np.int64)
     count[1] = cap
-    return (np.zeros((cap, 2), dtype=np.int64), np.zeros((cap, N_GEO)), np.zeros((cap, 4)),
-            np.zeros((cap, 4)), count)
+    count[3] = -1
+    warm = np.zeros((cap, 5))
+    warm[:, 4] = -1.0
+    return (np.zeros((cap, 3), dtype=np.int64), np.zeros((cap, N_GEO)), np.zeros((cap, 4)),
+            np.zeros((cap, 4)), count, warm)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
@@ -71,8 +79,9 @@ def find_contacts_ws(x, ff, cw, iw):
     Returns ``OK`` or ``ERR_NEIGHBOUR_OVERFLOW`` (the list, or ``cw``, is too small: the
     driver grows both and calls again)."""
     m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff[:10]
-    idx, geo, P, gam, count = cw
+    idx, geo, P, gam, count, warm = cw
     cap = idx.shape[0]
+    n_slots_pairs = cap - x.shape[0]
     nc = 0
     if flags[T_HARD_CONTACT]:
         st = ensure_neighbours_ws(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref, iw)
@@ -94,6 +103,7 @@ def find_contacts_ws(x, ff, cw, iw):
             g = r - sigma
             idx[nc, 0] = i
             idx[nc, 1] = j
+            idx[nc, 2] = p if p < n_slots_pairs else -1
             geo[nc, 0] = d0 / r
             geo[nc, 1] = d1 / r
             geo[nc, 2] = d2 / r
@@ -119,6 +129,7 @@ def find_contacts_ws(x, ff, cw, iw):
                 return ERR_NEIGHBOUR_OVERFLOW
             idx[nc, 0] = i
             idx[nc, 1] = -1
+            idx[nc, 2] = n_slots_pairs + i
             geo[nc, 0] = w0
             geo[nc, 1] = w1
             geo[nc, 2] = w2
@@ -130,6 +141,10 @@ def find_contacts_ws(x, ff, cw, iw):
             geo[nc, 7] = 1.0 / m[i] + ai * ai / J[i]
             nc += 1
     count[0] = nc
+    if count[3] != nl_state[NL_REBUILDS]:  # pair slots now name other pairs
+        count[3] = nl_state[NL_REBUILDS]
+        for s in range(n_slots_pairs):
+            warm[s, 4] = -1.0
     return OK
 
 

@@ -46,6 +46,9 @@ class IntegratorInfo:
     coordinates: str = "bodies"
     """``"bodies"`` (rigid bodies ``x, v, q, Ω``), ``"generalized"`` (``q, u`` with
     ``M(q)``), or ``"any"``."""
+    time_symmetric: bool = False
+    """Time-reversible for elastic impacts but not a composable smooth map (not offered
+    to ``yoshida4``: a composition across impacts gains no order)."""
 
     def properties(self) -> str:
         """One-line summary, e.g. ``order 2 · variational · explicit · spheres only``."""
@@ -54,10 +57,17 @@ class IntegratorInfo:
             parts.append("variational")
         elif self.symplectic:
             parts.append("symplectic")
+        elif self.time_symmetric:
+            parts.append("time-symmetric")
         else:
             parts.append("non-geometric")
         parts.append("explicit" if self.explicit else "implicit")
-        parts.append("spheres only" if self.spherical_only else "any inertia")
+        if self.coordinates == "generalized":
+            parts.append("generalized coordinates")
+        elif self.coordinates == "any":
+            parts.append("spheres or generalized coordinates")
+        else:
+            parts.append("spheres only" if self.spherical_only else "any inertia")
         if self.contact == "hard":
             parts.append("hard contact")
         return " · ".join(parts)
@@ -157,12 +167,12 @@ _BASE: tuple[IntegratorInfo, ...] = (
         "M(q_k)(u_k − u_k−1) − Δt/2 (h(q_k,u_k−1) + h(q_k,u_k)) = W P_k, contact law on "
         "ξ = Wᵀ(u_k + e u_k−1) for g_N(q_k) ≤ 0; on spheres the rrp-newmark map plus "
         "percussions (implicit in u only for velocity-dependent h)",
-        iterative=True, contact="hard", coordinates="any",
+        iterative=True, contact="hard", coordinates="any", time_symmetric=True,
     ),
     IntegratorInfo(
         "moreau-variational", _adv.S_MOREAU_VARIATIONAL,
         "Variational Moreau-type scheme (trapezoidal discrete Lagrangian, hard contact)", 2,
-        True, True, False, False, 1, "docs/physics.md §3.9c (weak form, trapezoidal rule)",
+        True, True, False, False, 1, "docs/physics.md §3.9, generalized (trapezoidal L_d)",
         "discrete Euler–Lagrange equations of L_d = Δt/2 (L(q_k, u_k) + L(q_k+1, u_k)) "
         "with percussions at the nodes; implicit in q_k+1 (Newton); generalized "
         "coordinates only (on spheres it is moreau-symmetric)",

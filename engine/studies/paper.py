@@ -49,6 +49,17 @@ class PaperConfig:
     window_dt: float = 0.01
     ref_integrator: str = "rk4"
     ref_factor: int = 4
+    # Fig. 2 analogue (Capobianco et al.): the spring pendulum with a wall, e_N = 1
+    spring_h: float = 1e-3
+    spring_t: float = 20.0
+    spring_schemes: tuple[str, ...] = ("moreau", "moreau-symmetric", "moreau-variational")
+    spring_coordinates: tuple[str, ...] = ("polar", "cartesian")
+    # the torus with hard contacts (issue 8 §4): moreau-symmetric, e_N = 1, μ = 0 and 0.5
+    hard_scheme: str = "moreau-symmetric"
+    hard_h: float = 1e-3
+    hard_t: float = 25.0
+    hard_mus: tuple[float, ...] = (0.0, 0.5)
+    hard_long_t: float = 0.0        # > 0: also a run of that length per μ (full mode: 500)
 
 
 def config(quick: bool = True, **changes: Any) -> PaperConfig:
@@ -56,7 +67,8 @@ def config(quick: bool = True, **changes: Any) -> PaperConfig:
     base = PaperConfig(quick=True) if quick else PaperConfig(
         quick=False, pendulum_hs=(0.04, 0.02, 0.01, 0.005, 0.0025, 0.00125),
         conv_hs=(1e-3, 5e-4, 2.5e-4, 1.25e-4, 6.25e-5, 3.125e-5),
-        window_hs=(2.5e-4, 1.25e-4, 6.25e-5, 3.125e-5, 1.5625e-5))
+        window_hs=(2.5e-4, 1.25e-4, 6.25e-5, 3.125e-5, 1.5625e-5),
+        spring_t=200.0, hard_long_t=500.0)
     return replace(base, **changes)
 
 
@@ -79,6 +91,8 @@ class PaperData:
     paper_long: dict[str, Any] = field(default_factory=dict)
     torus_energy: Convergence | None = None
     torus_window: Convergence | None = None
+    spring: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    torus_hard: dict[float, dict[str, Any]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -136,6 +150,64 @@ def torus_series(params: Mapping[str, Any], integrator: str, h: float, t_end: fl
             "integrator": integrator, "h": h}
 
 
+def spring_series(scheme: str, coordinates: str, h: float, t_end: float,
+                  points: int = 2000) -> dict[str, Any]:
+    """The spring pendulum with a wall (physics.md §4.4, ``e_N = 1``) run by ``scheme`` in
+    ``coordinates`` to ``t_end``: the relative error ``(E + D − E₀)/E₀`` of the node energy
+    recorded at every step, its max, final value and drift per unit time (slope of the
+    least-squares line), impacts, max penetration, and for plotting the envelope
+    ``max |error|`` over ``points`` windows.  A run that blows up keeps its last good
+    state; ``t_reached`` says where."""
+    from ..models import get_model_spec
+
+    model = get_model_spec("spring-pendulum").make({"coordinates": coordinates, "e_n": 1.0})
+    sim = Simulation(model, scheme, h, record_every=1, record_frames=False,
+                     energy_tolerance=None)
+    rep = sim.advance(int(round(t_end / h)))
+    a = sim.series.arrays()
+    err = (a["energy"].sum(axis=1) - sim.e_ref) / sim.e_scale
+    ok = np.isfinite(err)
+    t, err = a["t"][ok], err[ok]
+    drift = float(np.polyfit(t, err, 1)[0]) if len(t) > 2 else float("nan")
+    block = max(1, len(t) // points)
+    nb = len(t) // block
+    env = np.abs(err[:nb * block]).reshape(nb, block).max(axis=1)
+    t_env = t[:nb * block].reshape(nb, block)[:, -1]
+    cs = sim.contact_stats
+    return {"scheme": scheme, "coordinates": coordinates, "h": h, "t_end": t_end,
+            "max_error": float(np.max(np.abs(err))), "final_error": float(err[-1]),
+            "drift": drift, "impacts": int(cs["impacts"]),
+            "penetration": float(cs["penetration"]), "ok": rep.ok and bool(ok.all()),
+            "t_reached": float(t[-1]), "status": "ok" if rep.ok else rep.failure.kind,
+            "t_env": t_env, "envelope": env, "window": block * h}
+
+
+def hard_torus_run(mu: float, scheme: str, h: float, t_end: float,
+                   every: int = 10) -> dict[str, Any]:
+    """The torus with ``contact = "hard"``, ``e_N = 1`` and friction ``mu``: the error of
+    ``E + D`` (the engine's total includes ``dissipated``), ``D`` itself, the relative
+    drifts of ``P_y, P_z, L_x``, the sphere spins ``|Ω|`` (max and mean over the spheres,
+    per recorded row) and the contact statistics."""
+    model = load_scenario("torus", {"contact": "hard", "e_n": 1.0, "mu": float(mu),
+                                    "e_t": 0.0}).build_model()
+    sim = Simulation(model, scheme, h, record_every=every, record_frames=True,
+                     energy_tolerance=None)
+    rep = sim.run_until(t_end, chunk=50_000)
+    a = sim.series.arrays()
+    total = a["energy"].sum(axis=1)
+    drift = momentum_drift(a["P"], a["L"])
+    spin = np.linalg.norm(a["omega"], axis=2)
+    return {"mu": float(mu), "scheme": scheme, "h": h, "t_end": t_end, "t": a["t"],
+            "rel_error": (total - sim.e_ref) / sim.e_scale,
+            "dissipated": a["energy"][:, ENERGY_NAMES.index("dissipated")] / sim.e_scale,
+            "drift_rel": {k: drift[k] / (sim.p_scale if k.startswith("P") else sim.l_scale)
+                          for k in ("P_y", "P_z", "L_x")},
+            "spin_max": spin.max(axis=1), "spin_mean": spin.mean(axis=1),
+            "contact": sim.contact_stats, "ok": rep.ok, "t_reached": sim.t,
+            "message": "" if rep.ok else rep.failure.message,
+            "us_per_step": 1e6 * sim.kernel_seconds / max(1, sim.kernel_steps)}
+
+
 def compute(cfg: PaperConfig, cache: str | None = None,
             log: Callable[[str], None] | None = None) -> PaperData:
     """Every study behind the figures and the report."""
@@ -171,4 +243,19 @@ def compute(cfg: PaperConfig, cache: str | None = None,
         "torus", cfg.torus, cfg.conv_integrators, cfg.window_hs, cfg.window_t, cfg.window_dt,
         ref_integrator=cfg.ref_integrator, h_ref=min(cfg.window_hs) / cfg.ref_factor,
         cache=cache))
+    d.spring = timed("Fig. 2: spring pendulum with a wall", lambda: {
+        c: {s: spring_series(s, c, cfg.spring_h, cfg.spring_t) for s in cfg.spring_schemes}
+        for c in cfg.spring_coordinates})
+
+    def hard() -> dict[float, dict[str, Any]]:
+        out = {}
+        for mu in cfg.hard_mus:
+            r = hard_torus_run(mu, cfg.hard_scheme, cfg.hard_h, cfg.hard_t)
+            if cfg.hard_long_t > 0:
+                r["long"] = hard_torus_run(mu, cfg.hard_scheme, cfg.hard_h, cfg.hard_long_t,
+                                           every=100)
+            out[mu] = r
+        return out
+
+    d.torus_hard = timed("torus with hard contacts", hard)
     return d
