@@ -1,5 +1,6 @@
-"""``rrp sweep`` (grids of runs on Dask) and ``rrp figures`` (B&G Figs. 1, 4–7 and a
-report).  See docs/studies.md.
+"""``rrp sweep`` (grids of runs on Dask) and ``rrp figures`` (B&G Figs. 1, 4–7, the
+spring pendulum of Capobianco et al. Fig. 2, the torus with hard contacts, and a report).
+See docs/studies.md.
 
 Only argparse here: the engine, Dask and matplotlib are imported when a command runs.
 """
@@ -56,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     p.set_defaults(handler=cmd_sweep)
 
-    f = sub.add_parser("figures", help="regenerate Baker & Gonzalez Figs. 1, 4–7 and a report",
+    f = sub.add_parser("figures", help="regenerate Baker & Gonzalez Figs. 1, 4–7, Capobianco et "
+                                       "al. Fig. 2 (spring pendulum) and a report",
                        description="Compute the paper's studies, draw the figures (PNG) and "
                                    "write report.md stating, for each claim, whether it was "
                                    "reproduced and the measured number.")

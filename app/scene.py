@@ -1,4 +1,5 @@
-"""The 3D scene of RRP Studio: oriented spheres, the wall, the pendulum rod and trail.
+"""The 3D scene of RRP Studio: oriented spheres, the wall, the pendulum rod and trail,
+the spring of the spring pendulum.
 
 Pure PyVista (no Qt): the desktop window draws it on a pyvistaqt ``QtInteractor`` and
 ``rrp export`` on an off-screen plotter.  The scene only *draws* what it is given; it
@@ -47,6 +48,13 @@ AXIS_LENGTH = 0.95
 """Body-frame axis length in sphere diameters from the centre (0.45 D shows outside)."""
 TRAIL_CAPACITY = 4000
 """Most recent bob positions kept in the trail."""
+SPRING_COLOUR = "#3d5a80"
+COIL_TURNS = 14
+COIL_POINTS_PER_TURN = 16
+PLANAR_WALL_COLOUR = "#aab7ca"
+SWING_REACH = 1.65
+"""Planar pendulum models: the view frames the pivot ± this many spring rest lengths
+(or initial distances, if larger): the bob of the spring pendulum swings out to ≈ 1.6."""
 
 
 def make_plotter(size: tuple[int, int] = (800, 600), *, off_screen: bool = True) -> pv.Plotter:
@@ -132,6 +140,15 @@ class BodyScene:
             self.body_points = None
         self.k = 1 if self.body_points is None else self.body_points.shape[1]
         self.pivot = None if model.pivot is None else np.asarray(model.pivot, float)
+        spring = getattr(model, "spring", None)
+        self.spring: tuple[np.ndarray, float] | None = (
+            None if spring is None else (np.asarray(spring[0], float), float(spring[1])))
+        st0 = model.initial_state
+        # a planar model (the spring pendulum: generalized coordinates in the x–y plane)
+        # is looked at from +z, its wall drawn as a slab seen edge-on
+        self.planar = (getattr(model, "coordinates", "bodies") == "generalized"
+                       and not np.any(np.asarray(st0.x)[:, 2])
+                       and not np.any(np.asarray(st0.v)[:, 2]))
         self._resolution = 24 if self.n <= 8 else 12 if self.n <= 2000 else 6
         try:  # the plotter's creator should already have asked for none
             plotter.ren_win.SetMultiSamples(0)
@@ -178,8 +195,10 @@ class BodyScene:
         if model.wall is not None:
             self._add_wall()
 
-        # pendulum pivot, rod and trail
+        # pendulum pivot, rod (or spring) and trail
         self._rod_mesh = None
+        self._coil_mesh = None
+        self._follow: tuple[np.ndarray, float] | None = None
         self._trail_mesh = None
         self._trail_on = bool(trail)
         self._trail_buf = np.zeros((TRAIL_CAPACITY, 3))
@@ -230,7 +249,72 @@ class BodyScene:
         return np.array([foot + a * half_s * side + b * half_u * up
                          for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
 
+    def _swing_region(self) -> tuple[np.ndarray, np.ndarray]:
+        """The box ``(lo, hi)`` a planar pendulum's bob may sweep: the pivot ± the reach
+        (:data:`SWING_REACH` rest lengths) in x, from −reach to +reach/4 in y (these
+        models hang along −y), cut at the wall."""
+        c0 = self._centres[0]
+        piv = self.pivot if self.pivot is not None else np.zeros(3)
+        length = self.spring[1] if self.spring is not None else 0.0
+        reach = SWING_REACH * max(length, float(np.linalg.norm(c0 - piv)))
+        r = 0.5 * float(self.diameter.max())
+        lo = piv - np.array([reach, reach, r])
+        hi = piv + np.array([reach, 0.25 * reach, r])
+        lo, hi = np.minimum(lo, c0 - r), np.maximum(hi, c0 + r)
+        if self.model.wall is not None:
+            normal, x_w = self.model.wall
+            nrm = np.asarray(normal, float) / np.linalg.norm(normal)
+            k = int(np.argmax(np.abs(nrm)))
+            if abs(nrm[k]) > 0.999:  # an axis-aligned wall: nothing behind it
+                if nrm[k] > 0:
+                    lo[k] = max(lo[k], float(x_w) / nrm[k])
+                else:
+                    hi[k] = min(hi[k], float(x_w) / nrm[k])
+        return lo, hi
+
+    def _add_planar_wall(self) -> None:
+        """The wall of a planar model: a slab behind the plane ``n·x = x_w`` across the
+        swing region, hatched on the side facing the camera (+z), as in a drawing."""
+        normal, x_w = self.model.wall
+        nrm = np.asarray(normal, float) / np.linalg.norm(normal)
+        ez = np.array([0.0, 0.0, 1.0])
+        tan = np.cross(ez, nrm)
+        if np.linalg.norm(tan) < 1e-6:
+            tan = np.array([1.0, 0.0, 0.0])
+        tan /= np.linalg.norm(tan)
+        lo, hi = self._swing_region()
+        box = np.array([[a, b, 0.0] for a in (lo[0], hi[0]) for b in (lo[1], hi[1])])
+        along = box @ tan
+        span = float(np.ptp(along))
+        a0, a1 = along.min() - 0.06 * span, along.max() + 0.06 * span
+        thick = 0.045 * span
+        zh = 0.08 * span
+        foot = float(x_w) * nrm
+        pts = np.array([foot + a * tan - b * thick * nrm + z * ez
+                        for z in (-zh, zh) for b in (0, 1) for a in (a0, a1)])
+        # vertices: z-, front: 0 (a0), 1 (a1); back: 2, 3; z+: 4..7 likewise
+        faces = [4, 0, 1, 3, 2, 4, 4, 6, 7, 5, 4, 0, 4, 5, 1, 4, 2, 3, 7, 6,
+                 4, 0, 2, 6, 4, 4, 1, 5, 7, 3]
+        self._wall_bounds = pts
+        self._wall_actor = self.plotter.add_mesh(
+            pv.PolyData(pts, faces=faces), color=PLANAR_WALL_COLOUR, name="rrp-wall",
+            reset_camera=False, lighting=False)
+        n_hatch = max(2, int((a1 - a0) / thick))
+        hatch = []
+        for a in np.linspace(a0 + thick, a1, n_hatch):
+            hatch += [foot + a * tan + 1.001 * zh * ez,
+                      foot + (a - thick) * tan - thick * nrm + 1.001 * zh * ez]
+        hatch += [foot + a0 * tan + 1.002 * zh * ez, foot + a1 * tan + 1.002 * zh * ez]
+        m = len(hatch) // 2
+        lines = np.column_stack([np.full(m, 2), 2 * np.arange(m), 2 * np.arange(m) + 1])
+        self.plotter.add_mesh(pv.PolyData(np.array(hatch), lines=lines.ravel()),
+                              color="#3e4c61", line_width=2, name="rrp-wall-edge",
+                              reset_camera=False, lighting=False)
+
     def _add_wall(self) -> None:
+        if self.planar:
+            self._add_planar_wall()
+            return
         corners = self._wall_corners()
         self._wall_bounds = corners
         # Opaque, seen from the bodies' side only (its face normal is +n and back faces
@@ -246,18 +330,66 @@ class BodyScene:
 
     def _add_pendulum_parts(self) -> None:
         p = self.plotter
-        r_piv = 0.12 * float(self.diameter[0])
+        r_piv = (0.3 if self.spring is not None else 0.12) * float(self.diameter[0])
         p.add_mesh(pv.Sphere(radius=r_piv, center=self.pivot, theta_resolution=12,
                              phi_resolution=12), color=ROD_COLOUR, name="rrp-pivot",
                    reset_camera=False)
-        self._rod_mesh = pv.PolyData(np.array([self.pivot, self._centres[0]]), lines=[2, 0, 1])
-        p.add_mesh(self._rod_mesh, color=ROD_COLOUR, line_width=4, name="rrp-rod",
-                   reset_camera=False, lighting=False)
+        if self.spring is not None:
+            self._add_spring()
+        else:
+            self._rod_mesh = pv.PolyData(np.array([self.pivot, self._centres[0]]),
+                                         lines=[2, 0, 1])
+            p.add_mesh(self._rod_mesh, color=ROD_COLOUR, line_width=4, name="rrp-rod",
+                       reset_camera=False, lighting=False)
         self._trail_mesh = pv.PolyData(np.array([self._centres[0], self._centres[0]]),
                                        lines=[2, 0, 1])
         self._trail_actor = p.add_mesh(self._trail_mesh, color=TRAIL_COLOUR, line_width=2,
                                        name="rrp-trail", reset_camera=False, lighting=False)
         self._trail_actor.SetVisibility(self._trail_on)
+
+    def _add_spring(self) -> None:
+        """The spring from its pivot to the bob's surface: a coil of fixed radius and
+        turns, so that its pitch shows the stretch."""
+        k = COIL_TURNS * COIL_POINTS_PER_TURN + 1
+        self._coil_s = np.linspace(0.0, 1.0, k)
+        self._coil_theta = 2.0 * math.pi * COIL_TURNS * self._coil_s
+        # the radius ramps up and down over the first and last half turn (ends on the axis)
+        ramp = 2.0 * COIL_TURNS * np.minimum(self._coil_s, 1.0 - self._coil_s)
+        rest = self.spring[1]
+        self._coil_radius = (max(0.4 * float(self.diameter[0]), 0.03 * rest)
+                             * np.minimum(1.0, ramp))
+        self._coil_lead = 0.08 * rest
+        n = k + 2
+        self._coil_mesh = pv.PolyData(np.zeros((n, 3)),
+                                      lines=np.concatenate([[n], np.arange(n)]))
+        self._coil_points(self._centres[0])
+        self._coil_actor = self.plotter.add_mesh(
+            self._coil_mesh, color=SPRING_COLOUR, line_width=2.5, name="rrp-spring",
+            reset_camera=False, lighting=False)
+
+    def _coil_points(self, bob: np.ndarray) -> None:
+        """Rewrite the coil in place for the bob at ``bob``."""
+        p0 = self.spring[0]
+        d = np.asarray(bob, float) - p0
+        length = float(np.linalg.norm(d))
+        u = d / length if length > 1e-12 else np.array([0.0, -1.0, 0.0])
+        n1 = np.cross(u, [0.0, 0.0, 1.0])
+        if np.linalg.norm(n1) < 1e-6:
+            n1 = np.cross(u, [1.0, 0.0, 0.0])
+        n1 /= np.linalg.norm(n1)
+        n2 = np.cross(u, n1)
+        end = max(0.0, length - 0.5 * float(self.diameter[0]))
+        lead = min(self._coil_lead, 0.25 * end)
+        s0, s1 = lead, max(lead, end - lead)
+        along = s0 + self._coil_s * (s1 - s0)
+        a = self._coil_radius
+        pts = self._coil_mesh.points
+        pts[0] = p0
+        # a helix about the axis (seen from +z: a zig-zag in the plane)
+        pts[1:-1] = (p0 + along[:, None] * u + (a * np.sin(self._coil_theta))[:, None] * n1
+                     + (a * np.cos(self._coil_theta))[:, None] * n2)
+        pts[-1] = p0 + end * u
+        self._coil_mesh.GetPoints().Modified()
 
     def _drawn_centres(self, x: np.ndarray, R: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
@@ -309,8 +441,33 @@ class BodyScene:
         if self._rod_mesh is not None:
             self._rod_mesh.points[1] = c[0]
             self._rod_mesh.GetPoints().Modified()
+        if self._coil_mesh is not None:
+            self._coil_points(c[0])
+        if self.pivot is not None:
             self._append_trail(c[0])
+        if self._follow is not None:
+            self._follow_bodies(sc)
         self.plotter.renderer.ResetCameraClippingRange()
+
+    def _follow_bodies(self, points: np.ndarray) -> None:
+        """Free bodies (no wall, no pivot) fly off: keep the camera on their centroid
+        (shifted by its motion, so the user's own rotation, zoom and pan stay) and back
+        it away when they spread beyond the radius framed so far."""
+        at, radius = self._follow
+        cen = points.mean(axis=0)
+        spread = float(np.sqrt(((points - cen) ** 2).sum(axis=1).max())) + 0.5 * float(
+            self.diameter.max())
+        if not (np.all(np.isfinite(cen)) and math.isfinite(spread)):
+            return
+        cam = self.plotter.camera
+        pos, foc = np.asarray(cam.position), np.asarray(cam.focal_point)
+        delta = cen - at
+        if spread > radius:
+            pos = foc + (pos - foc) * (spread / radius)
+            radius = spread
+        cam.position = pos + delta
+        cam.focal_point = foc + delta
+        self._follow = (cen, radius)
 
     def _move_axes(self, c: np.ndarray, R: np.ndarray) -> None:
         pts = self._axes_pts
@@ -492,6 +649,21 @@ class BodyScene:
         cam = self.plotter.camera
         c = self._centres
         r = 0.5 * float(self.diameter.max())
+        if self.planar:  # a planar model: look at the x–y plane from +z, y up
+            lo, hi = self._swing_region()
+            if self.model.wall is not None:
+                w = self._wall_bounds
+                lo, hi = np.minimum(lo, w.min(axis=0)), np.maximum(hi, w.max(axis=0))
+            focal = 0.5 * (lo + hi)
+            cam.focal_point = focal
+            cam.position = focal + np.array([0.0, 0.0, 10.0 * float(np.ptp(hi - lo) + 1.0)])
+            cam.up = (0.0, 1.0, 0.0)
+            self.plotter.renderer.reset_camera(render=False, bounds=(
+                lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]))
+            cam.zoom(1.35)
+            self.plotter.renderer.camera_set = True
+            self.plotter.renderer.ResetCameraClippingRange()
+            return
         if self.pivot is not None:
             reach = float(np.linalg.norm(c[0] - self.pivot)) + r
             lo, hi = self.pivot - reach, self.pivot + reach
@@ -510,5 +682,9 @@ class BodyScene:
         bounds = (lo[0], hi[0], lo[1], hi[1], lo[2], hi[2])
         self.plotter.renderer.reset_camera(render=False, bounds=bounds)
         cam.zoom(1.3)  # reset_camera fits the bounding sphere: generous for flat scenes
+        if self.pivot is None and self.model.wall is None:  # free bodies: follow them
+            pts = self._spheres.centres()
+            cen = pts.mean(axis=0)
+            self._follow = (cen, float(np.sqrt(((pts - cen) ** 2).sum(axis=1).max())) + r)
         self.plotter.renderer.camera_set = True  # pyvista's first render keeps this view
         self.plotter.renderer.ResetCameraClippingRange()

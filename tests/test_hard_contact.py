@@ -286,3 +286,18 @@ def test_contact_parameter_is_checked():
         MODELS["torus"].make({"contact": "soft"})
     with pytest.raises(ParameterError, match="e_n"):
         MODELS["torus"].make({"e_n": 1.5})
+
+
+def test_penetration_is_first_order_in_h():
+    """An active contact is pushed apart in the step that finds it (ξ_N ≥ 0 with e_N = 1
+    makes the normal velocity separating), so the penetration is one step's approach,
+    ``−g_N ≲ h max|γ_N|`` (docs/physics.md §3.9): dividing h by 4 divides it by ≈ 4
+    (the maximum over the impact depends on where the steps fall: a margin)."""
+    pens = []
+    for h in (1e-3, 2.5e-4):
+        sim = Simulation(hard_torus(), "moreau-symmetric", h, record_every=100,
+                         record_frames=False)
+        assert sim.run_until(1.0).ok
+        pens.append(sim.contact_stats["penetration"])
+    assert 2.8 < pens[0] / pens[1] < 5.7, pens
+    assert pens[0] < 3.0 * 1e-3 * 1.0  # h · (relative approach speed ≲ 3 v₀)

@@ -29,7 +29,7 @@ from engine.integrators import INTEGRATORS
 from engine.models import get_model_spec
 from engine.models.base import Param, ParameterError
 from engine.scenarios import builtin_scenarios
-from engine.simulation import SimulationError, check_step
+from engine.simulation import SimulationError, check_step, integrator_for, usable_integrators
 
 from ..scene import COLOUR_MODES
 
@@ -72,6 +72,11 @@ class ParameterForm(QWidget):
             if p.kind == "bool":
                 w: QWidget = QCheckBox()
                 w.setChecked(bool(v))
+            elif p.kind == "choice":
+                w = QComboBox()
+                for c in p.choices:
+                    w.addItem(c, c)
+                w.setCurrentIndex(max(0, w.findData(v)))
             elif p.kind == "int":
                 w = QSpinBox()
                 w.setRange(int(p.lo) if p.lo is not None else -2**31 + 1,
@@ -95,6 +100,8 @@ class ParameterForm(QWidget):
                 raw: Any = w.isChecked()
             elif isinstance(w, QSpinBox):
                 raw = w.value()
+            elif isinstance(w, QComboBox):
+                raw = w.currentData()
             else:
                 raw = _parse_value(w.text(), p)
             out[name] = p.coerce(raw)
@@ -140,6 +147,8 @@ class ControlPanel(QWidget):
         super().__init__(parent)
         self.h_limit = math.inf
         self._blocking = False
+        self.usable: list[str] = list(INTEGRATORS)
+        """The schemes that can drive the loaded model (:meth:`allow_integrators`)."""
 
         # scenario ---------------------------------------------------------------
         self.scenario = QComboBox()
@@ -209,6 +218,7 @@ class ControlPanel(QWidget):
         self.h_message = QLabel()
         self.h_message.setWordWrap(True)
         self.h_message.hide()
+        self.h_message_level = ""
         h_box = QGroupBox("Time step h")
         hv = QVBoxLayout(h_box)
         row = QHBoxLayout()
@@ -291,21 +301,34 @@ class ControlPanel(QWidget):
         self.params.set_schema(get_model_spec(model_name).schema, params)
         self.param_error.hide()
 
-    def allow_integrators(self, spherical: bool) -> None:
-        """Grey out the schemes that cannot drive the model (spheres-only schemes on
-        non-spherical bodies), in the scheme and compare pickers."""
+    def allow_integrators(self, model) -> None:
+        """Grey out exactly the schemes that cannot drive ``model`` (the engine's
+        :func:`~engine.simulation.usable_integrators`), in the scheme and compare pickers;
+        a greyed-out scheme's tooltip is the engine's one-line reason."""
+        usable = set(usable_integrators(model))
+        reasons: dict[str, str] = {}
+        for name in INTEGRATORS:
+            if name in usable:
+                continue
+            try:
+                integrator_for(model, name)
+            except SimulationError as exc:
+                reasons[name] = str(exc)
+            else:  # (an alias the engine accepts after all)
+                usable.add(name)
+        self.usable = [n for n in INTEGRATORS if n in usable]
         for cb in (self.integrator, *self.compare):
-            model = cb.model()
+            model_ = cb.model()
             for i in range(cb.count()):
                 name = cb.itemData(i)
                 if not name:
                     continue
-                ok = spherical or not INTEGRATORS[name].spherical_only
-                model.item(i).setEnabled(ok)
+                ok = name in usable
+                model_.item(i).setEnabled(ok)
                 if not ok:
-                    cb.setItemData(i, f"{name} handles spherical bodies only",
+                    cb.setItemData(i, reasons.get(name, f"{name} cannot drive this model"),
                                    Qt.ItemDataRole.ToolTipRole)
-                elif cb is self.integrator:
+                else:
                     cb.setItemData(i, integrator_tooltip(name), Qt.ItemDataRole.ToolTipRole)
 
     def show_integrators(self, names: list[str]) -> None:
@@ -336,8 +359,10 @@ class ControlPanel(QWidget):
         return [cb.currentData() for cb in self.compare if cb.currentData()]
 
     def show_h_message(self, text: str, level: str) -> None:
-        """``level``: "error" (refused), "warning" (beyond the estimate), "" (hide)."""
-        colours = {"error": "#b00020", "warning": "#a15c00"}
+        """``level``: "error" (refused), "warning" (beyond the estimate), "note" (e.g. a
+        scheme replaced by one that can drive the model); empty ``text`` hides it."""
+        colours = {"error": "#b00020", "warning": "#a15c00", "note": "#1f4e8c"}
+        self.h_message_level = level if text else ""
         if not text:
             self.h_message.hide()
             return
@@ -387,7 +412,7 @@ class ControlPanel(QWidget):
                                 "warning")
         else:
             self.h_edit.setStyleSheet("")
-            if self.h_message.styleSheet().endswith("#a15c00"):
+            if self.h_message_level == "warning":
                 self.show_h_message("", "")
 
     def _on_h(self) -> None:

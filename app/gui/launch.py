@@ -74,7 +74,10 @@ def launch(args: argparse.Namespace) -> int:
         from .worker import LoadRequest
 
         sc = load_scenario(args.scenario or "torus", overrides or None)
-        integ = integrator_for(sc.build_model(), args.integrator or sc.run.integrator).name
+        # an explicit --integrator must drive the model; without one the worker takes the
+        # scenario's, or one that can drive the model as built (``--set contact=hard``)
+        model = sc.build_model()
+        integ = integrator_for(model, args.integrator).name if args.integrator else None
         h = check_step(args.h if args.h is not None else sc.run.h)
         request = LoadRequest(args.scenario or "torus", overrides, integ, h)
 

@@ -28,7 +28,7 @@ from ..scene import BodyScene
 from .controls import ControlPanel
 from .plots import PlotPanel, TimedPlotWidget
 from .recorder import Recorder, RecorderError
-from .worker import Frame, Loaded, LoadRequest, SimulationWorker
+from .worker import Frame, Loaded, LoadRequest, SimulationWorker, contact_details, contact_summary
 
 PLOT_HZ = 10
 DEFAULT_REQUEST = LoadRequest("torus")
@@ -313,10 +313,16 @@ class MainWindow(QMainWindow):
         self.view.update()
         self.plots.reset(ld)
         self.controls.show_scenario(ld.scenario, ld.model.name, ld.params)
-        self.controls.allow_integrators(ld.model.bodies.spherical)
+        self.controls.allow_integrators(ld.model)
         self.controls.show_integrators(ld.integrators)
         self.controls.show_h(ld.h)
         self.controls.show_stability(ld.stability.h_stable, ld.stability.describe())
+        # a scheme asked for could not drive the model: say what runs instead
+        if ld.note:
+            self.controls.show_h_message(ld.note, "note")
+            self.show_message(ld.note, 4000)
+        elif self.controls.h_message_level == "note":
+            self.controls.show_h_message("", "")
         self.controls.trail.setEnabled(ld.model.pivot is not None)
         # about real time at ~60 frames a second (the user may change it)
         self.controls.speed.setValue(max(1, round(1.0 / (60.0 * ld.h))))
@@ -356,8 +362,12 @@ class MainWindow(QMainWindow):
             self._fps = (self.renders - n0) / (now - t0)
             self._fps_mark = (now, self.renders)
         rel = "—" if not math.isfinite(fr.rel_error) else f"{fr.rel_error:+.3e}"
-        self.status.setText(f"t = {fr.t:.4f}   step {fr.step}   {fr.integrator}, "
-                            f"h = {fr.h:g}   ΔE/|E₀| = {rel}   [{self.state}]")
+        text = (f"t = {fr.t:.4f}   step {fr.step}   {fr.integrator}, h = {fr.h:g}   "
+                f"ΔE/|E₀| = {rel}   [{self.state}]")
+        if fr.contact is not None:  # hard contacts: what the percussion solver does
+            text += "   " + contact_summary(fr.contact)
+        self.status.setText(text)
+        self.status.setToolTip(contact_details(fr.contact))
         rt = fr.steps_per_second * fr.h
         if self.loaded is not None and len(self.loaded.integrators) > 1:
             rt /= len(self.loaded.integrators)

@@ -17,7 +17,7 @@ import pyqtgraph.exporters
 from PyQt6.QtCore import Qt
 from PyQt6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
-from engine.layout import ENERGY_LABELS, ENERGY_NAMES
+from engine.layout import ENERGY_LABELS, ENERGY_NAMES, SIGNED_ENERGY
 
 from ..scene import GHOST_COLOURS
 from .worker import Frame, Loaded
@@ -32,9 +32,15 @@ ENERGY_COLOURS = {
     "contact": "#d62728",
     "wall": "#17becf",
     "mutual gravity": "#8c564b",
+    "spring": "#bcbd22",
+    "dissipated": "#3a3a3a",
 }
-SIGNED_COMPONENTS = frozenset({"gravity", "mutual gravity"})
+SIGNED_COMPONENTS = frozenset(SIGNED_ENERGY)
 """Potentials that go negative: drawn as lines beside the stacked (non-negative) areas."""
+DISSIPATED = "dissipated"
+"""The energy removed by impacts and friction (hard contacts): not a potential but the
+work of the percussions, stacked on top (grey) so that the top stays at E₀."""
+LEGEND_NAMES = {DISSIPATED: "dissipated D (impacts, friction)"}
 FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31")
 
 
@@ -231,14 +237,20 @@ class PlotPanel(QWidget):
             return
         names = self.loaded.energy_names
         ep = self.energy_plot
+        # one row fewer for the longer lists (the legend sits over the curves)
+        ep.getPlotItem().legend.setColumnCount(3 if len(names) >= 5 else 2)
         if self.stacked.isChecked():
             # cumulative sums, each filled down to 0; the lower ones drawn on top, so the
             # band between two curves shows the upper one's colour (no FillBetweenItem:
             # its polygons are not downsampled and cost O(rows) to paint)
             stack = [n for n in names if n not in SIGNED_COMPONENTS]
+            stack.sort(key=lambda n: n == DISSIPATED)  # D on top of the stack
             for k, n in enumerate(stack):
-                c = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=1), name=n,
-                            fillLevel=0.0, brush=pg.mkBrush(_light(energy_colour(n))))
+                # D in neutral grey: energy that has left the system (a hatch pattern
+                # would scale with the view's transform and paint solid)
+                brush = pg.mkBrush(_light(energy_colour(n), 0.6 if n == DISSIPATED else 0.45))
+                c = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=1),
+                            name=LEGEND_NAMES.get(n, n), fillLevel=0.0, brush=brush)
                 c.setZValue(len(stack) - k)
                 self._curves["energy"][n] = c
             for n in names:
@@ -248,9 +260,13 @@ class PlotPanel(QWidget):
                     self._curves["energy"][n] = g
         else:
             for n in names:
-                self._curves["energy"][n] = ep.plot(
-                    [], [], pen=pg.mkPen(energy_colour(n), width=1.5), name=n)
-        self._curves["total"] = ep.plot([], [], pen=pg.mkPen("k", width=2), name="total")
+                pen = pg.mkPen(energy_colour(n), width=1.5)
+                if n == DISSIPATED:
+                    pen.setStyle(Qt.PenStyle.DashLine)
+                self._curves["energy"][n] = ep.plot([], [], pen=pen,
+                                                    name=LEGEND_NAMES.get(n, n))
+        total = "total E + D" if DISSIPATED in names else "total"
+        self._curves["total"] = ep.plot([], [], pen=pg.mkPen("k", width=2), name=total)
         self._curves["total"].setZValue(100)
         ep.getPlotItem().setToolTip("\n".join(f"{n}: {ENERGY_LABELS.get(n, n)}" for n in names))
         labels = list(self.runs) or ["energy"]

@@ -22,15 +22,76 @@ import numpy as np
 from PyQt6.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
 
 from engine.diagnostics import relative_energy_error
+from engine.integrators import INTEGRATORS
 from engine.layout import ENERGY_NAMES
 from engine.scenarios import ScenarioError, load_scenario
-from engine.simulation import Event, Simulation, SimulationError
+from engine.simulation import (
+    Event,
+    Simulation,
+    SimulationError,
+    integrator_for,
+    usable_integrators,
+)
 from engine.stability import StabilityEstimate
 
 TICK_MS = 17
 """Interval of the stepping timer: at most ~59 chunks (and frames) a second (≤ 60 Hz)."""
 
 MAX_COMPARE = 3
+
+PREFERRED_HARD = "moreau-symmetric"
+"""The scheme taken for a hard-contact model when the one asked for cannot drive it
+(second order, symmetric; the scenario's own scheme comes first if it can)."""
+
+
+def choose_integrator(model: Any, wanted: str, default: str | None = None
+                      ) -> tuple[str, str]:
+    """``(name, note)``: ``wanted`` if it can drive ``model`` (``note`` empty); otherwise
+    the scenario's ``default`` if that can, else :data:`PREFERRED_HARD` where usable, else
+    the first usable scheme, with a one-line ``note`` saying why it was switched.  An
+    unknown name, or a model no scheme can drive, raises :class:`SimulationError`."""
+    try:
+        return integrator_for(model, wanted).name, ""
+    except SimulationError as exc:
+        if wanted not in INTEGRATORS and wanted.split(":")[0] not in INTEGRATORS:
+            raise
+        reason = str(exc).split(": choose one of")[0]
+    usable = usable_integrators(model)
+    if not usable:
+        raise SimulationError(f"no registered scheme can drive model {model.name!r}")
+    if default in usable:
+        alt = default
+    elif PREFERRED_HARD in usable and getattr(model, "contact", "none") == "hard":
+        alt = PREFERRED_HARD
+    else:
+        alt = usable[0]
+    return alt, f"{reason}: switched to {alt}"
+
+
+def contact_summary(stats: dict[str, float] | None) -> str:
+    """The status-bar text of a hard-contact run's :attr:`Simulation.contact_stats`:
+    percussions (contacts with ``P_N > 0``) / active contacts of the last step, impacts so
+    far, the solver's mean and largest iteration counts (the tooltip,
+    :func:`contact_details`, says it in words)."""
+    if not stats:
+        return ""
+    solves = stats.get("solves", 0.0)
+    mean = stats.get("mean", stats.get("iterations", 0.0) / solves if solves else 0.0)
+    return (f"percussions {stats.get('percussions', 0):.0f}/{stats.get('contacts', 0):.0f}"
+            f" · impacts {stats.get('impacts', 0):,.0f} · sweeps mean {mean:.1f} max "
+            f"{stats.get('max_iterations', 0):.0f}")
+
+
+def contact_details(stats: dict[str, float] | None) -> str:
+    """The longer form (a tooltip): :func:`contact_summary` and the largest penetration."""
+    if not stats:
+        return ""
+    return (f"hard contacts — last step: {stats.get('percussions', 0):.0f} percussions "
+            f"(P_N > 0) of {stats.get('contacts', 0):.0f} active contacts (g_N ≤ 0); "
+            f"{stats.get('impacts', 0):,.0f} contact-steps with P_N > 0 so far; "
+            f"{stats.get('solves', 0):,.0f} solves, {stats.get('iterations', 0):,.0f} "
+            f"iterations (largest {stats.get('max_iterations', 0):.0f}); largest "
+            f"penetration −g_N = {stats.get('penetration', 0):.3g}")
 
 
 @dataclass(frozen=True)
@@ -59,6 +120,8 @@ class Loaded:
     energy_names: list[str]  # the components this model has (others are always zero)
     conserved: tuple[str, ...]
     stability: StabilityEstimate
+    note: str = ""
+    """Why a requested scheme was replaced (it cannot drive the model), or empty."""
 
 
 @dataclass
@@ -92,6 +155,9 @@ class Frame:
     rel_error: float
     us_per_step: float
     steps_per_second: float
+    contact: dict[str, float] | None = None
+    """The primary run's :attr:`~engine.simulation.Simulation.contact_stats` for a
+    hard-contact model (``None`` otherwise)."""
 
 
 class _Run:
@@ -162,9 +228,15 @@ class SimulationWorker(QObject):
         self.state_changed.emit("compiling", "loading the scenario and compiling the "
                                 "kernels (first time only)…")
         try:
-            runs = self._build(req)
+            runs, note = self._build(req)
         except (ScenarioError, SimulationError, ValueError) as exc:
             self.rejected.emit("scenario", str(exc))
+            self.state_changed.emit("paused" if self._runs else "idle",
+                                    "scenario not loaded")
+            return
+        except Exception as exc:  # an engine bug must not take the window down
+            self.rejected.emit("scenario", f"cannot build {req.scenario!r}: "
+                               f"{type(exc).__name__}: {exc}")
             self.state_changed.emit("paused" if self._runs else "idle",
                                     "scenario not loaded")
             return
@@ -181,16 +253,29 @@ class SimulationWorker(QObject):
                 if n in sim.model.energy_components or abs(e0[k]) > 0]
         self.loaded.emit(Loaded(req.scenario, sim.model.title, sim.model, dict(sim.model.params),
                                 [r.sim.integrator.name for r in runs], sim.h, used,
-                                sim.model.conserved, sim.stability()))
+                                sim.model.conserved, sim.stability(), note))
         self._emit_frame(force=True)
         self.state_changed.emit("paused", "ready: press Play")
 
-    def _build(self, req: LoadRequest) -> list[_Run]:
+    def _build(self, req: LoadRequest) -> tuple[list[_Run], str]:
+        """The runs of ``req`` and a note: a scheme that cannot drive the model (say the
+        contact model was switched to hard) is replaced by one that can
+        (:func:`choose_integrator`), a compare scheme that cannot is left out."""
         sc = load_scenario(req.scenario, req.overrides or None)
         model = sc.build_model()
-        integ = req.integrator or sc.run.integrator
+        integ, note = choose_integrator(model, req.integrator or sc.run.integrator,
+                                        sc.run.integrator)
         h = sc.run.h if req.h is None else req.h
-        names = [integ, *[c for c in req.compare if c]][:MAX_COMPARE]
+        compare = []
+        for c in req.compare:
+            if not c:
+                continue
+            try:
+                compare.append(integrator_for(model, c).name)
+            except SimulationError:
+                note = "; ".join(filter(None, (note, f"compare run {c} left out: it cannot "
+                                               f"drive model {model.name!r}")))
+        names = [integ, *compare][:MAX_COMPARE]
         runs = []
         for name in names:
             sim = Simulation(model, name, h, record_every=sc.run.every, record_frames=False,
@@ -203,7 +288,7 @@ class SimulationWorker(QObject):
                 seen[r.label] = seen.get(r.label, 0) + 1
                 if seen[r.label] > 1:
                     r.label = f"{r.label} ({seen[r.label]})"
-        return runs
+        return runs, note
 
     @pyqtSlot()
     def reset(self) -> None:
@@ -346,7 +431,11 @@ class SimulationWorker(QObject):
         t0 = time.perf_counter()
         done = 0
         for r in self._runs:
-            rep = r.sim.advance(n)
+            try:
+                rep = r.sim.advance(n)
+            except Exception as exc:  # an engine bug: pause, say so, keep the window
+                self._fail(r, None, f"the engine raised {type(exc).__name__}: {exc}")
+                break
             done += rep.steps
             if not rep.ok:
                 self._fail(r, rep.failure)
@@ -362,14 +451,15 @@ class SimulationWorker(QObject):
             span = max(now - self._rate_window[0][0], TICK_MS / 1000)
             self._rate = (1e6 * secs / steps, steps / span)
 
-    def _fail(self, run: _Run, failure) -> None:
+    def _fail(self, run: _Run, failure, message: str | None = None) -> None:
         self.playing = False
         if self._timer is not None:
             self._timer.stop()
         self._failed = True
         who = f" ({run.sim.integrator.name})" if len(self._runs) > 1 else ""
         self._emit_frame(force=True)
-        self.failed.emit(f"{failure.message}{who}. The run is paused at the last good state "
+        what = (failure.message if failure is not None else message or "").rstrip(".")
+        self.failed.emit(f"{what}{who}. The run is paused at the last good state "
                          f"(t = {run.sim.t:.6g}): lower h and press Play to go on.")
         self.state_changed.emit("failed", "paused after a failure")
 
@@ -393,9 +483,12 @@ class SimulationWorker(QObject):
             st = r.sim.state
             ghosts.append((st.x.copy(), st.q.copy()))
         rel = sim.relative_energy_error
+        contact = None
+        if getattr(sim.model, "contact", "none") == "hard":
+            contact = dict(getattr(sim, "contact_stats", None) or {})
         fr = Frame(s.t, s.step, s.integrator, s.h, s.x, s.q, s.v, s.omega, ghosts,
                    {r.label: r.new_series() for r in self._runs}, list(new_events),
                    self._last_stability, rel if math.isfinite(rel) else math.nan,
-                   self._rate[0], self._rate[1])
+                   self._rate[0], self._rate[1], contact)
         self._frame_in_flight.set()
         self.frame.emit(fr)

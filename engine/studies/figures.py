@@ -1,5 +1,6 @@
-"""Matplotlib figures (Agg, PNG) of :class:`~.paper.PaperData`: B&G Figs. 1, 4–7 and
-the comparison of the paper's q-error with the true H¹ distance.
+"""Matplotlib figures (Agg, PNG) of :class:`~.paper.PaperData`: B&G Figs. 1, 4–7, the
+comparison of the paper's q-error with the true H¹ distance, and the spring-pendulum
+Fig. 2 of Capobianco, Eugster & Leine.
 
 Each ``fig_*`` function draws one figure and returns the path of the PNG.
 """
@@ -103,6 +104,55 @@ def fig1_pendulum(d: PaperData, out: Path) -> Path:
     return _save(fig, out, "fig1_pendulum.png")
 
 
+SPRING_STYLES = {"moreau": ("tab:red", "-", 1.0), "moreau-symmetric": ("tab:blue", "-", 1.0),
+                 "moreau-variational": ("tab:green", "--", 1.0)}
+
+
+def fig2_spring_pendulum(d: PaperData, out: Path) -> Path:
+    """Capobianco et al. Fig. 2 analogue: relative energy error ``(E + D − E₀)/E₀`` of the
+    spring pendulum with a wall (``e_N = 1``) vs t for the three Moreau-type schemes, polar
+    and Cartesian coordinates (one panel each), drawn as its envelope ``max |error|`` over
+    short windows on a log scale; a run that blows up ends with a cross."""
+    fig, axs = plt.subplots(1, 2, figsize=(15, 5.4), sharey=True)
+    lo = 1e-9
+    for ax, (coords, runs) in zip(axs, d.spring.items(), strict=False):
+        notes = []
+        for scheme, r in runs.items():
+            color, ls, lw = SPRING_STYLES.get(scheme, ("k", "-", 1.0))
+            env = np.maximum(r["envelope"], lo)
+            label = (f"{scheme}: max {r['max_error']:.2e}, final {r['final_error']:+.2e}, "
+                     f"drift {r['drift']:+.1e}/s" if r["ok"] and r["max_error"] < 1 else
+                     f"{scheme}: drift {r['drift']:+.1e}/s while |err| < 1")
+            ax.semilogy(r["t_env"], env, ls=ls, lw=lw, color=color, label=label)
+            if not r["ok"]:
+                ax.plot(r["t_env"][-1], min(env[-1], 1e4), "x", color=color, ms=12, mew=2,
+                        clip_on=False)
+                notes.append(f"{scheme}: |err| ≥ 100 % from t ≈ {r['t_exceeds']:.4g}, "
+                             f"blows up ({r['status']}) at t ≈ {r['t_reached']:.4g}")
+            elif r["max_error"] >= 1:
+                notes.append(f"{scheme}: |err| ≥ 100 % from t ≈ {r['t_exceeds']:.4g}")
+            elif r["final_error"] > 0 and r["max_error"] > 1e-2:
+                notes.append(f"{scheme} gains energy: +{r['final_error']:.1%} at "
+                             f"t = {r['t_reached']:g}")
+        if notes:
+            ax.text(0.02, 0.97, "\n".join(notes), transform=ax.transAxes, va="top",
+                    fontsize=9, color="tab:red",
+                    bbox={"fc": "white", "ec": "0.6", "alpha": 0.9})
+        r0 = next(iter(runs.values()))
+        what = ("q = (r, φ): M(q), Coriolis terms, implicit steps" if coords == "polar"
+                else "q = (x, y): constant M, h = f(q)")
+        ax.set_title(f"({'ab'[list(d.spring).index(coords)]}) {coords}, {what}\n"
+                     f"Δt = {r0['h']:g}, {r0['impacts']} impacts by t = {r0['t_end']:g}")
+        ax.set_xlabel("time t")
+        ax.legend(loc="lower right", fontsize=8)
+    axs[0].set_ylabel(f"max |E + D − E₀|/E₀ over windows of {r0['window']:g}")
+    top = max(max(r["envelope"].max() for r in runs.values()) for runs in d.spring.values())
+    axs[0].set_ylim(lo, min(max(10 * top, 1e-1), 1e4))
+    fig.suptitle("Spring pendulum with a rigid wall, e_N = 1 (Capobianco et al. Fig. 2): "
+                 "relative energy error of the node energy")
+    return _save(fig, out, "fig2_spring_pendulum.png")
+
+
 def fig4_torus_energy(d: PaperData, out: Path) -> Path:
     """B&G Fig. 4: energy components of the torus impact vs time."""
     r = d.torus_run
@@ -199,7 +249,7 @@ def fig8_q_error_vs_h1(d: PaperData, out: Path) -> Path:
     return _save(fig, out, "fig8_q_error_vs_h1.png")
 
 
-FIGURES = (fig1_pendulum, fig4_torus_energy, fig5_long_run, fig6_momenta,
+FIGURES = (fig1_pendulum, fig2_spring_pendulum, fig4_torus_energy, fig5_long_run, fig6_momenta,
            fig7_torus_convergence, fig8_q_error_vs_h1)
 
 

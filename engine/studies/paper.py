@@ -155,7 +155,8 @@ def spring_series(scheme: str, coordinates: str, h: float, t_end: float,
     """The spring pendulum with a wall (physics.md §4.4, ``e_N = 1``) run by ``scheme`` in
     ``coordinates`` to ``t_end``: the relative error ``(E + D − E₀)/E₀`` of the node energy
     recorded at every step, its max, final value and drift per unit time (slope of the
-    least-squares line), impacts, max penetration, and for plotting the envelope
+    least-squares line, fitted while ``|error| < 1``: ``t_exceeds`` is where it first reaches
+    100 %, nan if never), impacts, max penetration, and for plotting the envelope
     ``max |error|`` over ``points`` windows.  A run that blows up keeps its last good
     state; ``t_reached`` says where."""
     from ..models import get_model_spec
@@ -168,7 +169,10 @@ def spring_series(scheme: str, coordinates: str, h: float, t_end: float,
     err = (a["energy"].sum(axis=1) - sim.e_ref) / sim.e_scale
     ok = np.isfinite(err)
     t, err = a["t"][ok], err[ok]
-    drift = float(np.polyfit(t, err, 1)[0]) if len(t) > 2 else float("nan")
+    big = np.flatnonzero(np.abs(err) >= 1.0)
+    t_exceeds = float(t[big[0]]) if len(big) else float("nan")
+    fit = slice(0, big[0] if len(big) else len(t))  # the drift of the part below 100 %
+    drift = float(np.polyfit(t[fit], err[fit], 1)[0]) if fit.stop > 2 else float("nan")
     block = max(1, len(t) // points)
     nb = len(t) // block
     env = np.abs(err[:nb * block]).reshape(nb, block).max(axis=1)
@@ -176,7 +180,7 @@ def spring_series(scheme: str, coordinates: str, h: float, t_end: float,
     cs = sim.contact_stats
     return {"scheme": scheme, "coordinates": coordinates, "h": h, "t_end": t_end,
             "max_error": float(np.max(np.abs(err))), "final_error": float(err[-1]),
-            "drift": drift, "impacts": int(cs["impacts"]),
+            "drift": drift, "t_exceeds": t_exceeds, "impacts": int(cs["impacts"]),
             "penetration": float(cs["penetration"]), "ok": rep.ok and bool(ok.all()),
             "t_reached": float(t[-1]), "status": "ok" if rep.ok else rep.failure.kind,
             "t_env": t_env, "envelope": env, "window": block * h}
