@@ -30,9 +30,9 @@ from typing import Any
 import h5py
 import numpy as np
 
-from . import __version__
-from .layout import ENERGY_NAMES
-from .simulation import Event, Simulation
+from .. import __version__
+from ..layout import ENERGY_NAMES
+from ..simulation import Event, Simulation
 
 
 class RunWriter:
