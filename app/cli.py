@@ -17,13 +17,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-EXIT_INPUT = 2
-EXIT_FAILED = 1
-EXIT_INTERRUPTED = 130
+from .errors import EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, UsageError
 
-
-class UsageError(Exception):
-    """Bad command-line input (exit code 2)."""
+__all__ = ["EXIT_FAILED", "EXIT_INPUT", "EXIT_INTERRUPTED", "UsageError", "main"]
 
 
 class _Parser(argparse.ArgumentParser):

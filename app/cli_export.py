@@ -39,7 +39,7 @@ def register(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .cli import UsageError
+    from .errors import UsageError
     from .export import ExportError, check_output, export_animation, parse_size
     from .scene import COLOUR_MODES
 

@@ -13,7 +13,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from .cli import EXIT_INTERRUPTED, UsageError, _positive_float, _positive_int
+from .cli import _positive_float, _positive_int
+from .errors import EXIT_INTERRUPTED, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -17,7 +17,7 @@ def _parse_size(text: str | None) -> tuple[int, int] | None:
     except ValueError:
         w = h = 0
     if not (320 <= w <= 8000 and 240 <= h <= 8000):
-        from ..cli import UsageError
+        from ..errors import UsageError
 
         raise UsageError(f"--size {text!r}: expected WxH with 320 ≤ W, 240 ≤ H, e.g. 1400x900")
     return w, h
@@ -50,7 +50,7 @@ def launch(args: argparse.Namespace) -> int:
     play for that long, save a PNG of the whole window and exit."""
     from engine.scenarios import load_scenario, parse_sets
 
-    from ..cli import UsageError
+    from ..errors import UsageError
 
     size = _parse_size(args.size)
     if args.screenshot and args.quit_after is None:
