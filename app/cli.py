@@ -97,6 +97,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli_gui",
     "app.cli_export",
     "app.cli_studies",
+    "app.cli_convert",
 )
 """Modules that add a sub-command (see :func:`build_parser`)."""
 
@@ -256,6 +257,23 @@ def _progress(total: int, enabled: bool):
                 dynamic_ncols=True)
 
 
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "gui": ("PyQt6", "pyvista", "pyvistaqt", "pyqtgraph", "imageio", "imageio_ffmpeg", "vtk",
+            "vtkmodules"),
+    "studies": ("dask", "distributed", "pandas", "matplotlib"),
+}
+"""The optional dependency groups of pyproject.toml, by the top-level modules they bring."""
+
+
+def missing_extra(module: str) -> str | None:
+    """The extra (``gui`` or ``studies``) that installs ``module``, if any."""
+    top = module.split(".", 1)[0]
+    for extra, mods in EXTRAS.items():
+        if top in mods:
+            return extra
+    return None
+
+
 def _load(name: str, overrides: dict[str, Any]):
     from engine.scenarios import load_scenario
 
@@ -284,6 +302,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rrp: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except ModuleNotFoundError as exc:
+        extra = missing_extra(exc.name or "")
+        if extra is None:
+            raise_or_report = True
+        else:
+            what = f"rrp {getattr(args, 'command', '') or ''}".rstrip()
+            print(f"rrp: error: {what} needs the optional package {exc.name!r}: install the "
+                  f"{extra!r} extra, pip install 'rrp-studio[{extra}]' (in a source checkout: "
+                  f"pip install -e '.[{extra}]')", file=sys.stderr)
+            return EXIT_INPUT
+        if raise_or_report and os.environ.get("RRP_DEBUG"):
+            raise
+        print(f"rrp: internal error: ModuleNotFoundError: {exc} (please report it; "
+              "RRP_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return EXIT_FAILED
     except Exception as exc:  # one line, never a traceback
         from engine.scenarios import ScenarioError
         from engine.simulation import SimulationError
