@@ -50,7 +50,7 @@ from .layout import (
 )
 from .models.base import Model
 from .rotations import quat_to_matrix
-from .stability import StabilityEstimate, estimate_stability
+from .stability import StabilityEstimate, accuracy_guide, estimate_stability
 from .state import State
 
 H_MAX = 1.0
@@ -211,35 +211,65 @@ class Snapshot:
 
 class TimeSeries:
     """Append-only recorded series: ``t``, energy components, ``P``, ``L`` and (when
-    recording frames) ``x``, ``q``, ``Ω`` of every body."""
+    recording frames) ``x``, ``q``, ``Ω`` of every body.
+
+    Optional columns given to :meth:`append` by keyword: ``step`` (the step index of
+    each record), and with :attr:`Simulation.record_state` the rest of the state a run
+    can be started from: ``v`` and ``pi`` (``Π``) per body, ``gq``/``gv`` (the node
+    ``(q, v)`` of a model in generalized coordinates).  A column given for some chunks
+    only is filled with NaN in the others."""
+
+    BASE = ("t", "energy", "P", "L", "x", "q", "omega")
+    EXTRA = ("step", "v", "pi", "gq", "gv")
 
     def __init__(self, n_bodies: int, frames: bool) -> None:
         self.n_bodies = n_bodies
         self.frames = frames
         self._chunks: list[tuple[np.ndarray, ...]] = []
+        self._extra: list[dict[str, np.ndarray]] = []
         self._cache: dict[str, np.ndarray] | None = None
         self.n = 0
 
-    def append(self, t, e, P, L, x, q, o) -> None:
+    def append(self, t, e, P, L, x, q, o, **extra) -> None:
         if len(t) == 0:
             return
         self._chunks.append((t.copy(), e.copy(), P.copy(), L.copy(),
                              x.copy() if self.frames else None,
                              q.copy() if self.frames else None,
                              o.copy() if self.frames else None))
+        self._extra.append({k: np.array(a, copy=True) for k, a in extra.items()
+                            if a is not None})
         self.n += len(t)
         self._cache = None
+
+    def _widths(self) -> tuple:
+        nb = self.n_bodies
+        return ((), (N_ENERGY,), (3,), (3,), (nb, 3), (nb, 4), (nb, 3))
+
+    def _extra_columns(self, chunks: list[tuple], extras: list[dict]) -> dict[str, np.ndarray]:
+        out = {}
+        for name in self.EXTRA:
+            have = [x[name] for x in extras if name in x]
+            if not have:
+                continue
+            if len(have) == len(extras):
+                out[name] = np.concatenate(have)
+                continue
+            w, dt = have[0].shape[1:], have[0].dtype
+            fill = -1 if dt.kind in "iu" else np.nan
+            out[name] = np.concatenate([
+                x[name] if name in x else np.full((len(c[0]), *w), fill, dtype=dt)
+                for c, x in zip(chunks, extras, strict=True)])
+        return out
 
     def arrays(self, start: int = 0) -> dict[str, np.ndarray]:
         """Concatenated series from record ``start`` on (copies)."""
         if self._cache is None:
-            names = ("t", "energy", "P", "L", "x", "q", "omega")
-            widths = ((), (N_ENERGY,), (3,), (3,), (self.n_bodies, 3), (self.n_bodies, 4),
-                      (self.n_bodies, 3))
             out = {}
-            for k, (name, w) in enumerate(zip(names, widths, strict=True)):
+            for k, (name, w) in enumerate(zip(self.BASE, self._widths(), strict=True)):
                 parts = [c[k] for c in self._chunks if c[k] is not None]
                 out[name] = np.concatenate(parts) if parts else np.zeros((0, *w))
+            out.update(self._extra_columns(self._chunks, self._extra))
             self._cache = out
         return {k: a[start:] for k, a in self._cache.items()}
 
@@ -252,13 +282,12 @@ class TimeSeries:
                 break
             base -= len(self._chunks[k][0])
             first = k
-        names = ("t", "energy", "P", "L", "x", "q", "omega")
-        widths = ((), (N_ENERGY,), (3,), (3,), (self.n_bodies, 3), (self.n_bodies, 4),
-                  (self.n_bodies, 3))
         out = {}
-        for k, (name, w) in enumerate(zip(names, widths, strict=True)):
+        for k, (name, w) in enumerate(zip(self.BASE, self._widths(), strict=True)):
             parts = [c[k] for c in self._chunks[first:] if c[k] is not None]
             a = np.concatenate(parts) if parts else np.zeros((0, *w))
+            out[name] = a[max(0, start - base):] if len(a) else a
+        for name, a in self._extra_columns(self._chunks[first:], self._extra[first:]).items():
             out[name] = a[max(0, start - base):] if len(a) else a
         return out
 
@@ -270,7 +299,10 @@ class Simulation:
     """Drive ``model`` with the named integrator and step ``h``.
 
     ``record_every``: record a row of the time series every that many steps (and a
-    frame of all bodies if ``record_frames``).  ``energy_tolerance``: relative energy
+    frame of all bodies if ``record_frames``).  ``record_state``: the frames also hold
+    ``v`` and ``Π`` (and the node of a generalized model), so that a run can be started
+    from any of them (:meth:`from_frame`); the loop then stops at every record (a few
+    µs per record).  ``energy_tolerance``: relative energy
     error beyond which a step counts as a blow-up (``None``: only non-finite values do).
 
     A model in generalized coordinates (``model.coordinates == "generalized"``, the
@@ -289,8 +321,9 @@ class Simulation:
     def __init__(self, model: Model, integrator: str = "rrp-newmark", h: float = 1e-3, *,
                  record_every: int = 1, record_frames: bool = True,
                  energy_tolerance: float | None = DEFAULT_ENERGY_TOLERANCE,
-                 state: State | None = None) -> None:
+                 state: State | None = None, record_state: bool = False) -> None:
         self.model = model
+        self.record_state = bool(record_state)
         self.ff: ForceField = model.forcefield.copy()
         self.ff.invalidate_neighbours()
         if int(record_every) < 1:
@@ -494,6 +527,12 @@ class Simulation:
         x, v, q, o = self._s0[:4]
         return estimate_stability(x, v, q, o, self.ff.arrays)
 
+    def accuracy_guide(self, level: float = 0.01) -> float:
+        """The ``h`` for a relative energy error of about ``level`` at the current state
+        (:func:`engine.stability.accuracy_guide`; ``inf`` when the model has no guide)."""
+        est = self.stability()
+        return accuracy_guide(est.omega_max, self.model.accuracy_c, level, est.h_stable)
+
     def rrp_exact_limit(self, h: float | None = None) -> tuple[float, int, float]:
         """For ``rrp-exact`` at the current state: the largest admissible ``h`` (the
         smallest root of ``h|Ω + h RM/(2J)| = 1`` over bodies, B&G eq. (16)), that body,
@@ -543,6 +582,188 @@ class Simulation:
         self.ff.invalidate_neighbours()
         self._evaluate_forces()
 
+    def set_record_state(self, on: bool = True) -> None:
+        """Record (or stop recording) the full state with every frame (see
+        ``record_state``); turned on at the step of the last record, that record gets the
+        state too (a writer created right after the simulation keeps a complete t = 0)."""
+        self.record_state = bool(on)
+        ser = self.series
+        if on and self.record_frames and ser._extra:
+            last = ser._extra[-1]
+            if "v" not in last and len(ser._chunks[-1][0]) == 1 and \
+                    int(last.get("step", [-1])[-1]) == self.step_index:
+                last.update(self._state_row())
+                ser._cache = None
+
+    # ------------------------------------------------------------------ resume
+    RESUME_FORMAT = 1
+    """Version of the :meth:`resume_state` layout (stored with it, checked on resume)."""
+
+    def resume_state(self) -> dict:
+        """Everything needed to continue this run bit-identically in another process:
+        the state buffers (``s0_*`` = ``x, v, q, Ω, F, RM, e, Π``, and the scratch
+        ``s1_*``), the kernel work arrays (``work_*``: accumulators, the composition's
+        buffer, parameters, statistics, and the contact work with the percussion warm
+        start), the neighbour list (``nl_pairs``, ``nl_state``, ``nl_xref``), the clock
+        (``t``, ``step_index``, ``t_base``, ``step_base``, ``h``), the integrator, the
+        energy and momentum references and the recording settings.  Arrays are copies;
+        ``events`` is a list of :class:`Event`.  :meth:`from_resume_state` inverts it."""
+        d: dict = {"kind": "bodies", "format": self.RESUME_FORMAT}
+        for name, bufs in (("s0", self._s0), ("s1", self._s1)):
+            for k, a in enumerate(bufs):
+                d[f"{name}_{k}"] = a.copy()
+        for k, a in enumerate(self._work):
+            if isinstance(a, tuple):
+                for j, b in enumerate(a):
+                    d[f"work_{k}_{j}"] = b.copy()
+            else:
+                d[f"work_{k}"] = a.copy()
+        d["nl_pairs"] = self.ff.nl_pairs.copy()
+        d["nl_state"] = self.ff.nl_state.copy()
+        d["nl_xref"] = self.ff.nl_xref.copy()
+        d["info"] = self._info.copy()
+        d.update(self._resume_scalars())
+        return d
+
+    def _resume_scalars(self) -> dict:
+        return {"t": float(self.t), "step_index": int(self.step_index),
+                "t_base": float(self._t_base), "step_base": int(self._step_base),
+                "h": float(self.h), "integrator": self._integrator.name,
+                "e_ref": float(self.e_ref), "e_scale": float(self.e_scale),
+                "p_scale": float(self.p_scale), "l_scale": float(self.l_scale),
+                "record_every": int(self.record_every),
+                "record_frames": bool(self.record_frames),
+                "record_state": bool(self.record_state),
+                "energy_tolerance": (-1.0 if self.energy_tolerance is None
+                                     else float(self.energy_tolerance)),
+                "events": list(self.events)}
+
+    @classmethod
+    def from_resume_state(cls, model: Model, d: dict, *, record_every: int | None = None,
+                          record_frames: bool | None = None,
+                          energy_tolerance: float | None | str = "keep",
+                          record_state: bool | None = None) -> Simulation:
+        """A simulation continuing exactly where :meth:`resume_state` ``d`` was taken
+        (on a model built from the same parameters).  Its series starts empty: the
+        record at the resumed step belongs to the run that was resumed.  Settings left
+        at ``None``/``"keep"`` are the stored ones.  :class:`SimulationError` (one line)
+        when ``d`` does not fit the model."""
+        kind = "generalized" if getattr(model, "coordinates", "bodies") == "generalized" \
+            else "bodies"
+        if str(d.get("kind")) != kind:
+            raise SimulationError(f"the saved state is of a {d.get('kind')} model, model "
+                                  f"{model.name!r} is of a {kind} one")
+        if int(d.get("format", -1)) != cls.RESUME_FORMAT:
+            raise SimulationError(f"the saved state has format {d.get('format')}, this "
+                                  f"version reads format {cls.RESUME_FORMAT}")
+        tol = d["energy_tolerance"] if energy_tolerance == "keep" else energy_tolerance
+        if tol is not None and float(tol) < 0:
+            tol = None
+        kw = {"record_every": int(d["record_every"]) if record_every is None else record_every,
+              "record_frames": bool(d["record_frames"]) if record_frames is None
+              else record_frames,
+              "energy_tolerance": tol,
+              "record_state": bool(d.get("record_state", False)) if record_state is None
+              else record_state}
+        sim = Simulation.__new__(Simulation, model)
+        sim._init_resumed(model, d, kw)
+        return sim
+
+    def _init_resumed(self, model: Model, d: dict, kw: dict) -> None:
+        n = model.n_bodies
+        try:
+            x, v, q, o = (np.asarray(d[f"s0_{k}"], dtype=np.float64) for k in range(4))
+            if x.shape != (n, 3):
+                raise SimulationError(f"the saved state has {x.shape[0]} bodies, model "
+                                      f"{model.name!r} has {n}")
+            st = State(x.copy(), v.copy(), q.copy(), o.copy(),
+                       {"pi": np.asarray(d["s0_7"], dtype=np.float64).copy()})
+            type(self).__init__(self, model, str(d["integrator"]), float(d["h"]), state=st,
+                                **kw)
+            for name, bufs in (("s0", self._s0), ("s1", self._s1)):
+                for k, a in enumerate(bufs):
+                    a[...] = d[f"{name}_{k}"]
+            work = []
+            for k, a in enumerate(self._work):
+                if isinstance(a, tuple):
+                    work.append(tuple(np.ascontiguousarray(d[f"work_{k}_{j}"], dtype=b.dtype)
+                                      for j, b in enumerate(a)))
+                else:
+                    a[...] = d[f"work_{k}"]
+                    work.append(a)
+            self._work = tuple(work)
+            self.ff.nl_pairs = np.ascontiguousarray(d["nl_pairs"], dtype=np.int64)
+            self.ff.nl_state[...] = d["nl_state"]
+            self.ff.nl_xref[...] = d["nl_xref"]
+            self._info[...] = d["info"]
+        except KeyError as exc:
+            raise SimulationError(f"the saved state lacks {exc.args[0]!r}") from None
+        except ValueError as exc:
+            if isinstance(exc, SimulationError):
+                raise
+            raise SimulationError(f"the saved state does not fit model {model.name!r}: "
+                                  f"{exc}") from None
+        self._restore_scalars(d)
+
+    def _restore_scalars(self, d: dict) -> None:
+        self.t = float(d["t"])
+        self.step_index = int(d["step_index"])
+        self._t_base, self._step_base = float(d["t_base"]), int(d["step_base"])
+        self.e_ref, self.e_scale = float(d["e_ref"]), float(d["e_scale"])
+        self.p_scale, self.l_scale = float(d["p_scale"]), float(d["l_scale"])
+        self.events = list(d.get("events", []))
+        self.series = TimeSeries(self.model.n_bodies if self.model.coordinates != "generalized"
+                                 else 1, self.record_frames)
+
+    @classmethod
+    def from_frame(cls, model: Model, frame, integrator: str, h: float, *,
+                   keep_clock: bool = True, energy_reference: tuple[float, float] | None = None,
+                   **kwargs) -> Simulation:
+        """A new run starting from a recorded frame (``engine.io.Frame`` or any object
+        with ``t``, ``step``, ``x``, ``v``, ``q``, ``omega``, ``pi`` (may be ``None``: then
+        ``Π = 𝕁 Rᵀ Ω``), ``D`` (dissipated energy, may be 0) and, for a generalized
+        model, ``gq``/``gv``), driven by ``integrator`` with step ``h``.
+
+        ``keep_clock``: time and step index go on from the frame's (else from 0).
+        ``energy_reference``: ``(E_ref, E_scale)`` of the recorded run, so that the
+        relative energy error is measured as in it (default: from the frame).
+        ``kwargs``: as for the constructor (``record_every`` …)."""
+        if getattr(frame, "v", None) is None:
+            raise SimulationError("the frame holds no velocities (a file of schema 1, or "
+                                  "recorded without the state): it cannot start a run")
+        pi = getattr(frame, "pi", None)
+        aux = {} if pi is None or not np.all(np.isfinite(pi)) else {
+            "pi": np.asarray(pi, dtype=np.float64).copy()}
+        st = State(np.asarray(frame.x, dtype=np.float64).copy(),
+                   np.asarray(frame.v, dtype=np.float64).copy(),
+                   np.asarray(frame.q, dtype=np.float64).copy(),
+                   np.asarray(frame.omega, dtype=np.float64).copy(), aux)
+        sim = Simulation(model, integrator, h, state=st, **kwargs)
+        sim._start_from_frame(frame, keep_clock, energy_reference)
+        return sim
+
+    def _start_from_frame(self, frame, keep_clock: bool,
+                          energy_reference: tuple[float, float] | None) -> None:
+        D = float(getattr(frame, "D", 0.0) or 0.0)
+        e = self._s0[6]
+        if D and "dissipated" in ENERGY_NAMES:
+            e[ENERGY_NAMES.index("dissipated")] = D
+        self._after_frame(keep_clock, energy_reference, frame)
+
+    def _after_frame(self, keep_clock: bool, energy_reference, frame) -> None:
+        e = self.energy
+        if energy_reference is not None:
+            self.e_ref, self.e_scale = (float(v) for v in energy_reference)
+        else:
+            self.e_ref = float(e.sum())
+            self.e_scale = energy_scale(e) if self.model.coordinates != "generalized" \
+                else self.e_scale
+        if keep_clock:
+            self.t = self._t_base = float(frame.t)
+            self.step_index = self._step_base = int(frame.step)
+        self.series = TimeSeries(self.series.n_bodies, self.record_frames)
+        self._record_now()
+
     # ------------------------------------------------------------------ internals
     def _check_integrator(self, name: str) -> IntegratorInfo:
         return integrator_for(self.model, name)
@@ -585,6 +806,25 @@ class Simulation:
         e[1] = rotational_energy(self.ff.J, o, q, self._tensors)
 
     def _call_kernel(self, n: int) -> tuple[int, int]:
+        """Run the compiled loop for up to ``n`` steps; with :attr:`record_state` (and
+        frames) it stops at every record to keep the state rows the loop does not write
+        (the result does not depend on the chunking)."""
+        if not (self.record_state and self.record_frames) or n <= 0:
+            return self._call_kernel_chunk(n)
+        total, status = 0, OK
+        while total < n:
+            to_record = self.record_every - self.step_index % self.record_every
+            done, status = self._call_kernel_chunk(min(n - total, to_record))
+            total += done
+            if status != OK or done == 0:
+                break
+        return total, status
+
+    def _state_row(self) -> dict[str, np.ndarray]:
+        """The state columns of a record at the current step (see :class:`TimeSeries`)."""
+        return {"v": self._s0[1][None].copy(), "pi": self._s0[7][None].copy()}
+
+    def _call_kernel_chunk(self, n: int) -> tuple[int, int]:
         stride = self.record_every
         first = self.step_index + 1
         n_rec = (self.step_index + n) // stride - (first - 1) // stride
@@ -612,14 +852,21 @@ class Simulation:
         first_rec = ((first - 1) // stride + 1) * stride
         steps = first_rec + stride * np.arange(nrec)
         times = self._t_base + (steps - self._step_base) * self.h
+        extra = {"step": steps}
+        if self.record_state and self.record_frames:
+            # called so that a record can only be the last step of the chunk
+            extra.update(self._state_row() if nrec else {
+                "v": np.zeros((0, nb, 3)), "pi": np.zeros((0, nb, 3))})
         self.series.append(times, rec[1][r], rec[2][r], rec[3][r], rec[4][r], rec[5][r],
-                           rec[6][r])
+                           rec[6][r], **extra)
         return done, status
 
     def _record_now(self) -> None:
         snap = self.snapshot()
+        extra = self._state_row() if self.record_state and self.record_frames else {}
         self.series.append(np.array([self.t]), snap.energy[None], snap.P[None], snap.L[None],
-                           snap.x[None], snap.q[None], snap.omega[None])
+                           snap.x[None], snap.q[None], snap.omega[None],
+                           step=np.array([self.step_index]), **extra)
 
     def _failure(self, status: int) -> Failure:
         stab = self.stability()

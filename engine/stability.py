@@ -182,6 +182,31 @@ class StabilityEstimate:
                 f"the {self.kind} of body {self.body})")
 
 
+ACCURACY_LEVEL = 0.01
+"""Default energy-error level of the accuracy guide (1 %)."""
+
+
+def accuracy_guide(omega_max: float, c: float | None, level: float = ACCURACY_LEVEL,
+                   h_stable: float = math.inf) -> float:
+    """The step ``h_ε = min(c sqrt(ε)/ω_max, h_stable/2)`` for a relative energy error of
+    about ``ε`` (at most, for the model's second-order schemes).
+
+    A second-order scheme's energy error grows as ``(h ω)²`` (backward error analysis), so
+    ``ε ≈ (h ω_max / c)²`` with a constant ``c`` that depends on the model (how much of
+    the energy sits in the fastest mode) and on the scheme; ``Model.accuracy_c`` is the
+    worst one measured over the second-order schemes (docs/physics.md §7): the pendulum
+    ``c = 0.95`` (``rrp-exact`` and ``lgvi``; ``rrp-newmark`` has 3.46, ``pfc-verlet`` 1.5),
+    the torus ``c = 7.7`` (1 % at ``h ≈ 1.5e-3`` over t = 25 for all of them; beyond
+    ``h ≈ 2e-3`` the error no longer follows ``(hω)²`` and jumps: 12 % at 2.5e-3, 44 % at
+    3e-3), the torus with hard contacts ``c ≈ 22``.  Never more than half the stability
+    estimate, which is optimistic by up to 30 % and needs a margin on long runs.  ``inf``
+    when there is no guide (``c`` is ``None`` and nothing is stiff)."""
+    guide = math.inf
+    if c is not None and omega_max > 0.0 and math.isfinite(omega_max):
+        guide = c * math.sqrt(level) / omega_max
+    return min(guide, 0.5 * h_stable)
+
+
 def estimate_stability(x: np.ndarray, v: np.ndarray, q: np.ndarray, omega: np.ndarray,
                        ff_arrays: tuple) -> StabilityEstimate:
     """The largest stable ``h`` for the state ``(x, v, q, Ω)`` (see module docstring).

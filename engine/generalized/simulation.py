@@ -69,8 +69,9 @@ class GeneralizedSimulation(Simulation):
     def __init__(self, model: Model, integrator: str = "moreau-symmetric", h: float = 1e-3,
                  *, record_every: int = 1, record_frames: bool = True,
                  energy_tolerance: float | None = DEFAULT_ENERGY_TOLERANCE,
-                 state: State | None = None) -> None:
+                 state: State | None = None, record_state: bool = False) -> None:
         self.model = model
+        self.record_state = bool(record_state)
         self.system = model.system
         self.sp = np.ascontiguousarray(self.system.sp, dtype=np.float64)
         if int(record_every) < 1:
@@ -288,6 +289,45 @@ class GeneralizedSimulation(Simulation):
     def rrp_exact_limit(self, h: float | None = None) -> tuple[float, int, float]:
         return math.inf, -1, 0.0
 
+    # ------------------------------------------------------------------ resume
+    _ARRAYS = ("_s", "_s1", "_stats", "_ctrl", "_info", "_o", "_e_row", "_pl", "_frame")
+
+    def resume_state(self) -> dict:
+        """As :meth:`engine.simulation.Simulation.resume_state`: the scheme's state
+        ``_s = (q₀, q₁, u₀, u₁, D)`` with its scratch, statistics and controls, the clock,
+        the integrator, the references and the recording settings."""
+        d: dict = {"kind": "generalized", "format": self.RESUME_FORMAT}
+        for name in self._ARRAYS:
+            d[name.lstrip("_")] = getattr(self, name).copy()
+        d.update(self._resume_scalars())
+        return d
+
+    def _init_resumed(self, model: Model, d: dict, kw: dict) -> None:
+        GeneralizedSimulation.__init__(self, model, str(d["integrator"]), float(d["h"]), **kw)
+        try:
+            for name in self._ARRAYS:
+                getattr(self, name)[...] = d[name.lstrip("_")]
+        except KeyError as exc:
+            raise SimulationError(f"the saved state lacks {exc.args[0]!r}") from None
+        except ValueError as exc:
+            raise SimulationError(f"the saved state does not fit model {model.name!r}: "
+                                  f"{exc}") from None
+        self._restore_scalars(d)
+
+    def _start_from_frame(self, frame, keep_clock: bool, energy_reference) -> None:
+        D = float(getattr(frame, "D", 0.0) or 0.0)
+        gq, gv = getattr(frame, "gq", None), getattr(frame, "gv", None)
+        if gq is not None and gv is not None and np.all(np.isfinite(gq)) and \
+                np.all(np.isfinite(gv)):
+            self._set_node(float(gq[0]), float(gq[1]), float(gv[0]), float(gv[1]), D)
+        else:
+            self._s[4] = D
+        if energy_reference is None:
+            e = self.energy
+            e_ref = float(e.sum())
+            self.e_scale = abs(e_ref) if e_ref != 0.0 else max(1.0, float(np.abs(e).sum()))
+        self._after_frame(keep_clock, energy_reference, frame)
+
     # ------------------------------------------------------------------ internals
     def _check_integrator(self, name: str) -> IntegratorInfo:
         return integrator_for(self.model, name)
@@ -304,7 +344,15 @@ class GeneralizedSimulation(Simulation):
                 f"{self.h:g}: its velocity variable did not converge; lower h")
         self._s[:] = (q0, q1, u0, u1, d)
 
-    def _call_kernel(self, n: int) -> tuple[int, int]:
+    def _state_row(self) -> dict[str, np.ndarray]:
+        """The drawn body's velocity and the node ``(q, v)`` at the current step."""
+        from .spring_pendulum import cartesian
+
+        q, v = self.node
+        _, _, vx, vy = cartesian(self.sp, q[0], q[1], v[0], v[1])
+        return {"v": np.array([[[vx, vy, 0.0]]]), "gq": q[None], "gv": v[None]}
+
+    def _call_kernel_chunk(self, n: int) -> tuple[int, int]:
         stride = self.record_every
         first = self.step_index + 1
         n_rec = (self.step_index + n) // stride - (first - 1) // stride
@@ -330,8 +378,12 @@ class GeneralizedSimulation(Simulation):
         first_rec = ((first - 1) // stride + 1) * stride
         steps = first_rec + stride * np.arange(nrec)
         times = self._t_base + (steps - self._step_base) * self.h
+        extra = {"step": steps}
+        if self.record_state and self.record_frames:
+            extra.update(self._state_row() if nrec else {
+                "v": np.zeros((0, 1, 3)), "gq": np.zeros((0, 2)), "gv": np.zeros((0, 2))})
         self.series.append(times, rec[0][r], rec[1][r], rec[2][r], rec[3][r], rec[4][r],
-                           rec[5][r])
+                           rec[5][r], **extra)
         return done, status
 
     def _failure(self, status: int) -> Failure:

@@ -142,6 +142,10 @@ class Model:
     """The generalized-coordinate system (for ``coordinates == "generalized"``)."""
     spring: tuple[np.ndarray, float] | None = None
     """Drawing hint for a spring from a pivot to body 0: ``(pivot, rest length)``."""
+    accuracy_c: float | None = None
+    """Calibration of the accuracy guide (:func:`engine.stability.accuracy_guide`): the
+    measured ``h ω_max / sqrt(ε)`` of the second-order schemes on this model (``None``: no
+    guide, e.g. when impacts make the energy error first order)."""
 
     @property
     def n_bodies(self) -> int:

@@ -51,6 +51,7 @@ def build(p: dict[str, Any]) -> Model:
         draw_offset=-RHO0,
         draw_diameter=np.array([0.3]),
         pivot=np.zeros(3),
+        accuracy_c=0.95,  # rrp-exact, lgvi: ε = (hω/0.95)² (docs/physics.md §7)
     )
 
 

@@ -1,0 +1,289 @@
+"""ParaView / VTK output of a run file (docs/output.md, "ParaView / VTK output").
+
+:func:`export_vtk` reads the frames of a run file (``/bodies/…``, written by
+:class:`engine.io.RunWriter`; a ``.h5.partial`` file of a run still going or cut short
+works too) and writes one VTK PolyData file (``.vtp``) per frame plus a ``.pvd``
+collection that gives ParaView the time of each frame:
+
+* points: the body positions ``x`` (``/bodies/position``);
+* point data: ``diameter``, ``velocity`` ``v``, ``spin`` (spatial ``Ω``), ``axis_1``,
+  ``axis_2``, ``axis_3`` (the body axes ``R e_k``, so ParaView's Glyph filter can draw
+  oriented bodies), ``kinetic_energy`` ``½ m |v|² + ½ Ωᵀ R 𝕁 Rᵀ Ω`` and ``body_id``;
+* cells: one vertex per body, and one line per bond (``/model/bonds`` if the file has
+  it, else the bonds of the model rebuilt from the file's ``model`` and ``parameters``
+  attributes);
+* field data ``TimeValue``: the frame's time.
+
+Files written before ``/bodies/velocity`` existed give no ``velocity`` and no
+``kinetic_energy`` (one warning says so).  Every file is written under a temporary name
+and renamed into place only once all frames are written, so an export that fails leaves
+the directory as it was.
+
+The engine does not need VTK: PyVista (the ``gui`` extra) is imported only when
+:func:`export_vtk` runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import warnings
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+__all__ = ["VTKExportError", "VTKExportWarning", "export_vtk"]
+
+FRAME_DATASETS = ("position", "quaternion", "omega", "time")
+"""The ``/bodies`` datasets a file must have to be exported (left out by ``--no-frames``)."""
+
+
+class VTKExportError(ValueError):
+    """The run file cannot be exported (missing, not a run file, no frames, bad output
+    directory); the message is one line."""
+
+
+class VTKExportWarning(UserWarning):
+    """Something left out of the export (velocities of an old file, bonds)."""
+
+
+def export_vtk(run_path: str | Path, directory: str | Path, *, every: int = 1,
+               warn: Callable[[str], Any] | None = None) -> list[Path]:
+    """Write the frames of the run file ``run_path`` as VTK files into ``directory``.
+
+    ``directory`` is created if missing (its parent must exist).  Every ``every``-th
+    frame is written (the first always), as ``<stem>_<frame>.vtp`` where ``<stem>`` is
+    the run file's name without ``.h5``/``.h5.partial`` and ``<frame>`` its index in
+    the file; ``<stem>.pvd`` lists them with their times (open it in ParaView).
+    ``warn(message)`` receives the one-line notes of what was left out (default:
+    :func:`warnings.warn` with :class:`VTKExportWarning`).
+
+    Returns the paths written: the ``.vtp`` files in time order, then the ``.pvd``.
+    Raises :class:`VTKExportError` for bad input.
+    """
+    import pyvista as pv  # the gui extra: imported only here, and first (a missing extra
+    # is the first thing to report)
+
+    if warn is None:
+        def warn(message: str) -> None:
+            warnings.warn(message, VTKExportWarning, stacklevel=3)
+
+    if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+        raise VTKExportError(f"every must be a positive integer, got {every!r}")
+    run_path = Path(run_path)
+    out = Path(directory)
+    _check_directory(out)
+    notes: list[str] = []
+    f = _open(run_path)
+    with f:  # frames are read one at a time: a long run need not fit in memory
+        data = _read_header(f, run_path, int(every), notes.append)
+        _make_directory(out)
+        for note in notes:  # only once the input is known good
+            warn(note)
+        return _write(f, data, out, _stem(run_path), pv)
+
+
+def _write(f: h5py.File, data: dict[str, Any], out: Path, stem: str, pv: Any) -> list[Path]:
+    b = f["bodies"]
+    cells = _cells(data["n"], data["bonds"])
+    width = max(4, len(str(int(data["index"][-1]))))
+    names = [f"{stem}_{int(i):0{width}d}.vtp" for i in data["index"]]
+    temps: list[Path] = []
+    try:
+        for i, name in zip(data["index"], names, strict=True):
+            frame = {c: np.asarray(b[c][i], dtype=np.float64) for c in data["datasets"]}
+            poly = pv.PolyData(frame["position"], verts=cells["verts"], lines=cells["lines"])
+            for key, arr in _point_data(frame, data).items():
+                poly.point_data[key] = arr
+            poly.field_data["TimeValue"] = np.array([frame["time"]])
+            tmp = _temp_name(out, name)
+            temps.append(tmp)
+            poly.save(tmp)
+        pvd_tmp = _temp_name(out, f"{stem}.pvd")
+        temps.append(pvd_tmp)
+        _write_pvd(pvd_tmp, names, b["time"][: data["index"][-1] + 1][data["index"]])
+        written = [out / name for name in names] + [out / f"{stem}.pvd"]
+        for tmp, final in zip(temps, written, strict=True):
+            os.replace(tmp, final)
+    except BaseException:
+        for tmp in temps:
+            tmp.unlink(missing_ok=True)
+        raise
+    return written
+
+
+# ---------------------------------------------------------------------------- reading
+def _read_header(f: h5py.File, path: Path, every: int,
+                 warn: Callable[[str], Any]) -> dict[str, Any]:
+    """Which frames to write, the constants and the bonds; :class:`VTKExportError` if
+    the file has no frames."""
+    if not isinstance(f.get("bodies"), h5py.Group):
+        raise VTKExportError(f"{str(path)!r} is not an RRP run file (no /bodies)")
+    b = f["bodies"]
+    missing = [c for c in FRAME_DATASETS if c not in b]
+    if missing:
+        raise VTKExportError(
+            f"{str(path)!r} has no frames (written with --no-frames: it lacks "
+            f"/bodies/{', /bodies/'.join(missing)}); nothing to export")
+    has_v = "velocity" in b
+    names = [*FRAME_DATASETS, *(("velocity",) if has_v else ())]
+    # A file still being written may have one dataset a chunk ahead of another.
+    n_frames = min(b[c].shape[0] for c in names)
+    if n_frames == 0:
+        raise VTKExportError(f"{str(path)!r} has no frames yet; nothing to export")
+    n = b["position"].shape[1]
+    data: dict[str, Any] = {"index": np.arange(0, n_frames, every), "datasets": names,
+                            "n": n}
+    data["mass"] = _constant(b, "mass", n)
+    data["diameter"] = _constant(b, "diameter", n)
+    if "inertia_tensor" in b:
+        data["inertia_tensor"] = np.asarray(b["inertia_tensor"][()], dtype=np.float64)
+    else:  # spheres of older files: J I
+        data["inertia_tensor"] = (_constant(b, "inertia", n)[:, None, None]
+                                  * np.eye(3)[None])
+    if not has_v:
+        warn(f"{path.name} has no /bodies/velocity (written before it was recorded): "
+             "'velocity' and 'kinetic_energy' are left out")
+    data["bonds"] = _bonds(f, n, warn)
+    return data
+
+
+def _open(path: Path) -> h5py.File:
+    """Open read-only, without HDF5's file lock where h5py allows it (a ``.partial``
+    file may still be open for writing in another process)."""
+    if not path.is_file():
+        raise VTKExportError(f"no such run file: {str(path)!r}")
+    try:
+        try:
+            return h5py.File(path, "r", locking=False)
+        except TypeError:  # pragma: no cover - h5py without the locking option
+            return h5py.File(path, "r")
+    except OSError as exc:
+        raise VTKExportError(f"cannot read {str(path)!r} as an HDF5 run file "
+                             f"({_first_line(exc)})") from None
+
+
+def _constant(b: h5py.Group, name: str, n: int) -> np.ndarray:
+    if name not in b:
+        return np.full(n, np.nan)
+    return np.asarray(b[name][()], dtype=np.float64).reshape(n)
+
+
+def _bonds(f: h5py.File, n: int, warn: Callable[[str], Any]) -> np.ndarray:
+    """``(nb, 2)`` body indices: ``/model/bonds`` if present, else the rebuilt model's."""
+    if "model" in f and isinstance(f["model"], h5py.Group) and "bonds" in f["model"]:
+        bonds = np.asarray(f["model"]["bonds"][()], dtype=np.int64).reshape(-1, 2)
+    else:
+        name = _text(f.attrs.get("model", ""))
+        try:
+            from ..models import MODELS
+
+            params = json.loads(_text(f.attrs.get("parameters", "{}")))
+            model = MODELS[name].make(params)
+        except Exception as exc:  # unknown model, parameters of another version
+            warn(f"no bonds: cannot rebuild the model {name!r} of the file "
+                 f"({type(exc).__name__}: {_first_line(exc)})")
+            return np.zeros((0, 2), dtype=np.int64)
+        if model.n_bodies != n:
+            warn(f"no bonds: the rebuilt model {name!r} has {model.n_bodies} bodies, "
+                 f"the file {n}")
+            return np.zeros((0, 2), dtype=np.int64)
+        ff = getattr(model, "forcefield", None)
+        raw = getattr(ff, "bonds", None)
+        bonds = (np.zeros((0, 2), dtype=np.int64) if raw is None
+                 else np.asarray(raw, dtype=np.int64).reshape(-1, 2))
+    if bonds.size and (bonds.min() < 0 or bonds.max() >= n):
+        warn(f"no bonds: the bond list refers to bodies outside 0..{n - 1}")
+        return np.zeros((0, 2), dtype=np.int64)
+    return bonds
+
+
+def _text(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+# ---------------------------------------------------------------------------- frames
+def _point_data(frame: dict[str, np.ndarray], data: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The point-data arrays of one frame."""
+    from ..rotations import quat_to_matrix
+
+    q = frame["quaternion"]
+    omega = frame["omega"]
+    n = len(q)
+    r = quat_to_matrix(q)  # (n, 3, 3); column j is the body axis R e_j
+    out: dict[str, np.ndarray] = {"diameter": data["diameter"].copy()}
+    if "velocity" in frame:
+        v = frame["velocity"]
+        w_body = np.einsum("nji,nj->ni", r, omega)  # Rᵀ Ω
+        rot = 0.5 * np.einsum("ni,nij,nj->n", w_body, data["inertia_tensor"], w_body)
+        out["velocity"] = v.copy()
+        out["kinetic_energy"] = 0.5 * data["mass"] * np.einsum("ni,ni->n", v, v) + rot
+    out["spin"] = omega.copy()
+    for j in range(3):
+        out[f"axis_{j + 1}"] = np.ascontiguousarray(r[:, :, j])
+    out["body_id"] = np.arange(n, dtype=np.int64)
+    return out
+
+
+def _cells(n: int, bonds: np.ndarray) -> dict[str, np.ndarray]:
+    """VTK cell arrays: one vertex per body, one line per bond."""
+    verts = np.column_stack([np.ones(n, dtype=np.int64), np.arange(n, dtype=np.int64)])
+    lines = np.column_stack([np.full(len(bonds), 2, dtype=np.int64), bonds])
+    return {"verts": verts.ravel(), "lines": lines.ravel() if len(bonds) else None}
+
+
+# ---------------------------------------------------------------------------- writing
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".partial", ".h5", ".hdf5"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def _check_directory(out: Path) -> None:
+    if out.exists():
+        if not out.is_dir():
+            raise VTKExportError(f"{str(out)!r} exists and is not a directory")
+    elif not out.parent.is_dir():
+        raise VTKExportError(f"the parent directory of {str(out)!r} does not exist")
+
+
+def _make_directory(out: Path) -> None:
+    if out.is_dir():
+        return
+    try:
+        out.mkdir()
+    except OSError as exc:
+        raise VTKExportError(f"cannot create the directory {str(out)!r} "
+                             f"({exc.strerror or exc})") from None
+
+
+def _temp_name(directory: Path, name: str) -> Path:
+    """A fresh hidden name next to ``name``, with the same extension (the VTK writer
+    needs it); the file is created by its writer, with the usual permissions."""
+    suffix = Path(name).suffix
+    return directory / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp{suffix}"
+
+
+def _write_pvd(path: Path, names: list[str], times: np.ndarray) -> None:
+    """The ParaView collection: one ``DataSet`` per frame file with its time."""
+    root = ET.Element("VTKFile", type="Collection", version="0.1",
+                      byte_order="LittleEndian")
+    coll = ET.SubElement(root, "Collection")
+    for name, t in zip(names, times, strict=True):
+        ET.SubElement(coll, "DataSet", timestep=repr(float(t)), group="", part="0",
+                      file=name)
+    tree = ET.ElementTree(root)
+    ET.indent(tree)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
