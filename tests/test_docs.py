@@ -40,3 +40,28 @@ def test_every_builtin_scenario_documents_every_parameter():
         if path.stem in ("torus", "pendulum", "dumbbells"):
             names = {p.name for p in MODELS[data["model"]].schema}
             assert set(data["parameters"]) == names, path.name
+
+
+def test_readme_example_summary_comes_from_a_real_run():
+    """The README's example of ``rrp run torus`` is what the command prints now (all but
+    the machine-dependent speed line): regenerate it when the numbers change."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"Example summary \(`rrp run torus`[^\n]*\n\n```text\n(.*?)```", text, re.S)
+    assert m, "the README has no example summary block"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    res = subprocess.run([sys.executable, "-m", "app", "run", "torus"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+
+    def body(s: str) -> list[str]:
+        return [ln.rstrip() for ln in s.splitlines() if ln.strip()
+                and not ln.startswith("  speed")]
+
+    assert body(m.group(1)) == body(res.stdout), (
+        "README example summary is stale; paste the output of `rrp run torus`")
