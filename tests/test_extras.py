@@ -29,6 +29,7 @@ sys.meta_path.insert(0, _Block())
 COMMANDS = {
     "gui": (["gui", "pendulum", "--quit-after", "0"], "gui"),
     "export": (["export", "pendulum", "--t-end", "0.01", "--out", "x.gif"], "gui"),
+    "convert": (["convert", "x.h5", "--to", "vtk", "out"], "gui"),
     "figures": (["figures", "--quick", "--out", "figs"], "studies"),
     "sweep": (["sweep", "pendulum", "-i", "rrp-newmark", "--h", "1e-2", "--t-end", "0.1",
                "--out", "s.csv"],

@@ -82,13 +82,19 @@ def export_vtk(run_path: str | Path, directory: str | Path, *, every: int = 1,
     f = _open(run_path)
     with f:  # frames are read one at a time: a long run need not fit in memory
         data = _read_header(f, run_path, int(every), notes.append)
-        _make_directory(out)
+        created = _make_directory(out)
         for note in notes:  # only once the input is known good
             warn(note)
-        return _write(f, data, out, _stem(run_path), pv)
+        try:
+            return _write(f, data, out, _stem(run_path), pv)
+        except BaseException:
+            if created:
+                out.rmdir()  # empty again: _write removed its temporary files
+            raise
 
 
 def _write(f: h5py.File, data: dict[str, Any], out: Path, stem: str, pv: Any) -> list[Path]:
+    """Every frame to a temporary file, then the ``.pvd``; all renamed into place last."""
     b = f["bodies"]
     cells = _cells(data["n"], data["bonds"])
     width = max(4, len(str(int(data["index"][-1]))))
@@ -259,14 +265,16 @@ def _check_directory(out: Path) -> None:
         raise VTKExportError(f"the parent directory of {str(out)!r} does not exist")
 
 
-def _make_directory(out: Path) -> None:
+def _make_directory(out: Path) -> bool:
+    """Create ``out`` if missing; whether it was created."""
     if out.is_dir():
-        return
+        return False
     try:
         out.mkdir()
     except OSError as exc:
         raise VTKExportError(f"cannot create the directory {str(out)!r} "
                              f"({exc.strerror or exc})") from None
+    return True
 
 
 def _temp_name(directory: Path, name: str) -> Path:

@@ -1,0 +1,56 @@
+"""``rrp convert RUN.h5 --to vtk DIR [--every N]`` — a run file's frames as ParaView
+files: one ``.vtp`` per frame and a ``.pvd`` collection (docs/output.md, "ParaView /
+VTK output").
+
+Only argparse here: the engine and PyVista are imported when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+FORMATS = ("vtk",)
+"""The formats of ``--to``."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``convert`` sub-command to the ``rrp`` parser."""
+    from .cli import _positive_int
+
+    p = sub.add_parser(
+        "convert", help="convert a run file's frames for ParaView (--to vtk DIR)",
+        description="Write the frames of a run file (rrp run --out, also a .h5.partial "
+                    "file) as one VTK PolyData file (.vtp) per frame and a .pvd "
+                    "collection with their times; open the .pvd in ParaView. See "
+                    "docs/output.md.")
+    p.add_argument("run_file", metavar="RUN.h5", help="a run file written by 'rrp run --out'")
+    p.add_argument("directory", metavar="DIR",
+                   help="output directory (created if missing; its parent must exist)")
+    p.add_argument("--to", required=True, choices=FORMATS, metavar="FORMAT",
+                   help="output format: vtk (ParaView .vtp files and a .pvd collection)")
+    p.add_argument("--every", type=_positive_int, default=1,
+                   help="write every N-th frame of the file (default 1: all)")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.set_defaults(handler=cmd_convert)
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from engine.io.vtk import VTKExportError, export_vtk
+
+    from .errors import UsageError
+
+    def warn(message: str) -> None:
+        if not args.quiet:
+            print(f"rrp: warning: {message}", file=sys.stderr)
+
+    try:
+        written = export_vtk(args.run_file, args.directory, every=args.every, warn=warn)
+    except VTKExportError as exc:
+        raise UsageError(str(exc)) from None
+    if not args.quiet:
+        frames = written[:-1]
+        names = frames[0].name if len(frames) == 1 else f"{frames[0].name} … {frames[-1].name}"
+        print(f"wrote {len(frames)} frame{'s' * (len(frames) != 1)} to {args.directory}: "
+              f"{names} and {written[-1].name} (open the .pvd in ParaView)")
+    return 0
