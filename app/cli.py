@@ -66,7 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="machine-readable output")
 
     run = sub.add_parser("run", help="run a scenario headless and summarise it")
-    run.add_argument("scenario", help="built-in scenario name (see 'rrp list') or a .toml path")
+    run.add_argument("scenario", nargs="?",
+                     help="built-in scenario name (see 'rrp list') or a .toml path")
+    run.add_argument("--resume", metavar="FILE",
+                     help="continue the run in FILE (.h5 or a killed run's .h5.partial) to "
+                          "--t-end, appending to it (or to --out), with its integrator and "
+                          "h (-i/--h change them, recorded as events)")
     run.add_argument("--integrator", "-i", help="integrator name (default: the scenario's)")
     run.add_argument("--h", type=_any_float, help="time step (default: the scenario's)")
     run.add_argument("--t-end", type=_positive_float, help="end time (default: the scenario's)")
@@ -80,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="do not store body positions/attitudes in the output file")
     run.add_argument("--energy-tolerance", type=_positive_float,
                      help="relative energy error that counts as a blow-up (default 1.0)")
+    run.add_argument("--vtk", metavar="DIR",
+                     help="also write the frames for ParaView: a .vtp per frame and a .pvd "
+                          "collection in DIR (as 'rrp convert')")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar or notes")
 
@@ -130,18 +138,20 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from engine import __version__
-    from engine.diagnostics import momentum_drift
     from engine.io import RunWriter
     from engine.scenarios import parse_sets
     from engine.simulation import Simulation, default_integrator
 
+    if args.resume:
+        return _cmd_resume(args)
+    if args.scenario is None:
+        raise UsageError("give a scenario (see 'rrp list') or --resume FILE "
+                         "(see 'rrp run --help')")
     sc = _load(args.scenario, parse_sets(args.set))
     run = sc.run
     h = args.h if args.h is not None else run.h
     t_end = args.t_end if args.t_end is not None else run.t_end
+    n_total = _step_count(t_end, h)
     every = args.every or run.every
     tol = args.energy_tolerance or run.energy_tolerance
     model = sc.build_model()
@@ -149,9 +159,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if integrator != (args.integrator or run.integrator) and not args.quiet:
         print(f"note: the scenario's {run.integrator} cannot drive this model "
               f"(contact = {model.contact!r}); using {integrator}", file=sys.stderr)
-    sim = Simulation(model, integrator, h, record_every=every,
-                     record_frames=bool(args.out) and not args.no_frames,
-                     energy_tolerance=tol)
+    frames = bool(args.out or args.vtk) and not args.no_frames
+    sim = Simulation(model, integrator, h, record_every=every, record_frames=frames,
+                     energy_tolerance=tol, record_state=frames)
     tty = sys.stderr.isatty() and not args.quiet
     if tty:
         print("preparing kernels (compiled once, then cached)…", file=sys.stderr, flush=True)
@@ -159,42 +169,83 @@ def cmd_run(args: argparse.Namespace) -> int:
     sim.warm_up()
     t_prep = time.perf_counter() - t_prep
     stab = sim.stability()
+    guide = sim.accuracy_guide()
     if h > stab.h_stable and not args.quiet:
         print(f"warning: h = {h:g} exceeds the {stab.describe()}; the run may blow up",
               file=sys.stderr)
-    writer = RunWriter(args.out, sim, scenario=sc.name) if args.out else None
-    status, message, code = "complete", "", 0
-    n_total = max(1, int(math.ceil(t_end / h - 1e-9)))
-    chunk = max(1, min(20_000, n_total // 100 or 1))
-    bar = _progress(n_total, tty)
+    elif h > guide and not args.quiet:
+        print(f"warning: h = {h:g} is past the accuracy guide h ≈ {guide:.2g} for ≈ 1 % "
+              "energy error (docs/physics.md §7): expect a larger error", file=sys.stderr)
+    vtk_dir, tmp = _vtk_target(args)
+    out = args.out or (str(tmp / "run.h5") if tmp is not None else None)
+    writer = RunWriter(out, sim, scenario=sc.name) if out else None
     try:
-        done = 0
-        while done < n_total:
-            rep = sim.advance(min(chunk, n_total - done))
-            done += rep.steps
-            if bar is not None:
-                bar.update(rep.steps)
-            if writer is not None:
-                writer.flush()
-            if not rep.ok:
-                status, message, code = "failed", rep.failure.message, EXIT_FAILED
-                break
-    except KeyboardInterrupt:
-        status, message, code = "interrupted", "interrupted by the user", EXIT_INTERRUPTED
+        status, message, code = _drive(args, sim, writer, n_total, t_end, tty)
+        a = sim.series.arrays()
+        code = _report(args, sim, a, status, message, code, sc.name, sc.title, h, t_end,
+                       t_prep, stab, guide)
+        if vtk_dir is not None:
+            _write_vtk(out, vtk_dir, args.quiet)
     finally:
-        if bar is not None:
-            bar.close()
-        if writer is not None:
-            writer.close(status, message)
+        if tmp is not None:
+            import shutil
 
-    a = sim.series.arrays()
+            shutil.rmtree(tmp, ignore_errors=True)
+    return code
+
+
+def _vtk_target(args: argparse.Namespace):
+    """``(DIR, temporary directory or None)`` for ``--vtk DIR``: the frames go through an
+    HDF5 run file (``--out``, or a temporary one), then ``engine.io.vtk.export_vtk``."""
+    from pathlib import Path
+
+    if not args.vtk:
+        return None, None
+    if args.no_frames:
+        raise UsageError("--vtk needs the frames: leave out --no-frames")
+    d = Path(args.vtk)
+    if d.exists() and not d.is_dir():
+        raise UsageError(f"--vtk {args.vtk!r} is a file, not a directory")
+    if not d.parent.exists():
+        raise UsageError(f"--vtk: the directory {str(d.parent)!r} does not exist")
+    import pyvista  # noqa: F401  (the gui extra; fails before the run, not after)
+
+    if args.out:
+        return d, None
+    import tempfile
+
+    return d, Path(tempfile.mkdtemp(prefix="rrp-vtk-"))
+
+
+def _write_vtk(run_file: str, directory, quiet: bool) -> None:
+    from engine.io.vtk import VTKExportError, export_vtk
+
+    try:
+        files = export_vtk(run_file, directory, warn=lambda m: print(f"rrp: warning: {m}",
+                                                                    file=sys.stderr))
+    except VTKExportError as exc:
+        raise UsageError(f"--vtk: {exc}") from None
+    if not quiet:
+        n = sum(1 for f in files if f.suffix == ".vtp")
+        pvd = [f for f in files if f.suffix == ".pvd"]
+        print(f"  paraview    {n} frames in {directory}/ (open {pvd[0].name if pvd else ''})")
+
+
+def _report(args, sim, a, status, message, code, scenario, title, h, t_end, t_prep,
+            stab, guide: float | None = None) -> int:
+    import numpy as np
+
+    from engine import __version__
+    from engine.diagnostics import momentum_drift
+
+    model = sim.model
     total = a["energy"].sum(axis=1)
     rel = (total - sim.e_ref) / sim.e_scale
     drift = momentum_drift(a["P"], a["L"])
     scale = {k: (sim.p_scale if k.startswith("P") else sim.l_scale) for k in drift}
     us = 1e6 * sim.kernel_seconds / sim.kernel_steps if sim.kernel_steps else float("nan")
     summary: dict[str, Any] = {
-        "scenario": sc.name,
+        "scenario": scenario,
         "model": model.name,
         "integrator": sim.integrator.name,
         "h": h,
@@ -209,6 +260,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "momentum_drift_relative": {k: drift[k] / scale[k] for k in drift},
         "conserved": list(model.conserved),
         "stability_limit_h": stab.h_stable,
+        "accuracy_guide_h": sim.accuracy_guide() if guide is None else guide,
         "us_per_step": us,
         "steps_per_second": 1e6 / us if us == us and us > 0 else None,
         "startup_seconds": t_prep,
@@ -220,13 +272,102 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2, default=float))
     else:
-        _print_summary(summary, sc.title, sim.integrator.properties())
+        _print_summary(summary, title, sim.integrator.properties())
     if code == EXIT_FAILED:
         print(f"rrp: error: {message}", file=sys.stderr)
         if args.out:
             print(f"rrp: the output file {args.out} holds the run up to t = {sim.t:.6g}",
                   file=sys.stderr)
     return code
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    """``rrp run --resume FILE``: continue a run from its file's checkpoint."""
+    from pathlib import Path
+
+    from engine import __version__
+    from engine.io import RunFile, RunFileError, RunWriter
+    from engine.scenarios import load_scenario
+    from engine.simulation import Simulation, SimulationError
+
+    for flag, given in (("a scenario", args.scenario), ("--set", args.set),
+                        ("--every", args.every), ("--no-frames", args.no_frames)):
+        if given:
+            raise UsageError(f"--resume continues the run as it was recorded: {flag} "
+                             "cannot be given with it")
+    src = Path(args.resume)
+    try:
+        rf = RunFile(src)
+    except RunFileError as exc:
+        raise UsageError(f"cannot resume: {exc}") from None
+    try:
+        if rf.status == "running":
+            raise UsageError(f"cannot resume: {src} is still being written (process "
+                             f"{rf._f.attrs.get('writer_pid', '?')}); wait for it or stop it")
+        d, n_records = rf.resume_state()
+        model = rf.build_model()
+        scenario, version = rf.scenario, str(d.get("version", rf.version))
+        t_file = float(d["t"])
+    except RunFileError as exc:
+        raise UsageError(f"cannot resume: {exc}") from None
+    finally:
+        rf.close()
+    if version != __version__ and not args.quiet:
+        print(f"note: {src} was written by RRP Studio {version}, this is {__version__}: the "
+              "continuation may differ from an unbroken run in the last digits",
+              file=sys.stderr)
+    if args.t_end is None:
+        raise UsageError(f"give the new end time with --t-end (the run in {src} reached "
+                         f"t = {t_file:.6g})")
+    if args.t_end <= t_file * (1 + 1e-12):
+        raise UsageError(f"--t-end {args.t_end:g} is not after the end of the run in {src} "
+                         f"(t = {t_file:.6g})")
+    try:
+        sim = Simulation.from_resume_state(
+            model, d, energy_tolerance=args.energy_tolerance or "keep")
+    except SimulationError as exc:
+        raise UsageError(f"cannot resume {src}: {exc}") from None
+    if args.integrator or args.h is not None:
+        name = args.integrator or sim.integrator.name
+        h = args.h if args.h is not None else sim.h
+        sim.check_h(h, name)  # SimulationError: one line, exit 2
+        try:  # each change is recorded as an event
+            sim.set_integrator(name)
+        except SimulationError:  # the new scheme needs the new step first
+            sim.set_h(h)
+            sim.set_integrator(name)
+        else:
+            sim.set_h(h)
+    n_total = _step_count(args.t_end, sim.h, sim._t_base, sim.step_index - sim._step_base)
+    out = Path(args.out) if args.out else (
+        src.with_name(src.name[:-len(".partial")]) if src.name.endswith(".partial") else src)
+    tty = sys.stderr.isatty() and not args.quiet
+    t_prep = time.perf_counter()
+    sim.warm_up()
+    t_prep = time.perf_counter() - t_prep
+    stab = sim.stability()
+    if sim.h > stab.h_stable and not args.quiet:
+        print(f"warning: h = {sim.h:g} exceeds the {stab.describe()}; the run may blow up",
+              file=sys.stderr)
+    writer = RunWriter.resume(out, sim, src, n_records)
+    if not args.quiet:
+        print(f"resuming {src} at t = {sim.t:.6g} (step {sim.step_index}) with "
+              f"{sim.integrator.name}, h = {sim.h:g}, to t = {args.t_end:g} → {out}",
+              file=sys.stderr)
+    status, message, code = _drive(args, sim, writer, n_total, args.t_end, tty)
+    with RunFile(out) as done:  # the summary covers the whole run, as in the file
+        a = {"t": done.times, "energy": done.energy["total"][:, None], "P": done.P,
+             "L": done.L}
+        title = load_scenario(scenario).title if _is_builtin(scenario) else scenario
+    args.out = str(out)
+    return _report(args, sim, a, status, message, code, scenario, title, sim.h, args.t_end,
+                   t_prep, stab)
+
+
+def _is_builtin(name: str) -> bool:
+    from engine.scenarios import builtin_scenarios
+
+    return name in builtin_scenarios()
 
 
 def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
@@ -241,11 +382,115 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
         tag = "  (conserved by the variational schemes)" if k in s["conserved"] else ""
         print(f"                {k} {v:10.3e}  rel {s['momentum_drift_relative'][k]:.2e}{tag}")
     print(f"  stability   h limit ≈ {s['stability_limit_h']:.3g} at the final state")
+    g = s["accuracy_guide_h"]
+    if g == g and g != float("inf"):
+        past = "  — h is past it" if s["h"] > g else ""
+        print(f"  accuracy    guide h ≈ {g:.2g} for ≈ 1 % energy error{past}")
     if s["us_per_step"] == s["us_per_step"]:
         print(f"  speed       {s['us_per_step']:.3g} µs/step, {s['steps_per_second']:,.0f} "
               "steps/s (engine only: JIT and I/O excluded)")
     if s["output"]:
         print(f"  output      {s['output']} ({s['records']} records)")
+
+
+MAX_STEPS = 10**10
+"""Runs of more steps are refused: at the fastest ≈ 0.1 µs/step they would take hours,
+on the torus weeks (a mistyped ``h`` such as 1e-300 would otherwise hang silently)."""
+
+
+def _step_count(t_end: float, h: float, t0: float = 0.0, done: int = 0) -> int:
+    """Steps from ``t0`` (``done`` already taken) to ``t_end`` at step ``h``; a one-line
+    :class:`UsageError` beyond :data:`MAX_STEPS`."""
+    try:
+        n = (t_end - t0) / h
+    except ZeroDivisionError:
+        n = math.inf
+    if not math.isfinite(n) or n - done > MAX_STEPS:
+        steps = "infinitely many" if not math.isfinite(n) else f"{n - done:.3g}"
+        raise UsageError(f"t_end = {t_end:g} at h = {h:g} means {steps} steps, more than "
+                         f"any run can finish (the limit is {MAX_STEPS:.0e}); raise h or "
+                         "lower t_end")
+    return max(1, int(math.ceil(n - 1e-9)) - done)
+
+
+def _drive(args, sim, writer, n_total: int, t_end: float, tty: bool):
+    """Advance ``sim`` by ``n_total`` steps in chunks, flushing ``writer`` and showing
+    progress; ``(status, message, exit code)``."""
+    status, message, code = "complete", "", 0
+    chunk = max(1, min(20_000, n_total // 100 or 1))
+    bar = _progress(n_total, tty) if tty else (
+        None if args.quiet else _LineProgress(n_total, sim, t_end))
+    try:
+        done = 0
+        while done < n_total:
+            rep = sim.advance(min(chunk, n_total - done))
+            done += rep.steps
+            if bar is not None:
+                bar.update(rep.steps)
+            if writer is not None:
+                writer.flush()
+            if not rep.ok:
+                status, code = "failed", EXIT_FAILED
+                message = _resume_hint(rep.failure, args, writer, t_end)
+                break
+    except KeyboardInterrupt:
+        status, message, code = "interrupted", "interrupted by the user", EXIT_INTERRUPTED
+    finally:
+        if bar is not None:
+            bar.close()
+        if writer is not None:
+            writer.close(status, message)
+    return status, message, code
+
+
+def _resume_hint(failure, args, writer, t_end: float) -> str:
+    """The failure's message, its "resume from the last good state" made a command."""
+    msg = failure.message
+    if writer is None:
+        return msg.replace(", then resume from the last good state",
+                           "; write the run with --out FILE to be able to resume from the "
+                           "last good state")
+    h_now, lim = writer.sim.h, failure.stability.h_stable
+    if failure.kind == "rrp-limit":
+        h_new = 0.9 * failure.details["h_max"]
+    else:
+        h_new = 0.8 * lim if h_now > lim else 0.5 * h_now
+    cmd = f"rrp run --resume {writer.path} --h {float(f'{h_new:.2g}'):g} --t-end {t_end:g}"
+    if ", then resume from the last good state" in msg:
+        return msg.replace(", then resume from the last good state",
+                           f", then resume from the last good state ({cmd})").replace(
+                               ", kept).", f", kept in {writer.path}).")
+    return f"{msg.rstrip('.')}; resume with {cmd}"
+
+
+class _LineProgress:
+    """Progress on stderr when it is not a terminal: a line every few seconds."""
+
+    EVERY = 5.0
+    """Seconds between lines (``RRP_PROGRESS_EVERY`` overrides it)."""
+
+    def __init__(self, total: int, sim, t_end: float) -> None:
+        self.total, self.sim, self.t_end = total, sim, t_end
+        try:
+            self.every = float(os.environ.get("RRP_PROGRESS_EVERY", self.EVERY))
+        except ValueError:
+            self.every = self.EVERY
+        self.done = 0
+        self.t0 = self.last = time.perf_counter()
+
+    def update(self, n: int) -> None:
+        self.done += n
+        now = time.perf_counter()
+        if now - self.last >= self.every:
+            self.last = now
+            rate = self.done / max(now - self.t0, 1e-9)
+            left = (self.total - self.done) / rate if rate > 0 else math.inf
+            pct = 100 * self.done / self.total
+            print(f"rrp: t = {self.sim.t:.6g} of {self.t_end:g} ({pct:.1f} %, "
+                  f"{rate:,.0f} steps/s, ≈ {left:.0f} s left)", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        pass
 
 
 def _progress(total: int, enabled: bool):

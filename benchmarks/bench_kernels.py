@@ -83,7 +83,7 @@ class Run:
             n_rec = (done_total + k) // self.every - done_total // self.every
             rec = (np.empty(n_rec), np.empty((n_rec, N_ENERGY)), np.empty((n_rec, 3)),
                    np.empty((n_rec, 3)), np.empty((n_rec, n, 3)), np.empty((n_rec, n, 4)),
-                   np.empty((n_rec, n, 3)))
+                   np.empty((n_rec, n, 3)), np.empty((0, n, 3)), np.empty((0, n, 3)))
             t0 = time.perf_counter()
             done, _, status = advance(scheme_id, k, self.h, done_total * self.h, done_total,
                                       self.every, s0, s1, ff.arrays, work, e_ctrl, rec, True,

@@ -1,7 +1,10 @@
 """RRP Studio engine: rigid spheres on SE(3)^n, rescaled Rodrigues parameters and
 structure-preserving integrators.  No Qt, no plotting: plain arrays and Numba kernels.
 
-The mathematical contract is ``docs/physics.md``.
+The mathematical contract is ``docs/physics.md``; the public Python API
+(``engine.run``, ``engine.make_simulation``, ``engine.load_scenario``,
+``engine.Simulation``,
+run files) is described in ``docs/api.md``.
 """
 
 from __future__ import annotations
@@ -37,4 +40,26 @@ try:
 except metadata.PackageNotFoundError:  # running from a source tree without install
     __version__ = "0.1.0+src"
 
-__all__ = ["__version__"]
+_API = {
+    "run": "api", "make_simulation": "api", "list_scenarios": "api",
+    "list_integrators": "api",
+    "load_scenario": "scenarios", "Scenario": "scenarios", "Simulation": "simulation",
+    "SimulationError": "simulation", "RunWriter": "io", "read_run": "io",
+}
+"""The public API (docs/api.md), imported on first use so that ``import engine`` stays
+light."""
+
+
+def __getattr__(name: str):
+    if name in _API:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_API[name]}", __name__), name)
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])
+
+
+__all__ = ["__version__", *_API]

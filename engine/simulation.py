@@ -301,8 +301,8 @@ class Simulation:
     ``record_every``: record a row of the time series every that many steps (and a
     frame of all bodies if ``record_frames``).  ``record_state``: the frames also hold
     ``v`` and ``Π`` (and the node of a generalized model), so that a run can be started
-    from any of them (:meth:`from_frame`); the loop then stops at every record (a few
-    µs per record).  ``energy_tolerance``: relative energy
+    from any of them (:meth:`from_frame`; the compiled loop records them with the frame).
+    ``energy_tolerance``: relative energy
     error beyond which a step counts as a blow-up (``None``: only non-finite values do).
 
     A model in generalized coordinates (``model.coordinates == "generalized"``, the
@@ -599,20 +599,25 @@ class Simulation:
     RESUME_FORMAT = 1
     """Version of the :meth:`resume_state` layout (stored with it, checked on resume)."""
 
+    _SCRATCH_WORK = (0, 1, 2, 3, 4)
+    """``work`` entries every step overwrites before reading (RK4's accumulators, the
+    composition's buffer): not part of the resumable state (nor is the buffer ``s1``)."""
+
     def resume_state(self) -> dict:
         """Everything needed to continue this run bit-identically in another process:
-        the state buffers (``s0_*`` = ``x, v, q, Ω, F, RM, e, Π``, and the scratch
-        ``s1_*``), the kernel work arrays (``work_*``: accumulators, the composition's
-        buffer, parameters, statistics, and the contact work with the percussion warm
-        start), the neighbour list (``nl_pairs``, ``nl_state``, ``nl_xref``), the clock
+        the state buffer (``s0_*`` = ``x, v, q, Ω, F, RM, e, Π``), the kernel work
+        arrays that carry over from step to step (``work_5`` parameters, ``work_6``
+        statistics, ``work_7_*`` the contact work with the percussion warm start), the
+        neighbour list (``nl_pairs``, ``nl_state``, ``nl_xref``), the clock
         (``t``, ``step_index``, ``t_base``, ``step_base``, ``h``), the integrator, the
         energy and momentum references and the recording settings.  Arrays are copies;
         ``events`` is a list of :class:`Event`.  :meth:`from_resume_state` inverts it."""
         d: dict = {"kind": "bodies", "format": self.RESUME_FORMAT}
-        for name, bufs in (("s0", self._s0), ("s1", self._s1)):
-            for k, a in enumerate(bufs):
-                d[f"{name}_{k}"] = a.copy()
+        for k, a in enumerate(self._s0):
+            d[f"s0_{k}"] = a.copy()
         for k, a in enumerate(self._work):
+            if k in self._SCRATCH_WORK:
+                continue
             if isinstance(a, tuple):
                 for j, b in enumerate(a):
                     d[f"work_{k}_{j}"] = b.copy()
@@ -680,12 +685,13 @@ class Simulation:
                        {"pi": np.asarray(d["s0_7"], dtype=np.float64).copy()})
             type(self).__init__(self, model, str(d["integrator"]), float(d["h"]), state=st,
                                 **kw)
-            for name, bufs in (("s0", self._s0), ("s1", self._s1)):
-                for k, a in enumerate(bufs):
-                    a[...] = d[f"{name}_{k}"]
+            for k, a in enumerate(self._s0):
+                a[...] = d[f"s0_{k}"]
             work = []
             for k, a in enumerate(self._work):
-                if isinstance(a, tuple):
+                if k in self._SCRATCH_WORK:
+                    work.append(a)
+                elif isinstance(a, tuple):
                     work.append(tuple(np.ascontiguousarray(d[f"work_{k}_{j}"], dtype=b.dtype)
                                       for j, b in enumerate(a)))
                 else:
@@ -806,19 +812,7 @@ class Simulation:
         e[1] = rotational_energy(self.ff.J, o, q, self._tensors)
 
     def _call_kernel(self, n: int) -> tuple[int, int]:
-        """Run the compiled loop for up to ``n`` steps; with :attr:`record_state` (and
-        frames) it stops at every record to keep the state rows the loop does not write
-        (the result does not depend on the chunking)."""
-        if not (self.record_state and self.record_frames) or n <= 0:
-            return self._call_kernel_chunk(n)
-        total, status = 0, OK
-        while total < n:
-            to_record = self.record_every - self.step_index % self.record_every
-            done, status = self._call_kernel_chunk(min(n - total, to_record))
-            total += done
-            if status != OK or done == 0:
-                break
-        return total, status
+        return self._call_kernel_chunk(n)
 
     def _state_row(self) -> dict[str, np.ndarray]:
         """The state columns of a record at the current step (see :class:`TimeSeries`)."""
@@ -830,9 +824,10 @@ class Simulation:
         n_rec = (self.step_index + n) // stride - (first - 1) // stride
         nb = self.ff.n_bodies
         nf = n_rec if self.record_frames else 0
+        ns = nf if self.record_state else 0
         rec = (np.empty(n_rec), np.empty((n_rec, N_ENERGY)), np.empty((n_rec, 3)),
                np.empty((n_rec, 3)), np.empty((nf, nb, 3)), np.empty((nf, nb, 4)),
-               np.empty((nf, nb, 3)))
+               np.empty((nf, nb, 3)), np.empty((ns, nb, 3)), np.empty((ns, nb, 3)))
         tol = self.energy_tolerance if self.energy_tolerance is not None else 0.0
         e_ctrl = np.array([self.e_ref, self.e_scale, tol])
         self._work[5][IP_PHI] = self._integrator.phi
@@ -854,9 +849,7 @@ class Simulation:
         times = self._t_base + (steps - self._step_base) * self.h
         extra = {"step": steps}
         if self.record_state and self.record_frames:
-            # called so that a record can only be the last step of the chunk
-            extra.update(self._state_row() if nrec else {
-                "v": np.zeros((0, nb, 3)), "pi": np.zeros((0, nb, 3))})
+            extra.update({"v": rec[7][r], "pi": rec[8][r]})
         self.series.append(times, rec[1][r], rec[2][r], rec[3][r], rec[4][r], rec[5][r],
                            rec[6][r], **extra)
         return done, status

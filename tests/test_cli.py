@@ -121,7 +121,10 @@ def test_torus_output_layout(torus_run):
     assert not torus_run.with_name("run.h5.partial").exists()
     with h5py.File(torus_run, "r") as f:
         assert {"time", "energy", "momentum", "bodies", "parameters"} <= set(f)
-        assert set(f) <= {"time", "energy", "momentum", "bodies", "parameters", "events"}
+        assert set(f) <= {"time", "energy", "momentum", "bodies", "parameters", "events",
+                          "model", "checkpoint"}  # schema 2 (docs/output.md)
+        assert f.attrs["schema_version"] == 2
+        np.testing.assert_array_equal(f["model/bonds"][()], model.forcefield.bonds)
         t = f["time"][()]
         k = len(t)
         assert k == 31  # t = 0, 0.01, …, 0.3
@@ -135,7 +138,10 @@ def test_torus_output_layout(torus_run):
         assert f["momentum/angular"].shape == (k, 3)
         b = f["bodies"]
         assert set(b) == {"position", "quaternion", "omega", "time", "mass", "inertia",
-                          "inertia_tensor", "diameter"}
+                          "inertia_tensor", "diameter", "velocity", "momentum_body", "step",
+                          "dissipated"}
+        assert b["velocity"].shape == b["momentum_body"].shape == (k, n, 3)
+        np.testing.assert_array_equal(b["step"][()], 10 * np.arange(k))
         assert b["position"].shape == (k, n, 3)
         assert b["quaternion"].shape == (k, n, 4)
         assert b["omega"].shape == (k, n, 3)
@@ -313,3 +319,45 @@ def test_blow_up_keeps_a_readable_failed_file(tmp_path, extra):
     if "--json" in extra:
         s = json.loads(res.stdout)
         assert s["status"] == "failed" and s["t_reached"] == pytest.approx(t_final)
+
+
+# ------------------------------------------------------------------ issue #10 §7
+@pytest.mark.parametrize("args", [["--h", "1e-300"], ["--t-end", "1e9", "--h", "1e-3"]],
+                         ids=["h-1e-300", "t-end-huge"])
+def test_runs_that_can_never_finish_are_refused_naming_the_step_count(tmp_path, args):
+    for quiet in ([], ["-q"]):
+        res = rrp(tmp_path, "run", "pendulum", *args, *quiet)
+        line = assert_one_line_error(res)
+        assert res.returncode == 2
+        assert "steps" in line and "limit is 1e+10" in line, line
+        assert ("1e+302 steps" in line) if "1e-300" in args else "1e+12 steps" in line, line
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
+    env = dict(os.environ, RRP_PROGRESS_EVERY="0",
+               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH"))
+                                          if p))
+    res = subprocess.run([sys.executable, "-m", "app", "run", "pendulum", "--t-end", "2"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("rrp: t = ")]
+    assert len(lines) >= 10 and "steps/s" in lines[0], res.stderr
+    res = subprocess.run([sys.executable, "-m", "app", "run", "pendulum", "--t-end", "2", "-q"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+
+
+def test_blow_up_names_the_resume_command_and_it_works(tmp_path):
+    res = rrp(tmp_path, "run", "torus", "--h", "0.05", "--t-end", "1", "--out", "b.h5")
+    assert res.returncode == 1, res.stderr
+    err = [ln for ln in res.stderr.splitlines() if ln.startswith("rrp: error:")][0]
+    m = re.search(r"\(rrp run --resume b\.h5 --h (\S+) --t-end 1\)", err)
+    assert m and "kept in b.h5" in err, err
+    res = rrp(tmp_path, "run", "--resume", "b.h5", "--h", m.group(1), "--t-end", "0.5", "-q")
+    assert res.returncode == 0, res.stderr
+    with h5py.File(tmp_path / "b.h5", "r") as f:
+        assert f.attrs["status"] == "complete"
+        assert f["events"][-1]["kind"] in (b"h", "h")
+    res = rrp(tmp_path, "run", "torus", "--h", "0.05", "--t-end", "1")
+    err = [ln for ln in res.stderr.splitlines() if ln.startswith("rrp: error:")][0]
+    assert "write the run with --out FILE to be able to resume" in err, err

@@ -160,3 +160,117 @@ def test_writer_into_a_missing_directory_creates_nothing(tmp_path, pendulum):
     with pytest.raises(OSError, match="does not exist"):
         RunWriter(tmp_path / "missing" / "x.h5", sim)
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ schema 2, RunFile
+def test_frames_hold_the_full_state_and_a_run_starts_from_any(tmp_path):
+    from engine.io import SCHEMA_VERSION, RunFile
+
+    model = load_scenario("torus").build_model()
+    sim = Simulation(model, "lgvi", 1e-3, record_every=5)
+    with RunWriter(tmp_path / "t.h5", sim, scenario="torus"):
+        assert sim.advance(60).ok
+    with RunFile(tmp_path / "t.h5") as rf:
+        assert rf.schema_version == SCHEMA_VERSION == 2
+        assert rf.status == "complete" and rf.model_name == "torus"
+        assert rf.integrator == "lgvi" and rf.h == 1e-3 and rf.n_frames == 13
+        assert rf.components[0] == "translational" and "total" in rf.energy
+        assert rf.P.shape == (13, 3) and len(rf.frame_times) == 13
+        np.testing.assert_array_equal(rf.bonds, model.forcefield.bonds)
+        fr = rf.frame(-1)
+        assert fr.step == 60 and fr.t == pytest.approx(0.06)
+        for got, want in ((fr.x, sim.state.x), (fr.v, sim.state.v), (fr.q, sim.state.q),
+                          (fr.omega, sim.state.omega), (fr.pi, sim.aux["pi"])):
+            np.testing.assert_array_equal(got, want)
+        assert rf.can_branch(6) == (True, "")
+        mid = rf.frame(6)
+        assert mid.step == 30
+        built = rf.build_model()
+    # branching from frame 6 with the same scheme retraces the run bit for bit
+    again = Simulation(model, "lgvi", 1e-3, record_every=5)
+    again.advance(30)
+    branch = Simulation.from_frame(built, mid, "lgvi", 1e-3, record_every=5)
+    assert branch.t == mid.t and branch.step_index == 30
+    branch.advance(30)
+    np.testing.assert_array_equal(branch.state.x, sim.state.x)
+    np.testing.assert_array_equal(branch.state.v, sim.state.v)
+    # and any other scheme and step can take over
+    other = Simulation.from_frame(built, mid, "rrp-newmark", 5e-4)
+    assert other.advance(20).ok and other.t == pytest.approx(mid.t + 0.01)
+
+
+def test_generalized_model_frames_hold_the_node(tmp_path):
+    from engine.io import RunFile
+
+    model = load_scenario("spring-pendulum").build_model()
+    sim = Simulation(model, "moreau-symmetric", 1e-3, record_every=4)
+    with RunWriter(tmp_path / "s.h5", sim):
+        sim.advance(40)
+    with RunFile(tmp_path / "s.h5") as rf:
+        fr = rf.frame(-1)
+        q, v = sim.node
+        np.testing.assert_array_equal(fr.gq, q)
+        np.testing.assert_array_equal(fr.gv, v)
+        assert fr.pi is None and rf.can_branch(-1)[0]
+        mid = rf.frame(5)
+    again = Simulation(model, "moreau-symmetric", 1e-3)
+    again.advance(20)
+    b = Simulation.from_frame(model, mid, "moreau-symmetric", 1e-3)
+    b.advance(20)
+    np.testing.assert_allclose(b.node[0], sim.node[0], rtol=0, atol=1e-12)
+
+
+def _as_schema_1(path):
+    """What the first version wrote: no velocities, Π, steps, checkpoint or version."""
+    with h5py.File(path, "r+") as f:
+        for k in ("bodies/velocity", "bodies/momentum_body", "bodies/step",
+                  "bodies/dissipated", "checkpoint", "model"):
+            if k in f:
+                del f[k]
+        for k in ("schema_version", "writer_pid", "writer_host", "coordinates"):
+            if k in f.attrs:
+                del f.attrs[k]
+
+
+def test_schema_1_files_replay_but_say_why_they_cannot_branch(tmp_path, pendulum):
+    from engine.io import RunFile, RunFileError
+
+    sim = Simulation(pendulum, "rrp-exact", 1e-2, record_every=2)
+    with RunWriter(tmp_path / "old.h5", sim):
+        sim.advance(10)
+    _as_schema_1(tmp_path / "old.h5")
+    with RunFile(tmp_path / "old.h5") as rf:
+        assert rf.schema_version == 1 and rf.n_frames == 6
+        fr = rf.frame(3)
+        assert fr.v is None and fr.pi is None and fr.step is None
+        np.testing.assert_array_equal(fr.q, read_run(tmp_path / "old.h5")["bodies"]
+                                      ["quaternion"][3])
+        ok, why = rf.can_branch(3)
+        assert not ok and "no velocities" in why and "schema 1" in why
+        with pytest.raises(RunFileError, match="no checkpoint"):
+            rf.resume_state()
+        assert rf.build_model().name == "pendulum"
+
+
+def test_run_file_errors_are_one_line(tmp_path):
+    from engine.io import RunFile, RunFileError
+
+    (tmp_path / "x.h5").write_text("hello")
+    with h5py.File(tmp_path / "other.h5", "w") as f:
+        f["data"] = np.zeros(3)
+    for name, match in (("x.h5", "not an HDF5 file"), ("other.h5", "not an RRP Studio run"),
+                        ("none.h5", "no such file")):
+        with pytest.raises(RunFileError, match=match) as err:
+            RunFile(tmp_path / name)
+        assert "\n" not in str(err.value)
+
+
+def test_frames_left_out_cannot_branch(tmp_path, pendulum):
+    from engine.io import RunFile
+
+    sim = Simulation(pendulum, "rrp-exact", 1e-2, record_frames=False)
+    with RunWriter(tmp_path / "nf.h5", sim):
+        sim.advance(4)
+    with RunFile(tmp_path / "nf.h5") as rf:
+        assert rf.n_frames == 0 and not rf.can_branch(0)[0]
+        assert rf.has_checkpoint  # the run itself can still be resumed

@@ -296,3 +296,18 @@ def test_cli_convert_without_pyvista_names_the_gui_extra(tmp_path):
                          timeout=600)
     assert res.returncode == 2
     assert "rrp-studio[gui]" in assert_one_line_error(res)
+
+
+def test_rrp_run_vtk_writes_the_series_without_keeping_a_run_file(tmp_path):
+    res = rrp(tmp_path, "run", "torus", "--t-end", "0.05", "--every", "10", "--vtk", "pv",
+              "-q")
+    assert res.returncode == 0, res.stderr
+    files = sorted((tmp_path / "pv").iterdir())
+    vtp = [f for f in files if f.suffix == ".vtp"]
+    assert len(vtp) == 6 and any(f.suffix == ".pvd" for f in files)  # t = 0, 0.01 … 0.05
+    assert not list(tmp_path.glob("*.h5*"))  # the temporary run file is gone
+    mesh = pv.read(vtp[-1])
+    assert mesh.n_points == 80 and "axis_1" in mesh.point_data
+    res = rrp(tmp_path, "run", "torus", "--t-end", "0.05", "--vtk", "pv2", "--no-frames")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "--no-frames" in res.stderr

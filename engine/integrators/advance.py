@@ -227,9 +227,10 @@ def kinetic_energy(s, ff):
 def record(s, ff, r, rec, rec_frames, t):
     """Write time ``t``, the energy components, ``P = Σ m v`` and
     ``L = Σ (x × m v + J Ω)`` (``R 𝕁 Rᵀ Ω`` for non-spherical bodies; docs/physics.md
-    §5), and optionally the frame, at row r."""
+    §5), and optionally the frame (``x, q, Ω``; and ``v, Π`` when ``rec_v`` has rows),
+    at row r."""
     x, v, q, o, F, RM, e = s[:7]
-    rec_t, rec_e, rec_P, rec_L, rec_x, rec_q, rec_o = rec
+    rec_t, rec_e, rec_P, rec_L, rec_x, rec_q, rec_o, rec_v, rec_pi = rec
     m = ff[0]
     J = ff[1]
     aniso = ff[3][F_NONSPHERICAL] != 0
@@ -261,6 +262,9 @@ def record(s, ff, r, rec, rec_frames, t):
         _copy2(x, rec_x[r])
         _copy2(q, rec_q[r])
         _copy2(o, rec_o[r])
+    if rec_v.shape[0] > r:  # the full state of the frame (branch, resume: docs/output.md)
+        _copy2(v, rec_v[r])
+        _copy2(s[7], rec_pi[r])
 
 
 @njit(nogil=True, cache=True, _nrt=False, forceinline=True)
@@ -354,7 +358,8 @@ def prime_kernels(s0: tuple, ff: tuple) -> None:
     other_step_ws(S_RRP_NEWMARK, 1e-9, a, b, ff, work, info, ws)
     yoshida_step_ws(S_RRP_NEWMARK, 1e-9, a, b, ff, work, info, ws)
     rec = (np.empty(0), np.empty((0, N_ENERGY)), np.empty((0, 3)), np.empty((0, 3)),
-           np.empty((0, n, 3)), np.empty((0, n, 4)), np.empty((0, n, 3)))
+           np.empty((0, n, 3)), np.empty((0, n, 4)), np.empty((0, n, 3)), np.empty((0, n, 3)),
+           np.empty((0, n, 3)))
     advance_ws(S_RRP_NEWMARK, 0, 1e-9, 0.0, 0, 1, a, b, ff, work, np.zeros(3), rec, True,
                info, ws)
     _PRIMED[0] = True

@@ -1,29 +1,37 @@
-"""HDF5 output of a run, written as it goes.
+r"""HDF5 output of a run, written as it goes, and read back (docs/output.md).
 
-Layout (docs/output.md):
+Layout (schema 2; schema 1 files, written before, lack the starred entries):
 
 * ``/time`` ``(n,)``; ``/energy/<component>`` and ``/energy/total`` ``(n,)``;
   ``/energy/relative_error`` ``(n,)``;
 * ``/momentum/linear`` ``(n, 3)``, ``/momentum/angular`` ``(n, 3)``;
 * ``/bodies/position`` ``(frames, N, 3)``, ``/bodies/quaternion`` ``(frames, N, 4)``
   (scalar first), ``/bodies/omega`` ``(frames, N, 3)`` (spatial), ``/bodies/time``;
-* ``/bodies/mass``, ``/bodies/inertia``, ``/bodies/diameter`` ``(N,)``;
+  ``/bodies/velocity`` ``(frames, N, 3)``\*, ``/bodies/momentum_body`` ``(frames, N, 3)``
+  (``Π``)\*, ``/bodies/step`` and ``/bodies/dissipated`` ``(frames,)``\*;
+  ``/generalized/q`` and ``/generalized/v`` ``(frames, 2)``\* (generalized models);
+* ``/bodies/mass``, ``/bodies/inertia``, ``/bodies/diameter`` ``(N,)``; ``/model/bonds``\*;
 * ``/events``: changes of integrator or step (``step``, ``t``, ``kind``, ``old``, ``new``);
-* attributes: ``scenario``, ``model``, ``integrator``, ``h``, ``version``,
-  ``parameters`` (JSON of the full resolved parameter set, also one attribute per
-  parameter on ``/parameters``), ``status`` (``running``/``complete``/``failed``/
-  ``interrupted``) and ``message``.
+* ``/checkpoint``\*: the complete state at the last flush, to resume the run
+  bit-identically (:meth:`engine.simulation.Simulation.resume_state`);
+* attributes: ``schema_version``\*, ``scenario``, ``model``, ``integrator``, ``h``,
+  ``version``, ``parameters`` (JSON of the full resolved parameter set, also one
+  attribute per parameter on ``/parameters``), ``status`` (``running``/``complete``/
+  ``failed``/``interrupted``) and ``message``.
 
 The file is written to ``<name>.partial`` and renamed over ``<name>`` when closed, so
 an existing file is never half-overwritten; every appended chunk is flushed, so a run
-that blows up or is interrupted still leaves a readable file with everything up to
-the last good step.
+that blows up, is interrupted or killed still leaves a readable file with everything
+up to the last good step (and a checkpoint to resume from).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,24 +42,45 @@ from .. import __version__
 from ..layout import ENERGY_NAMES
 from ..simulation import Event, Simulation
 
+SCHEMA_VERSION = 2
+"""The layout written by :class:`RunWriter` (1: the first one, without the state)."""
+
+_STATE_COLS = (("velocity", "v", 3), ("momentum_body", "pi", 3))
+
+
+class RunFileError(ValueError):
+    """A file that cannot be read as a run, or lacks what was asked of it; the message
+    is one line naming the file and what is wrong."""
+
 
 class RunWriter:
-    """Stream a :class:`Simulation`'s records into an HDF5 file."""
+    """Stream a :class:`Simulation`'s records into an HDF5 file.
+
+    ``checkpoint``: at every flush, (over)write ``/checkpoint`` with the simulation's
+    :meth:`~engine.simulation.Simulation.resume_state` (``rrp run --resume``).  With
+    frames, the simulation is switched to recording its full state
+    (:meth:`~engine.simulation.Simulation.set_record_state`) so that a run can be
+    started from any frame.  :meth:`resume` continues an existing file."""
 
     def __init__(self, path: str | Path, sim: Simulation, *, scenario: str = "",
-                 frames: bool = True) -> None:
+                 frames: bool = True, checkpoint: bool = True) -> None:
         self.path = Path(path)
         self.partial = self.path.with_name(self.path.name + ".partial")
         self.sim = sim
         self.frames = frames and sim.record_frames
+        self.checkpoint = checkpoint
         self.written = 0
+        self.base = 0  # rows in the file before this writer's first (resume)
         self.events_written = 0
         if self.path.parent and not self.path.parent.exists():
             raise OSError(f"the output directory {str(self.path.parent)!r} does not exist")
+        if self.frames:
+            sim.set_record_state(True)
         self.f = h5py.File(self.partial, "w")
         model = sim.model
         n = model.n_bodies
         f = self.f
+        f.attrs["schema_version"] = SCHEMA_VERSION
         f.attrs["scenario"] = scenario or model.name
         f.attrs["model"] = model.name
         f.attrs["integrator"] = sim.integrator.name
@@ -64,6 +93,8 @@ class RunWriter:
         f.attrs["status"] = "running"
         f.attrs["message"] = ""
         f.attrs["conserved"] = json.dumps(list(model.conserved))
+        f.attrs["coordinates"] = getattr(model, "coordinates", "bodies")
+        self._mark_writer()
         g = f.create_group("parameters")
         for k, v in model.params.items():
             g.attrs[k] = v
@@ -80,16 +111,76 @@ class RunWriter:
         gb["inertia"] = model.bodies.J
         gb["inertia_tensor"] = model.bodies.inertia  # body frame, (n, 3, 3)
         gb["diameter"] = model.bodies.D
+        bonds = np.asarray(model.forcefield.bonds).reshape(-1, 2)
+        if len(bonds):
+            f.create_group("model")["bonds"] = bonds
         if self.frames:
             fc = max(1, min(64, 65536 // max(1, n)))
-            for c, w in (("position", 3), ("quaternion", 4), ("omega", 3)):
+            cols = [("position", 3), ("quaternion", 4), ("omega", 3), ("velocity", 3)]
+            if self._generalized:
+                gg = f.create_group("generalized")
+                for c in ("q", "v"):
+                    gg.create_dataset(c, (0, 2), maxshape=(None, 2), dtype="f8",
+                                      chunks=(1024, 2))
+            else:
+                cols.append(("momentum_body", 3))
+            for c, w in cols:
                 gb.create_dataset(c, (0, n, w), maxshape=(None, n, w), dtype="f8",
                                   chunks=(fc, n, w))
             gb.create_dataset("time", (0,), maxshape=(None,), dtype="f8", chunks=(4096,))
+            gb.create_dataset("step", (0,), maxshape=(None,), dtype="i8", chunks=(4096,))
+            gb.create_dataset("dissipated", (0,), maxshape=(None,), dtype="f8",
+                              chunks=(4096,))
         self.flush()
 
+    @property
+    def _generalized(self) -> bool:
+        return getattr(self.sim.model, "coordinates", "bodies") == "generalized"
+
+    @classmethod
+    def resume(cls, path: str | Path, sim: Simulation, source: str | Path,
+               n_records: int, *, checkpoint: bool = True) -> RunWriter:
+        """Append ``sim`` (a run resumed from ``source``'s checkpoint, taken after
+        ``n_records`` rows) to a copy of ``source`` written as ``path``: the rows the
+        file holds beyond the checkpoint (a run killed between the two) are dropped.
+        ``source`` may be ``path``, ``path.partial`` or another run file; it is left
+        untouched until :meth:`close` renames the copy over ``path``."""
+        self = cls.__new__(cls)
+        self.path = Path(path)
+        self.partial = self.path.with_name(self.path.name + ".partial")
+        self.sim = sim
+        self.checkpoint = checkpoint
+        self.written = 0
+        self.base = int(n_records)
+        self.events_written = 0
+        if self.path.parent and not self.path.parent.exists():
+            raise OSError(f"the output directory {str(self.path.parent)!r} does not exist")
+        source = Path(source)
+        if source.resolve() != self.partial.resolve():
+            shutil.copyfile(source, self.partial)
+        self.f = h5py.File(self.partial, "r+", locking=False)
+        f = self.f
+        self.frames = "position" in f["bodies"] and sim.record_frames
+        if self.frames:
+            sim.set_record_state(True)
+        self.components = [c for c in ENERGY_NAMES if c in f["energy"]]
+        # drop rows written after the checkpoint (a run killed between the two)
+        for ds in _row_datasets(f):
+            if ds.shape[0] > self.base:
+                ds.resize(self.base, axis=0)
+        f.attrs["status"] = "running"
+        f.attrs["message"] = ""
+        self._mark_writer()
+        self.flush()
+        return self
+
+    def _mark_writer(self) -> None:
+        self.f.attrs["writer_pid"] = os.getpid()
+        self.f.attrs["writer_host"] = socket.gethostname()
+
     def flush(self) -> None:
-        """Append the records not yet written, and the events; flush to disk."""
+        """Append the records not yet written, the events and the checkpoint; flush to
+        disk."""
         a = self.sim.series.arrays(self.written)
         k = len(a["t"])
         if k:
@@ -104,14 +195,49 @@ class RunWriter:
             self._append(self.f["momentum/linear"], a["P"])
             self._append(self.f["momentum/angular"], a["L"])
             if self.frames:
-                self._append(self.f["bodies/position"], a["x"])
-                self._append(self.f["bodies/quaternion"], a["q"])
-                self._append(self.f["bodies/omega"], a["omega"])
-                self._append(self.f["bodies/time"], a["t"])
+                gb = self.f["bodies"]
+                self._append(gb["position"], a["x"])
+                self._append(gb["quaternion"], a["q"])
+                self._append(gb["omega"], a["omega"])
+                self._append(gb["time"], a["t"])
+                if "step" in gb:
+                    self._append(gb["step"], a.get("step", np.full(k, -1)))
+                if "dissipated" in gb:
+                    self._append(gb["dissipated"], a["energy"][:, idx("dissipated")])
+                for c, key, w in _STATE_COLS:
+                    if c in gb:
+                        self._append(gb[c], a.get(key, np.full((k, a["x"].shape[1], w),
+                                                                np.nan)))
+                if "generalized" in self.f:
+                    for c in ("q", "v"):
+                        self._append(self.f["generalized"][c],
+                                     a.get("g" + c, np.full((k, 2), np.nan)))
             self.written += k
         if len(self.sim.events) > self.events_written:
             self._write_events(self.sim.events)
+        if self.checkpoint:
+            self._write_checkpoint()
         self.f.flush()
+
+    def _write_checkpoint(self) -> None:
+        d = self.sim.resume_state()
+        g = self.f.require_group("checkpoint")
+        for k, v in d.items():
+            if isinstance(v, np.ndarray):
+                if k in g and g[k].shape == v.shape and g[k].dtype == v.dtype:
+                    g[k][...] = v
+                else:
+                    if k in g:
+                        del g[k]
+                    g.create_dataset(k, data=v)
+            elif k == "events":
+                g.attrs[k] = json.dumps([[e.step, e.t, e.kind, e.old, e.new] for e in v])
+            elif isinstance(v, bool):
+                g.attrs[k] = int(v)
+            else:
+                g.attrs[k] = v
+        g.attrs["n_records"] = self.base + self.written
+        g.attrs["version"] = __version__
 
     def close(self, status: str = "complete", message: str = "") -> Path:
         """Write the remaining records, the final status, and move the file in place."""
@@ -152,16 +278,272 @@ class RunWriter:
         self.events_written = len(events)
 
 
+def _row_datasets(f: h5py.File) -> list:
+    """The datasets with one row per record."""
+    out = [f["time"], *f["energy"].values(), *f["momentum"].values()]
+    gb = f["bodies"]
+    for c in ("position", "quaternion", "omega", "time", "step", "dissipated", "velocity",
+              "momentum_body"):
+        if c in gb:
+            out.append(gb[c])
+    if "generalized" in f:
+        out.extend(f["generalized"].values())
+    return out
+
+
+def _open(path: str | Path, mode: str = "r") -> h5py.File:
+    """Open a run file (also one a writer still holds, or that a killed writer left)."""
+    p = Path(path)
+    if not p.exists():
+        raise RunFileError(f"{p}: no such file")
+    try:
+        return h5py.File(p, mode, locking=False)
+    except OSError as exc:
+        if not h5py.is_hdf5(p):
+            raise RunFileError(f"{p}: not an HDF5 file") from None
+        raise RunFileError(f"{p}: cannot open the HDF5 file ({exc})") from None
+
+
 def read_run(path: str | Path) -> dict[str, Any]:
     """Read a run file back into plain arrays (for scripts and tests)."""
     out: dict[str, Any] = {}
-    with h5py.File(path, "r") as f:
+    with _open(path) as f:
         out["attrs"] = dict(f.attrs)
         out["parameters"] = json.loads(f.attrs["parameters"])
         out["time"] = f["time"][()]
         out["energy"] = {k: f["energy"][k][()] for k in f["energy"]}
         out["momentum"] = {k: f["momentum"][k][()] for k in f["momentum"]}
         out["bodies"] = {k: f["bodies"][k][()] for k in f["bodies"]}
+        for grp in ("generalized", "model"):
+            if grp in f:
+                out[grp] = {k: f[grp][k][()] for k in f[grp]}
         if "events" in f:
             out["events"] = f["events"][()]
     return out
+
+
+@dataclass
+class Frame:
+    """The state recorded at one frame of a run file.  ``v`` and ``pi`` are ``None``
+    where the file does not hold them (schema 1; ``Π`` in generalized coordinates),
+    ``step`` is ``None`` in schema 1; ``gq``/``gv``: the node ``(q, v)`` of a model in
+    generalized coordinates."""
+
+    index: int
+    t: float
+    step: int | None
+    x: np.ndarray
+    v: np.ndarray | None
+    q: np.ndarray
+    omega: np.ndarray
+    pi: np.ndarray | None
+    D: float
+    gq: np.ndarray | None = None
+    gv: np.ndarray | None = None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _s(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+class RunFile:
+    """A run file (``.h5``, or the ``.h5.partial`` of a run still going or killed),
+    open read-only: the series, the frames one at a time, the events, and what is
+    needed to branch from a frame or resume the run.  Errors are :class:`RunFileError`
+    (one line).  Use as a context manager or :meth:`close` it."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._f = _open(self.path)
+        try:
+            self._read_header()
+        except RunFileError:
+            self._f.close()
+            raise
+        except (KeyError, ValueError, TypeError) as exc:
+            self._f.close()
+            raise RunFileError(f"{self.path}: not a complete RRP Studio run file "
+                               f"({type(exc).__name__}: {exc})") from None
+
+    def _read_header(self) -> None:
+        f, p = self._f, self.path
+        a = f.attrs
+        missing = [k for k in ("model", "parameters", "integrator", "h") if k not in a]
+        if missing or "time" not in f:
+            raise RunFileError(f"{p}: not an RRP Studio run file (no "
+                               f"{'/time' if 'time' not in f else 'attribute ' + missing[0]})")
+        for grp in ("energy", "momentum"):
+            if grp not in f:
+                raise RunFileError(f"{p}: the run file lacks /{grp}")
+        self.schema_version = int(a.get("schema_version", 1))
+        self.model_name = _s(a["model"])
+        self.scenario = _s(a.get("scenario", self.model_name))
+        self.params: dict[str, Any] = json.loads(_s(a["parameters"]))
+        self.integrator = _s(a["integrator"])
+        self.h = float(a["h"])
+        self.version = _s(a.get("version", "?"))
+        self.record_every = int(a.get("record_every", 1))
+        self.e_ref = float(a.get("energy_reference", np.nan))
+        self.e_scale = float(a.get("energy_scale", np.nan))
+        self.coordinates = _s(a.get("coordinates", "bodies"))
+        status, message = _s(a.get("status", "unknown")), _s(a.get("message", ""))
+        self.status_text = status
+        if status == "running":
+            pid, host = a.get("writer_pid"), _s(a.get("writer_host", ""))
+            gone = self.path.name.endswith(".partial") and (
+                pid is None or (host == socket.gethostname() and not _pid_alive(int(pid))))
+            if gone:
+                status = "interrupted"
+                self.status_text = "interrupted (file not closed)"
+                t = float(f["time"][-1]) if len(f["time"]) else 0.0
+                message = (f"interrupted (file not closed): the run stopped at t = {t:.6g} "
+                           "without closing its file")
+        self.status, self.message = status, message
+        self.times = f["time"][()]
+        self.components = [c for c in f["energy"] if c not in ("total", "relative_error")]
+        self.components.sort(key=lambda c: ENERGY_NAMES.index(c) if c in ENERGY_NAMES
+                             else len(ENERGY_NAMES))
+        self.energy = {k: f["energy"][k][()] for k in f["energy"]}
+        self.P = f["momentum/linear"][()] if "linear" in f["momentum"] else None
+        self.L = f["momentum/angular"][()] if "angular" in f["momentum"] else None
+        gb = f.get("bodies")
+        self._frames = gb is not None and "position" in gb
+        self.frame_times = gb["time"][()] if self._frames else np.zeros(0)
+        # a file of a killed writer may hold a frame row more in one dataset than another
+        if self._frames:
+            self.n_frames = min(gb[c].shape[0] for c in ("position", "quaternion", "omega",
+                                                         "time"))
+            self.frame_times = self.frame_times[:self.n_frames]
+        else:
+            self.n_frames = 0
+        self.events: list[Event] = []
+        if "events" in f:
+            for r in f["events"][()]:
+                self.events.append(Event(int(r["step"]), float(r["t"]), _s(r["kind"]),
+                                         _s(r["old"]), _s(r["new"])))
+        self.bonds = f["model/bonds"][()] if "model" in f and "bonds" in f["model"] \
+            else np.zeros((0, 2), dtype=np.int64)
+
+    # ------------------------------------------------------------------ frames
+    def frame(self, k: int) -> Frame:
+        """Frame ``k`` (negative counts from the end)."""
+        if not self._frames:
+            raise RunFileError(f"{self.path}: the run holds no frames (written with "
+                               "--no-frames)")
+        n = self.n_frames
+        if not -n <= k < n:
+            raise RunFileError(f"{self.path}: no frame {k} (the run has {n} frames)")
+        k = k % n
+        gb = self._f["bodies"]
+
+        def opt(name):
+            return gb[name][k] if name in gb and gb[name].shape[0] > k else None
+
+        step = opt("step")
+        D = opt("dissipated")
+        if D is None and "dissipated" in self.energy and len(self.energy["dissipated"]) > k:
+            D = self.energy["dissipated"][k] if len(self.times) == n else 0.0
+        gq = gv = None
+        if "generalized" in self._f:
+            g = self._f["generalized"]
+            gq = g["q"][k] if g["q"].shape[0] > k else None
+            gv = g["v"][k] if g["v"].shape[0] > k else None
+        return Frame(k, float(gb["time"][k]), None if step is None else int(step),
+                     gb["position"][k], opt("velocity"), gb["quaternion"][k], gb["omega"][k],
+                     opt("momentum_body"), float(D) if D is not None else 0.0, gq, gv)
+
+    def can_branch(self, k: int) -> tuple[bool, str]:
+        """Whether a run can start from frame ``k`` (:meth:`Simulation.from_frame`), and
+        if not, why (one line)."""
+        if not self._frames:
+            return False, "the run holds no frames (written with --no-frames)"
+        if not -self.n_frames <= k < self.n_frames:
+            return False, f"no frame {k} (the run has {self.n_frames} frames)"
+        gb = self._f["bodies"]
+        if "velocity" not in gb:
+            return False, (f"the file (schema {self.schema_version}, RRP Studio "
+                           f"{self.version}) holds no velocities: it can be replayed, not "
+                           "branched; run it again with this version to branch from it")
+        fr = self.frame(k)
+        if fr.v is None or not np.all(np.isfinite(fr.v)):
+            return False, f"frame {k % self.n_frames} was recorded without its velocities"
+        return True, ""
+
+    # ------------------------------------------------------------------ model, resume
+    def build_model(self):
+        """The model of the run, built from the stored name and parameters; a
+        :class:`RunFileError` when this version's model has other parameters."""
+        from ..models import get_model_spec
+        from ..models.base import ParameterError
+
+        try:
+            spec = get_model_spec(self.model_name)
+        except (KeyError, ValueError) as exc:
+            raise RunFileError(f"{self.path}: {exc.args[0] if exc.args else exc}") from None
+        known = {p.name for p in spec.schema}
+        added, removed = sorted(known - set(self.params)), sorted(set(self.params) - known)
+        if added or removed:
+            what = "; ".join(x for x in (
+                f"new parameters {', '.join(added)}" if added else "",
+                f"parameters no longer known: {', '.join(removed)}" if removed else "") if x)
+            raise RunFileError(
+                f"{self.path}: written by RRP Studio {self.version} for another version of "
+                f"model {self.model_name!r} ({what})")
+        try:
+            return spec.make(self.params)
+        except ParameterError as exc:
+            raise RunFileError(f"{self.path}: written by RRP Studio {self.version}; its "
+                               f"parameters do not fit this version: {exc}") from None
+
+    @property
+    def has_checkpoint(self) -> bool:
+        return "checkpoint" in self._f
+
+    def resume_state(self) -> tuple[dict, int]:
+        """The checkpoint (:meth:`Simulation.resume_state`'s dict) and the number of rows
+        the file held when it was taken; :class:`RunFileError` when the file has none."""
+        if not self.has_checkpoint:
+            why = (f"it was written by RRP Studio {self.version} (schema "
+                   f"{self.schema_version}), before runs kept one" if self.schema_version < 2
+                   else "the run was written without one")
+            raise RunFileError(f"{self.path}: no checkpoint to resume from: {why}")
+        g = self._f["checkpoint"]
+        d: dict[str, Any] = {k: g[k][()] for k in g}
+        for k, v in g.attrs.items():
+            d[k] = _s(v) if isinstance(v, bytes | str) else v.item() if hasattr(v, "item") \
+                else v
+        d["events"] = [Event(int(s), float(t), str(k), str(o), str(n))
+                       for s, t, k, o, n in json.loads(d.get("events", "[]"))]
+        for b in ("record_frames", "record_state"):
+            d[b] = bool(d.get(b, 0))
+        n_records = int(d.pop("n_records"))
+        if n_records > len(self.times):
+            raise RunFileError(f"{self.path}: the checkpoint is newer than the records "
+                               f"({n_records} > {len(self.times)}): the file is damaged")
+        return d, n_records
+
+    # ------------------------------------------------------------------ lifetime
+    def close(self) -> None:
+        if self._f.id.valid:
+            self._f.close()
+
+    def __enter__(self) -> RunFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"RunFile({str(self.path)!r}: {self.scenario}, {self.model_name}, "
+                f"{self.integrator}, h = {self.h:g}, {len(self.times)} records, "
+                f"{self.n_frames} frames, {self.status})")
