@@ -46,6 +46,14 @@ UNITS = {"speed": "speed [m/s]", "rotational energy": "rot. energy [J]"}
 
 AXIS_LENGTH = 0.95
 """Body-frame axis length in sphere diameters from the centre (0.45 D shows outside)."""
+PIVOT_AXIS_REACH = 0.45
+"""Models with a pivot (the pendulum): the bob's axes are at least this fraction of the
+pivot–bob distance long, so that its rotation R(α) is plainly visible."""
+HIGHLIGHT_COLOUR = "#ffb000"
+FOLLOW_EASE = 0.3
+"""Follow: the fraction of the way to the wanted framing taken per frame (smooth)."""
+FOLLOW_FILL = 0.8
+"""Follow: the bodies' bounding sphere may fill this fraction of the view's half-height."""
 TRAIL_CAPACITY = 4000
 """Most recent bob positions kept in the trail."""
 SPRING_COLOUR = "#3d5a80"
@@ -121,7 +129,8 @@ class BodyScene:
     """
 
     def __init__(self, plotter: pv.BasePlotter, model: Model, *, colour_by: str = "none",
-                 trail: bool = True, axes: bool = True) -> None:
+                 trail: bool = True, axes: bool = True, axis_scale: float = 1.0,
+                 follow: bool | None = None) -> None:
         self.plotter = plotter
         self.model = model
         self.n = int(model.n_bodies)
@@ -173,10 +182,15 @@ class BodyScene:
 
         # body-frame axes: points [c, c + L e1, c + L e2, c + L e3] per body
         n = self.n
-        self._axis_len = AXIS_LENGTH * self.diameter
+        self._axis_base = AXIS_LENGTH * self.diameter
         if self.body_points is not None:  # long bodies: axes as long as the body's reach
             reach = np.linalg.norm(self.body_points, axis=2).max(axis=1)
-            self._axis_len = np.maximum(self._axis_len, 0.8 * reach)
+            self._axis_base = np.maximum(self._axis_base, 0.8 * reach)
+        if self.pivot is not None:  # a pendulum: axes scaled to the body, not the bob
+            arm = np.linalg.norm(self._centres - self.pivot, axis=1)
+            self._axis_base = np.maximum(self._axis_base, PIVOT_AXIS_REACH * arm)
+        self.axis_scale = float(axis_scale) if axis_scale > 0 else 1.0
+        self._axis_len = self.axis_scale * self._axis_base
         base = 4 * np.arange(n)
         lines = np.empty((n, 3, 3), dtype=np.int64)
         lines[:, :, 0] = 2
@@ -186,8 +200,12 @@ class BodyScene:
         self._axes_mesh.cell_data.set_array(np.tile(AXIS_RGB, (n, 1)), "rgb")
         self._axes_pts = self._axes_mesh.points.reshape(n, 4, 3)
         self._axes_actor = plotter.add_mesh(
-            self._axes_mesh, scalars="rgb", rgb=True, line_width=2.5, lighting=False,
-            name="rrp-axes", reset_camera=False)
+            self._axes_mesh, scalars="rgb", rgb=True, line_width=4.0 if n <= 8 else 2.5,
+            lighting=False, name="rrp-axes", reset_camera=False)
+        # drawn over the lines they coincide with (the pendulum's e3 lies along its rod)
+        mapper = self._axes_actor.GetMapper()
+        mapper.SetResolveCoincidentTopologyToPolygonOffset()
+        mapper.SetRelativeCoincidentTopologyLineOffsetParameters(0.0, -8.0)
         self._axes_actor.SetVisibility(bool(axes))
 
         # wall
@@ -198,7 +216,9 @@ class BodyScene:
         # pendulum pivot, rod (or spring) and trail
         self._rod_mesh = None
         self._coil_mesh = None
-        self._follow: tuple[np.ndarray, float] | None = None
+        self.follow = (self.pivot is None) if follow is None else bool(follow)
+        self._follow_at: np.ndarray | None = None  # the box centre the camera was carried to
+        self._follow_fill = FOLLOW_FILL  # how much of the view the box may fill
         self._trail_mesh = None
         self._trail_on = bool(trail)
         self._trail_buf = np.zeros((TRAIL_CAPACITY, 3))
@@ -218,6 +238,11 @@ class BodyScene:
 
         # ghosts (compare mode)
         self._ghosts: list[tuple[_SphereSet, object]] = []
+
+        # the picked body (inspector): a wire cage around its spheres
+        self.highlighted: int | None = None
+        self._halo: _SphereSet | None = None
+        self._halo_actor = None
 
         try:
             plotter.add_axes(line_width=2, viewport=(0.0, 0.0, 0.14, 0.18))
@@ -445,29 +470,67 @@ class BodyScene:
             self._coil_points(c[0])
         if self.pivot is not None:
             self._append_trail(c[0])
-        if self._follow is not None:
+        if self._halo is not None:
+            self._move_halo(sc)
+        if self.follow:
             self._follow_bodies(sc)
         self.plotter.renderer.ResetCameraClippingRange()
 
+    def _bounding_box(self, points: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+        """Centre and half-diagonal of the bodies' bounding box (sphere radii included)."""
+        pts = self._spheres.centres() if points is None else points
+        r = 0.5 * float(self.diameter.max())
+        lo, hi = pts.min(axis=0) - r, pts.max(axis=0) + r
+        return 0.5 * (lo + hi), 0.5 * float(np.linalg.norm(hi - lo))
+
     def _follow_bodies(self, points: np.ndarray) -> None:
-        """Free bodies (no wall, no pivot) fly off: keep the camera on their centroid
-        (shifted by its motion, so the user's own rotation, zoom and pan stay) and back
-        it away when they spread beyond the radius framed so far."""
-        at, radius = self._follow
-        cen = points.mean(axis=0)
-        spread = float(np.sqrt(((points - cen) ** 2).sum(axis=1).max())) + 0.5 * float(
-            self.diameter.max())
-        if not (np.all(np.isfinite(cen)) and math.isfinite(spread)):
+        """Keep the bodies' bounding box in view: carry the camera with the box's centre
+        (so the user's own rotation, zoom and pan stay) and, when the box no longer fits
+        (it grows, or it was off-centre), ease the focal point towards it and back away,
+        a fraction :data:`FOLLOW_EASE` of the way per frame (smooth)."""
+        if not len(points):
+            return
+        cen, half = self._bounding_box(points)
+        if not (np.all(np.isfinite(cen)) and math.isfinite(half)):
             return
         cam = self.plotter.camera
-        pos, foc = np.asarray(cam.position), np.asarray(cam.focal_point)
-        delta = cen - at
-        if spread > radius:
-            pos = foc + (pos - foc) * (spread / radius)
-            radius = spread
-        cam.position = pos + delta
-        cam.focal_point = foc + delta
-        self._follow = (cen, radius)
+        pos, foc = np.asarray(cam.position, float), np.asarray(cam.focal_point, float)
+        first = self._follow_at is None
+        if not first:
+            delta = cen - self._follow_at
+            pos, foc = pos + delta, foc + delta
+        self._follow_at = cen
+        view = pos - foc
+        dist = float(np.linalg.norm(view))
+        if dist > 0 and not cam.parallel_projection:
+            tan_half = math.tan(math.radians(cam.view_angle) / 2.0)
+            try:
+                aspect = float(self.plotter.renderer.GetTiledAspectRatio())
+            except AttributeError:  # pragma: no cover - older VTK
+                aspect = 1.0
+            tan_half *= min(1.0, aspect) if aspect > 0 else 1.0
+            off = cen - foc
+            off -= (off @ view) / dist**2 * view  # the part across the line of sight
+            fill = (float(np.linalg.norm(off)) + half) / (dist * tan_half)
+            if first:  # the framing it starts from (a fitted camera, the user's) is fine
+                self._follow_fill = min(max(FOLLOW_FILL, fill), 1.0)
+            if fill > self._follow_fill:
+                foc = foc + FOLLOW_EASE * off
+                pos = pos + FOLLOW_EASE * off
+                need = (float(np.linalg.norm((1.0 - FOLLOW_EASE) * off)) + half) / (
+                    self._follow_fill * tan_half)
+                if need > dist:
+                    pos = foc + view * ((dist + FOLLOW_EASE * (need - dist)) / dist)
+        cam.position = pos
+        cam.focal_point = foc
+
+    def set_follow(self, on: bool) -> None:
+        """View → Follow: keep the bodies' bounding box in view as they move."""
+        self.follow = bool(on)
+        self._follow_at = None
+        if self.follow:
+            self._follow_bodies(self._spheres.centres())
+            self.plotter.renderer.ResetCameraClippingRange()
 
     def _move_axes(self, c: np.ndarray, R: np.ndarray) -> None:
         pts = self._axes_pts
@@ -575,6 +638,78 @@ class BodyScene:
         if on:
             self._move_axes(self._centres, self._last_R)
 
+    def set_axis_scale(self, scale: float) -> None:
+        """Draw the body axes ``scale`` times their default length (which is scaled to
+        the body: its diameter, the reach of a dumbbell, the arm of a pendulum)."""
+        if not (scale > 0 and math.isfinite(scale)):
+            raise ValueError(f"axis scale must be a positive number, got {scale!r}")
+        self.axis_scale = float(scale)
+        self._axis_len = self.axis_scale * self._axis_base
+        self._move_axes(self._centres, self._last_R)
+
+    # ------------------------------------------------------------------ picking
+    def pick(self, x: float, y: float) -> int | None:
+        """The body under the display point ``(x, y)`` (VTK display coordinates: pixels
+        from the bottom left), the nearest along the line of sight; ``None`` if none."""
+        ren = self.plotter.renderer
+        ren.SetDisplayPoint(float(x), float(y), 0.0)
+        ren.DisplayToWorld()
+        w = ren.GetWorldPoint()
+        near = np.array(w[:3]) / (w[3] or 1.0)
+        ren.SetDisplayPoint(float(x), float(y), 1.0)
+        ren.DisplayToWorld()
+        w = ren.GetWorldPoint()
+        far = np.array(w[:3]) / (w[3] or 1.0)
+        d = far - near
+        length = float(np.linalg.norm(d))
+        if not length > 0:
+            return None
+        d /= length
+        c = self._spheres.centres()  # (n·k, 3)
+        r = 0.5 * np.repeat(self.diameter, self.k)
+        rel = c - near
+        s = rel @ d
+        miss2 = (rel * rel).sum(axis=1) - s * s
+        hit = (miss2 <= r * r) & (s > 0)
+        if not np.any(hit):
+            return None
+        depth = np.where(hit, s - np.sqrt(np.maximum(r * r - miss2, 0.0)), np.inf)
+        return int(np.argmin(depth)) // self.k
+
+    def display_position(self, body: int) -> tuple[float, float]:
+        """Where body ``body``'s (first) sphere centre is drawn, in VTK display pixels."""
+        ren = self.plotter.renderer
+        c = self._spheres.centres()[body * self.k]
+        ren.SetWorldPoint(*c, 1.0)
+        ren.WorldToDisplay()
+        x, y, _ = ren.GetDisplayPoint()
+        return float(x), float(y)
+
+    def set_highlight(self, body: int | None) -> None:
+        """Mark body ``body`` (a wire cage around its spheres); ``None`` clears it."""
+        if body is not None and not 0 <= int(body) < self.n:
+            body = None
+        self.highlighted = None if body is None else int(body)
+        if self.highlighted is None:
+            if self._halo_actor is not None:
+                self.plotter.remove_actor(self._halo_actor, render=False)
+            self._halo = self._halo_actor = None
+            return
+        if self._halo is None:
+            radii = 0.5 * np.full(self.k, 1.0)  # rescaled per body in _move_halo
+            self._halo = _SphereSet(radii, 10)
+            self._halo_actor = self.plotter.add_mesh(
+                self._halo.mesh, color=HIGHLIGHT_COLOUR, style="wireframe", line_width=1.5,
+                lighting=False, scalars=None, name="rrp-highlight", reset_camera=False)
+            self._halo_actor.mapper.scalar_visibility = False
+        r = 0.5 * float(self.diameter[self.highlighted]) * 1.3
+        self._halo.scaled[:] = r * self._halo.template[None]
+        self._move_halo(self._spheres.centres())
+
+    def _move_halo(self, sphere_centres: np.ndarray) -> None:
+        i, k = self.highlighted, self.k
+        self._halo.move(sphere_centres[i * k:(i + 1) * k])
+
     def set_ghosts(self, states: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Draw translucent copies of other runs' bodies at ``(x, q)``, one colour per
         index; ``[]`` removes them.  Cheap when the count does not change."""
@@ -661,6 +796,7 @@ class BodyScene:
             self.plotter.renderer.reset_camera(render=False, bounds=(
                 lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]))
             cam.zoom(1.35)
+            self._follow_at = None
             self.plotter.renderer.camera_set = True
             self.plotter.renderer.ResetCameraClippingRange()
             return
@@ -681,10 +817,16 @@ class BodyScene:
         cam.up = (0.0, 0.0, 1.0)
         bounds = (lo[0], hi[0], lo[1], hi[1], lo[2], hi[2])
         self.plotter.renderer.reset_camera(render=False, bounds=bounds)
-        cam.zoom(1.3)  # reset_camera fits the bounding sphere: generous for flat scenes
-        if self.pivot is None and self.model.wall is None:  # free bodies: follow them
-            pts = self._spheres.centres()
-            cen = pts.mean(axis=0)
-            self._follow = (cen, float(np.sqrt(((pts - cen) ** 2).sum(axis=1).max())) + r)
+        # reset_camera fits the bounding sphere: generous for flat scenes, but a narrow
+        # (portrait) view has no room to spare across
+        try:
+            aspect = float(self.plotter.renderer.GetTiledAspectRatio())
+        except AttributeError:  # pragma: no cover - older VTK
+            aspect = 1.3
+        if self.pivot is None:  # VTK fits the height: a portrait view needs more room
+            cam.zoom(1.3 * min(1.0, aspect))
+        else:  # (the pendulum's box, pivot ± reach, is generous already)
+            cam.zoom(1.3)
+        self._follow_at = None  # Follow carries the camera from this framing on
         self.plotter.renderer.camera_set = True  # pyvista's first render keeps this view
         self.plotter.renderer.ResetCameraClippingRange()

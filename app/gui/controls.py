@@ -13,6 +13,7 @@ from PyQt6.QtCore import Qt, pyqtSignal
 from PyQt6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -140,6 +141,9 @@ class ControlPanel(QWidget):
     compare_changed = pyqtSignal()
     colour_changed = pyqtSignal(str)
     trail_toggled = pyqtSignal(bool)
+    axes_toggled = pyqtSignal(bool)
+    axis_scale_changed = pyqtSignal(float)
+    follow_toggled = pyqtSignal(bool)
     ghosts_toggled = pyqtSignal(bool)
     record_toggled = pyqtSignal(bool)
 
@@ -270,9 +274,36 @@ class ControlPanel(QWidget):
         self.trail = QCheckBox("trail of the pendulum bob")
         self.trail.setChecked(True)
         self.trail.toggled.connect(self.trail_toggled)
+        self.axes = QCheckBox("body axes")
+        self.axes.setObjectName("axes")
+        self.axes.setChecked(True)
+        self.axes.setToolTip("each body's frame: e₁ red, e₂ green, e₃ blue (the columns "
+                             "of its attitude R)")
+        self.axes.toggled.connect(self.axes_toggled)
+        self.axis_scale = QDoubleSpinBox()
+        self.axis_scale.setObjectName("axis_scale")
+        self.axis_scale.setRange(0.25, 5.0)
+        self.axis_scale.setSingleStep(0.25)
+        self.axis_scale.setDecimals(2)
+        self.axis_scale.setValue(1.0)
+        self.axis_scale.setPrefix("length × ")
+        self.axis_scale.setToolTip("axes length, relative to the body (its diameter, a "
+                                   "dumbbell's reach, a pendulum's arm)")
+        self.axis_scale.valueChanged.connect(self.axis_scale_changed)
+        self.axes.toggled.connect(self.axis_scale.setEnabled)
+        self.follow = QCheckBox("follow the bodies")
+        self.follow.setObjectName("follow")
+        self.follow.setToolTip("the camera keeps the bodies' bounding box in view as they "
+                               "move (View → Follow); on by default where they fly off")
+        self.follow.toggled.connect(self.follow_toggled)
         view_box = QGroupBox("View")
         vf = QFormLayout(view_box)
         vf.addRow("colour by", self.colour)
+        axes_row = QHBoxLayout()
+        axes_row.addWidget(self.axes)
+        axes_row.addWidget(self.axis_scale, 1)
+        vf.addRow(axes_row)
+        vf.addRow(self.follow)
         vf.addRow(self.trail)
 
         inner = QWidget()

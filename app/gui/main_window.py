@@ -14,9 +14,12 @@ from PyQt6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer, pyqtSignal
 from PyQt6.QtGui import QAction, QKeySequence
 from PyQt6.QtWidgets import (
     QFileDialog,
+    QFrame,
+    QHBoxLayout,
     QLabel,
     QMainWindow,
     QSplitter,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -34,6 +37,39 @@ PLOT_HZ = 10
 DEFAULT_REQUEST = LoadRequest("torus")
 
 
+def _vec(a) -> str:
+    return "(" + ", ".join(f"{float(c):+.4g}" for c in a) + ")"
+
+
+def inspector_html(r: dict, t: float) -> str:
+    """The inspector's text for a :func:`~app.gui.worker.body_report`."""
+    if "error" in r:
+        return f"<b>body {r['index']}</b>: {r['error']}"
+    rows = [("position x", _vec(r["x"]))]
+    if "drawn" in r:
+        rows.append(("drawn centre", _vec(r["drawn"])))
+    rows += [("velocity v", _vec(r["v"])), ("spin ω", _vec(r["omega"])),
+             ("energy", f"½m|v|² = {r['e_translational']:.5g}, "
+                        f"½ω·𝕁ω = {r['e_rotational']:.5g}")]
+    n = r.get("contacts")
+    if n is None:
+        rows.append(("contacts", "— (no contact model)"))
+    else:
+        parts = [f"{k}" for k in r.get("neighbours", [])[:8]]
+        if len(r.get("neighbours", [])) > 8:
+            parts.append("…")
+        what = []
+        if parts:
+            what.append("bodies " + ", ".join(parts))
+        if r.get("wall"):
+            what.append("wall")
+        rows.append(("contacts", f"{n} active" + (f" ({'; '.join(what)})" if what else "")))
+    cells = "".join(f"<tr><td style='color:#555; padding-right:8px'>{k}</td><td>{v}</td></tr>"
+                    for k, v in rows)
+    return (f"<b>body {r['index']}</b> of {r['n']} &nbsp; <span style='color:#555'>at t = "
+            f"{t:.5g}</span><table cellspacing=0>{cells}</table>")
+
+
 class MainWindow(QMainWindow):
     """See the module docstring.  ``settings``: where geometry and last choices are kept
     (default: the user's ``QSettings``)."""
@@ -48,6 +84,8 @@ class MainWindow(QMainWindow):
     request_speed = pyqtSignal(int)
     request_save = pyqtSignal(str)
     request_shutdown = pyqtSignal()
+    request_inspect = pyqtSignal(int)  # body index, -1: none
+    request_ping = pyqtSignal(int)
 
     def __init__(self, request: LoadRequest | None = None, *,
                  settings: QSettings | None = None) -> None:
@@ -67,6 +105,9 @@ class MainWindow(QMainWindow):
         self._request: LoadRequest | None = None
         self._good_request: LoadRequest | None = None
         self._notice: str | None = None
+        self.picked: int | None = None
+        self._follow_choice: dict[str, bool] = {}  # scenario → the user's Follow choice
+        self._press_at: tuple[int, int] | None = None
 
         # widgets ----------------------------------------------------------------
         self.controls = ControlPanel()
@@ -78,12 +119,14 @@ class MainWindow(QMainWindow):
                                   "border: 1px solid #e8a0aa;")
         self.banner.hide()
         self.plots = PlotPanel()
+        self.inspector = self._make_inspector()
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
         lv.setSpacing(0)
         lv.addWidget(self.banner)
         lv.addWidget(self.view, 1)
+        lv.addWidget(self.inspector)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.controls)
         split.addWidget(left)
@@ -115,6 +158,8 @@ class MainWindow(QMainWindow):
         self.request_speed.connect(self.worker.set_steps_per_tick)
         self.request_save.connect(self.worker.save_data)
         self.request_shutdown.connect(self.worker.shutdown)
+        self.request_inspect.connect(self.worker.set_inspect)
+        self.request_ping.connect(self.worker.ping)
         self.worker.loaded.connect(self._on_loaded)
         self.worker.frame.connect(self._on_frame)
         self.worker.failed.connect(self._on_failed)
@@ -138,6 +183,9 @@ class MainWindow(QMainWindow):
         c.compare_changed.connect(self._on_compare_changed)
         c.colour_changed.connect(self._on_colour)
         c.trail_toggled.connect(lambda on: self.scene and self.scene.set_trail(on))
+        c.axes_toggled.connect(self._on_axes)
+        c.axis_scale_changed.connect(self._on_axis_scale)
+        c.follow_toggled.connect(self._on_follow)
         c.ghosts_toggled.connect(self._on_ghosts)
         c.record_toggled.connect(self._on_record_toggled)
 
@@ -160,7 +208,33 @@ class MainWindow(QMainWindow):
         view = QtInteractor(self, multi_samples=0, auto_update=False)
         view.setMinimumSize(320, 240)
         view.ren_win.AddObserver("EndEvent", self._count_render)
+        # picking: a click (press and release without a drag) on a body inspects it;
+        # observers, so the camera's own mouse handling stays as it is
+        # (pyvista registers the release on the interactor style: the interactor itself
+        # swallows it)
+        view.iren.add_observer("LeftButtonPressEvent", self._on_view_press)
+        view.iren.add_observer("LeftButtonReleaseEvent", self._on_view_release)
         return view
+
+    def _make_inspector(self) -> QFrame:
+        box = QFrame()
+        box.setObjectName("inspector")
+        box.setFrameShape(QFrame.Shape.StyledPanel)
+        box.setStyleSheet("#inspector { background: #fffaf0; border-top: 2px solid #ffb000; }")
+        lay = QHBoxLayout(box)
+        lay.setContentsMargins(8, 4, 4, 4)
+        self.inspector_text = QLabel()
+        self.inspector_text.setObjectName("inspector_text")
+        self.inspector_text.setTextFormat(Qt.TextFormat.RichText)
+        self.inspector_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QToolButton()
+        close.setText("×")
+        close.setToolTip("stop inspecting (Esc)")
+        close.clicked.connect(lambda: self.inspect(None))
+        lay.addWidget(self.inspector_text, 1)
+        lay.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        box.hide()
+        return box
 
     def _count_render(self, *_args) -> None:
         self.renders += 1
@@ -180,9 +254,26 @@ class MainWindow(QMainWindow):
         self._add_action(sm, "Step", self.request_step, "S")
         self._add_action(sm, "Reset", self.reset, "R")
         vm = self.menuBar().addMenu("&View")
-        self._add_action(vm, "Reset camera", lambda: self.scene and (self.scene.reset_camera(),
-                                                                   self.view.update()))
+        self._add_action(vm, "Reset camera", self.reset_camera, "Home")
+        self.follow_action = self._add_action(vm, "&Follow the bodies", lambda: None, "F")
+        self.follow_action.setCheckable(True)
+        self.follow_action.toggled.connect(self.controls.follow.setChecked)
+        self.controls.follow.toggled.connect(self.follow_action.setChecked)
+        self.axes_action = self._add_action(vm, "Body &axes", lambda: None, "A")
+        self.axes_action.setCheckable(True)
+        self.axes_action.setChecked(True)
+        self.axes_action.toggled.connect(self.controls.axes.setChecked)
+        self.controls.axes.toggled.connect(self.axes_action.setChecked)
+        sb = self.controls.axis_scale
+        self._add_action(vm, "Longer axes", lambda: sb.setValue(sb.value() + sb.singleStep()),
+                         "]")
+        self._add_action(vm, "Shorter axes", lambda: sb.setValue(sb.value() - sb.singleStep()),
+                         "[")
+        vm.addSeparator()
         self._add_action(vm, "Clear trail", lambda: self.scene and self.scene.clear_trail())
+        self._add_action(vm, "Stop inspecting", lambda: self.inspect(None), "Esc")
+        # (a replay / branch mode adds its own menu and a timeline under the view; the
+        # live window above keeps working as it is)
 
     def _add_action(self, menu, text, slot, shortcut=None) -> QAction:
         a = QAction(text, self)
@@ -232,6 +323,50 @@ class MainWindow(QMainWindow):
         r = self._request
         self.load(LoadRequest(r.scenario, r.overrides, self.controls.integrator.currentData(),
                               self.last_frame.h if self.last_frame else r.h, tuple(names)))
+
+    def reset_camera(self) -> None:
+        """Fit the camera to the scene (also done on every scenario load)."""
+        if self.scene is not None:
+            self.scene.reset_camera()
+            self.view.update()
+
+    def set_follow(self, on: bool) -> None:
+        """View → Follow: the camera keeps the bodies' bounding box in view."""
+        self.controls.follow.setChecked(bool(on))
+
+    def inspect(self, body: int | None) -> None:
+        """Show body ``body`` in the inspector (live, from the worker's frames) and
+        highlight it in the view; ``None`` closes the inspector."""
+        if self.scene is None or body is None or not 0 <= body < self.scene.n:
+            body = None
+        self.picked = body
+        if self.scene is not None:
+            self.scene.set_highlight(body)
+            self.view.update()
+        if body is None:
+            self.inspector.hide()
+        else:
+            self.inspector_text.setText(f"body {body}: …")
+            self.inspector.show()
+        self.request_inspect.emit(-1 if body is None else int(body))
+
+    def pick_at(self, x: float, y: float) -> int | None:
+        """Inspect the body under the view's display point ``(x, y)`` (VTK pixels from
+        the bottom left); a click on the background closes the inspector."""
+        if self.scene is None:
+            return None
+        body = self.scene.pick(x, y)
+        self.inspect(body)
+        return body
+
+    def _on_view_press(self, *_args) -> None:
+        self._press_at = self.view.iren.interactor.GetEventPosition()
+
+    def _on_view_release(self, *_args) -> None:
+        at, self._press_at = self._press_at, None
+        pos = self.view.iren.interactor.GetEventPosition()
+        if at is not None and abs(pos[0] - at[0]) + abs(pos[1] - at[1]) <= 4:
+            self.pick_at(*pos)
 
     def show_message(self, text: str, ms: int = 8000) -> None:
         self.statusBar().showMessage(text, ms)
@@ -308,8 +443,22 @@ class MainWindow(QMainWindow):
             self.view.clear_actors()
         except AttributeError:
             pass
-        self.scene = BodyScene(self.view, ld.model, colour_by=self.controls.colour.currentText(),
-                               trail=self.controls.trail.isChecked())
+        c = self.controls
+        follow = self._follow_choice.get(ld.scenario, ld.model.pivot is None)
+        self.scene = BodyScene(self.view, ld.model, colour_by=c.colour.currentText(),
+                               trail=c.trail.isChecked(), axes=c.axes.isChecked(),
+                               axis_scale=c.axis_scale.value(), follow=follow)
+        c.follow.blockSignals(True)
+        c.follow.setChecked(follow)
+        c.follow.blockSignals(False)
+        self.follow_action.blockSignals(True)
+        self.follow_action.setChecked(follow)
+        self.follow_action.blockSignals(False)
+        self.scene.reset_camera()  # every load (and reset) starts framed
+        # the inspected body stays inspected through a reset of the same model
+        keep = (self.picked is not None and self._good_request is not None
+                and self.picked < ld.model.n_bodies)
+        self.inspect(self.picked if keep else None)
         self.view.update()
         self.plots.reset(ld)
         self.controls.show_scenario(ld.scenario, ld.model.name, ld.params)
@@ -325,7 +474,8 @@ class MainWindow(QMainWindow):
             self.controls.show_h_message("", "")
         self.controls.trail.setEnabled(ld.model.pivot is not None)
         # about real time at ~60 frames a second (the user may change it)
-        self.controls.speed.setValue(max(1, round(1.0 / (60.0 * ld.h))))
+        sp = self.controls.speed  # (a tiny h asks for more than it offers)
+        sp.setValue(int(min(sp.maximum(), max(1.0, round(1.0 / (60.0 * ld.h))))))
         title = f"RRP Studio — {ld.title}"
         if len(ld.integrators) > 1:
             title += f" — compare: {', '.join(ld.integrators)}"
@@ -337,6 +487,8 @@ class MainWindow(QMainWindow):
             self.last_frame = fr
             if self.scene is not None:
                 self.scene.update(fr.x, fr.q, fr.v, fr.omega)
+                if fr.inspect is not None and self.picked == fr.inspect.get("index"):
+                    self.inspector_text.setText(inspector_html(fr.inspect, fr.t))
                 if self.controls.ghosts.isChecked() and fr.ghosts:
                     self.scene.set_ghosts(fr.ghosts)
                 self.view.update()
@@ -471,6 +623,23 @@ class MainWindow(QMainWindow):
     def _on_colour(self, mode: str) -> None:
         if self.scene is not None:
             self.scene.set_colour_by(mode)
+            self.view.update()
+
+    def _on_axes(self, on: bool) -> None:
+        if self.scene is not None:
+            self.scene.set_axes(on)
+            self.view.update()
+
+    def _on_axis_scale(self, scale: float) -> None:
+        if self.scene is not None and scale > 0:
+            self.scene.set_axis_scale(scale)
+            self.view.update()
+
+    def _on_follow(self, on: bool) -> None:
+        if self._request is not None:
+            self._follow_choice[self._request.scenario] = bool(on)
+        if self.scene is not None:
+            self.scene.set_follow(on)
             self.view.update()
 
     def _on_ghosts(self, on: bool) -> None:

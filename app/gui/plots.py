@@ -62,6 +62,17 @@ def _light(hex_colour: str, white: float = 0.45) -> str:
     return "#" + "".join(f"{round(c + (255 - c) * white):02x}" for c in rgb)
 
 
+def _drawable_from(t: np.ndarray) -> int:
+    """The first row to draw: all of them, unless the rows span no visible time (say
+    ``h = 1e-300`` from t = 0): pyqtgraph's auto-downsampling assumes evenly spaced x
+    and divides the view's width by the mean spacing — ~10³⁰⁰ rows per pixel, a crash
+    in ``reshape`` — so such a run draws its last row only (they all sit at one t)."""
+    n = len(t)
+    if n > 1 and not (t[-1] - t[0]) > 1e-12 * max(1.0, abs(float(t[-1]))):
+        return n - 1
+    return 0
+
+
 class Grow:
     """An append-only numpy buffer (amortised O(1) appends)."""
 
@@ -109,6 +120,35 @@ class TimedPlotWidget(pg.PlotWidget):
             TimedPlotWidget.paint_seconds += time.perf_counter() - t0
 
 
+class OutsideLegend(pg.LegendItem):
+    """A legend in its own row of the plot's layout, below the axes — never over the
+    data.  (A legend anchored inside the view box with a translucent white background
+    washed out whatever it covered: the top right, i.e. the newest data of the stacked
+    energy areas, looked lighter than the rest.)"""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(offset=None, frame=False, **kwargs)
+        self.layout.setContentsMargins(0, 0, 0, 0)
+
+    def updateSize(self) -> None:  # noqa: N802 (pyqtgraph name)
+        # in a layout: ask it for the room instead of setting our own geometry
+        height = width = 0.0
+        for row in range(self.layout.rowCount()):
+            row_height = col_width = 0.0
+            for col in range(self.layout.columnCount()):
+                item = self.layout.itemAt(row, col)
+                if item:
+                    col_width += item.preferredWidth() + 3
+                    row_height = max(row_height, item.preferredHeight())
+            width = max(width, col_width)
+            height += row_height
+        self.setMinimumHeight(height)
+        self.setMaximumHeight(height)
+        self.setPreferredWidth(width)
+        self.setMaximumWidth(max(width, 1.0))
+        self.updateGeometry()
+
+
 def _plot(title: str, left: str) -> pg.PlotWidget:
     w = TimedPlotWidget(background="w")
     p = w.getPlotItem()
@@ -119,9 +159,11 @@ def _plot(title: str, left: str) -> pg.PlotWidget:
     p.setDownsampling(auto=True, mode="peak")
     # (no clipToView: with linked, auto-ranged x axes it clips new data until a later
     # redraw; peak downsampling alone keeps 100k-point curves fluid)
-    legend = p.addLegend(offset=(-4, 4), labelTextSize="7pt", brush=pg.mkBrush(255, 255, 255, 140),
-                         verSpacing=-6)
-    legend.setColumnCount(2)
+    legend = OutsideLegend(labelTextSize="7pt", verSpacing=0, horSpacing=2)
+    legend.setColumnCount(4)
+    p.layout.addItem(legend, 4, 1, alignment=Qt.AlignmentFlag.AlignHCenter)
+    p.layout.setRowSpacing(3, 0)
+    p.legend = legend  # PlotItem.addItem puts each named curve in it
     return w
 
 
@@ -237,8 +279,9 @@ class PlotPanel(QWidget):
             return
         names = self.loaded.energy_names
         ep = self.energy_plot
-        # one row fewer for the longer lists (the legend sits over the curves)
-        ep.getPlotItem().legend.setColumnCount(3 if len(names) >= 5 else 2)
+        # the legend is a row under the plot: as few lines as fit its width
+        cols = 3 if DISSIPATED in names else 5 if len(names) >= 7 else 4  # (D: long label)
+        ep.getPlotItem().legend.setColumnCount(cols)
         if self.stacked.isChecked():
             # cumulative sums, each filled down to 0; the lower ones drawn on top, so the
             # band between two curves shows the upper one's colour (no FillBetweenItem:
@@ -297,8 +340,9 @@ class PlotPanel(QWidget):
             return
         self._dirty = False
         first = next(iter(self.runs.values()))
-        t = first.t.data
-        e = first.energy.data
+        k = _drawable_from(first.t.data)
+        t = first.t.data[k:]
+        e = first.energy.data[k:]
         if self.stacked.isChecked():  # (the curves were built for the current choice)
             acc = np.zeros_like(t)
             for n, c in self._curves["energy"].items():
@@ -311,20 +355,21 @@ class PlotPanel(QWidget):
         else:
             for n, c in self._curves["energy"].items():
                 c.setData(t, e[:, ENERGY_NAMES.index(n)])
-        self._curves["total"].setData(t, first.total.data)
+        self._curves["total"].setData(t, first.total.data[k:])
         log = self.log_error.isChecked()
         for lab, c in self._curves["error"].items():
             d = self.runs.get(lab)
             if d is None:
                 continue
-            y = d.rel.data
+            kd = _drawable_from(d.t.data)
+            y = d.rel.data[kd:]
             if log:
                 y = np.abs(y)
                 y = np.where(y > 0, y, np.nan)  # log of 0: no point
-            c.setData(d.t.data, y, connect="finite")
-        P, L = first.P.data, first.L.data
+            c.setData(d.t.data[kd:], y, connect="finite")
+        P, L = first.P.data[k:], first.L.data[k:]
         if self.drift.isChecked() and len(P):
-            P, L = P - P[0], L - L[0]
+            P, L = P - first.P.data[0], L - first.L.data[0]
         for k in range(3):
             self._curves["P"][k].setData(t, P[:, k])
             self._curves["L"][k].setData(t, L[:, k])

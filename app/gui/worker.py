@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 from PyQt6.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
 
-from engine.diagnostics import relative_energy_error
+from engine.diagnostics import body_rotational_energy, relative_energy_error
 from engine.integrators import INTEGRATORS
 from engine.layout import ENERGY_NAMES
+from engine.rotations import quat_to_matrix
 from engine.scenarios import ScenarioError, load_scenario
 from engine.simulation import (
     Event,
@@ -94,6 +95,53 @@ def contact_details(stats: dict[str, float] | None) -> str:
             f"penetration −g_N = {stats.get('penetration', 0):.3g}")
 
 
+def body_report(model: Any, i: int, x: np.ndarray, v: np.ndarray, q: np.ndarray,
+                omega: np.ndarray) -> dict[str, Any]:
+    """What the inspector shows of body ``i`` at the state ``(x, v, q, ω)``: position
+    (and the drawn centre where it differs), velocity, spin, its kinetic energies
+    ``½ m|v|²`` and ``½ ω·𝕁ω``, and its active contacts.
+
+    Contacts are counted from the positions: a sphere model with contacts (penalty or
+    hard) touches another sphere when their centres are closer than the sum of the radii
+    and the wall when its centre is closer to the wall plane than its radius (``g_N <
+    0``, the gap of both contact models); models without contacts give ``None``."""
+    b = model.bodies
+    R = quat_to_matrix(q[i:i + 1])[0]
+    out: dict[str, Any] = {"index": int(i), "n": int(model.n_bodies), "x": x[i].copy(),
+                           "v": v[i].copy(), "omega": omega[i].copy()}
+    offset = np.asarray(model.draw_offset, float)
+    if np.any(offset != 0):
+        out["drawn"] = x[i] + R @ offset
+    m = float(np.asarray(b.m)[i])
+    out["e_translational"] = 0.5 * m * float(v[i] @ v[i])
+    if b.spherical:
+        e_rot = body_rotational_energy(b.J[i:i + 1], omega[i:i + 1])
+    else:
+        e_rot = body_rotational_energy(b.J[i:i + 1], omega[i:i + 1], q[i:i + 1],
+                                       b.inertia[i:i + 1])
+    out["e_rotational"] = float(np.asarray(e_rot).ravel()[0])
+    contact = getattr(model, "contact", "none")
+    if contact == "none" or getattr(model, "shape", "sphere") != "sphere":
+        out["contacts"] = None
+        return out
+    diam = model.draw_diameter if model.draw_diameter is not None else b.D
+    r = 0.5 * np.asarray(diam, float)
+    c = x + np.einsum("nij,j->ni", quat_to_matrix(q), offset) if np.any(offset) else x
+    d = np.linalg.norm(c - c[i], axis=1)
+    touching = np.flatnonzero(d < (r + r[i]) * (1.0 - 1e-9))
+    touching = touching[touching != i]
+    out["neighbours"] = touching.tolist()
+    wall = False
+    if model.wall is not None:
+        normal, x_w = model.wall
+        nrm = np.asarray(normal, float) / np.linalg.norm(normal)
+        wall = bool(float(nrm @ c[i]) - float(x_w) < r[i] * (1.0 - 1e-9))
+    out["wall"] = wall
+    out["contacts"] = len(touching) + int(wall)
+    out["model"] = contact
+    return out
+
+
 @dataclass(frozen=True)
 class LoadRequest:
     """What to build: a scenario (built-in name or path), parameter overrides, the
@@ -158,6 +206,8 @@ class Frame:
     contact: dict[str, float] | None = None
     """The primary run's :attr:`~engine.simulation.Simulation.contact_stats` for a
     hard-contact model (``None`` otherwise)."""
+    inspect: dict[str, Any] | None = None
+    """:func:`body_report` of the body the window inspects (``None``: none picked)."""
 
 
 class _Run:
@@ -188,6 +238,7 @@ class SimulationWorker(QObject):
     accepted = pyqtSignal(str, str)  # what, new value
     saved = pyqtSignal(str)  # path of an exported data file
     stopped = pyqtSignal()
+    pong = pyqtSignal(int)  # answer to ping(token): the worker's event loop is alive
 
     def __init__(self) -> None:
         super().__init__()
@@ -202,6 +253,7 @@ class SimulationWorker(QObject):
         self._stability_at = -1.0
         self._rate = (0.0, 0.0)  # µs/step, steps/s over the last second
         self._rate_window: list[tuple[float, int, float]] = []
+        self._inspect: int | None = None
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -289,6 +341,19 @@ class SimulationWorker(QObject):
                 if seen[r.label] > 1:
                     r.label = f"{r.label} ({seen[r.label]})"
         return runs, note
+
+    @pyqtSlot(int)
+    def ping(self, token: int) -> None:
+        """Answer ``pong(token)`` (the window's liveness check, e.g. the soak test)."""
+        self.pong.emit(token)
+
+    @pyqtSlot(int)
+    def set_inspect(self, body: int) -> None:
+        """Send :func:`body_report` of body ``body`` with every frame (``-1``: none); a
+        frame goes at once, so that the inspector fills while paused."""
+        self._inspect = body if body >= 0 else None
+        if self._inspect is not None:
+            self._emit_frame(force=True)
 
     @pyqtSlot()
     def reset(self) -> None:
@@ -486,9 +551,15 @@ class SimulationWorker(QObject):
         contact = None
         if getattr(sim.model, "contact", "none") == "hard":
             contact = dict(getattr(sim, "contact_stats", None) or {})
+        inspect = None
+        if self._inspect is not None and self._inspect < sim.model.n_bodies:
+            try:
+                inspect = body_report(sim.model, self._inspect, s.x, s.v, s.q, s.omega)
+            except Exception as exc:  # never let the inspector stop the run
+                inspect = {"index": self._inspect, "error": f"{type(exc).__name__}: {exc}"}
         fr = Frame(s.t, s.step, s.integrator, s.h, s.x, s.q, s.v, s.omega, ghosts,
                    {r.label: r.new_series() for r in self._runs}, list(new_events),
                    self._last_stability, rel if math.isfinite(rel) else math.nan,
-                   self._rate[0], self._rate[1], contact)
+                   self._rate[0], self._rate[1], contact, inspect)
         self._frame_in_flight.set()
         self.frame.emit(fr)

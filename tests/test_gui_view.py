@@ -1,0 +1,279 @@
+"""The view polish of issue #10 §5, in a real window (pytest-qt, under Xvfb in CI):
+Follow, the camera fitted on load, the pendulum's body axes, the stacked energy plot's
+colours (a pixel test), picking with the inspector, and the CI rule that a display skip
+fails the run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+pytest.importorskip("pyvistaqt")
+
+if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
+    pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
+                allow_module_level=True)
+
+from PyQt6.QtCore import QPoint, QPointF, QSettings, Qt  # noqa: E402
+from PyQt6.QtGui import QImage  # noqa: E402
+
+from app.gui.main_window import MainWindow  # noqa: E402
+from app.gui.plots import PlotPanel, _light, energy_colour  # noqa: E402
+from app.gui.worker import Frame, Loaded, LoadRequest, Series  # noqa: E402
+from engine.layout import ENERGY_NAMES  # noqa: E402
+
+pytestmark = pytest.mark.gui
+ROOT = Path(__file__).resolve().parent.parent
+WAIT = 180_000
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path):
+    made = []
+
+    def make(request: LoadRequest) -> MainWindow:
+        settings = QSettings(str(tmp_path / f"s{len(made)}.ini"), QSettings.Format.IniFormat)
+        w = MainWindow(request, settings=settings)
+        w.resize(1280, 800)
+        w.show()
+        qtbot.addWidget(w)
+        qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
+                        timeout=WAIT)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.close()
+
+
+def _play_until(qtbot, w: MainWindow, t: float) -> None:
+    w.play()
+    qtbot.waitUntil(lambda: w.last_frame is not None and w.last_frame.t >= t, timeout=WAIT)
+    w.pause()
+    qtbot.waitUntil(lambda: w.state == "paused", timeout=WAIT)
+
+
+def _outside_view(w: MainWindow) -> int:
+    """How many drawn spheres have their centre outside the 3D view."""
+    sc = w.scene
+    width, height = w.view.ren_win.GetSize()
+    out = 0
+    for i in range(sc.n):
+        x, y = sc.display_position(i)
+        out += not (0 <= x <= width and 0 <= y <= height)
+    return out
+
+
+def _image(widget) -> np.ndarray:
+    img = widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB888)
+    w, h = img.width(), img.height()
+    ptr = img.constBits()
+    ptr.setsize(img.sizeInBytes())
+    a = np.frombuffer(ptr, np.uint8).reshape(h, img.bytesPerLine())[:, : 3 * w]
+    return a.reshape(h, w, 3).copy()
+
+
+# ------------------------------------------------------------------ Follow
+@pytest.mark.parametrize("scenario, t_end", [("dumbbells", 6.0), ("torus", 4.0)])
+def test_follow_keeps_the_bodies_in_view(qtbot, make_window, scenario, t_end):
+    """Dumbbells fly apart; the torus rebounds off its wall and leaves to the left
+    (t ≈ 3–5): with Follow (on by default for both) every body stays in the view."""
+    w = make_window(LoadRequest(scenario))
+    assert w.scene.follow and w.controls.follow.isChecked() and w.follow_action.isChecked()
+    assert _outside_view(w) == 0  # framed on load
+    cam0 = np.array(w.view.camera.position)
+    w.controls.speed.setValue(int(round(t_end / w.loaded.h / 240)))  # ~4 s of wall time
+    _play_until(qtbot, w, t_end)
+    assert _outside_view(w) == 0
+    assert np.linalg.norm(np.array(w.view.camera.position) - cam0) > 0.1  # it moved
+    # off: the camera stays where it is
+    w.controls.follow.setChecked(False)
+    assert not w.scene.follow and not w.follow_action.isChecked()
+    cam = np.array(w.view.camera.position)
+    w.request_step.emit()
+    qtbot.waitUntil(lambda: w.last_frame.t > t_end, timeout=WAIT)
+    np.testing.assert_array_equal(np.array(w.view.camera.position), cam)
+    # a reset fits the camera again (and keeps the user's choice)
+    w.reset()
+    qtbot.waitUntil(lambda: w.last_frame is not None and w.last_frame.t == 0.0, timeout=WAIT)
+    assert not w.scene.follow and not w.controls.follow.isChecked()
+    assert _outside_view(w) == 0
+    assert np.linalg.norm(np.array(w.view.camera.position) - cam) > 0.1
+
+
+def test_follow_is_off_for_the_pendulum_and_the_menu_toggles_it(qtbot, make_window):
+    w = make_window(LoadRequest("pendulum"))
+    assert not w.scene.follow and not w.controls.follow.isChecked()
+    w.follow_action.trigger()
+    assert w.scene.follow and w.controls.follow.isChecked()
+
+
+# ------------------------------------------------------------------ axes
+def test_pendulum_axes_are_scaled_to_the_body_and_adjustable(qtbot, make_window):
+    w = make_window(LoadRequest("pendulum"))
+    sc = w.scene
+    arm = np.linalg.norm(sc.centres[0] - sc.pivot)
+    assert sc.axis_length[0] >= 0.45 * arm > 1.4 * sc.diameter[0]
+    base = sc.axis_length[0]
+    w.controls.axis_scale.setValue(2.0)
+    assert sc.axis_length[0] == pytest.approx(2 * base)
+    ax = np.asarray(sc.axes_mesh.points).reshape(-1, 4, 3)[0]
+    np.testing.assert_allclose(np.linalg.norm(ax[1:] - ax[0], axis=1), 2 * base, rtol=1e-12)
+    # the bob's axes show in the view: red and blue pixels (e₂ starts along the line of
+    # sight: green shows once the bob turns)
+    w.controls.axis_scale.setValue(1.0)
+    w.view.render()
+    img = _image(w.view).astype(int)
+    for rgb in ((214, 39, 40), (31, 119, 180)):
+        near = (np.abs(img - np.array(rgb)).sum(axis=2) < 40).sum()
+        assert near > 40, f"axis colour {rgb}: {near} pixels"
+    w.controls.axes.setChecked(False)
+    assert not sc._axes_actor.GetVisibility() and not w.axes_action.isChecked()
+
+
+# ------------------------------------------------------------------ stacked energy colours
+def _synthetic(rows: int = 60_000) -> tuple[Loaded, Frame]:
+    """Constant components over t ∈ [0, 10]: translational 1, rotational 2, gravity
+    −0.5 (signed: a line), enough rows for the peak downsampling to act."""
+    names = ["translational", "rotational", "gravity"]
+    t = np.linspace(0.0, 10.0, rows)
+    e = np.zeros((rows, len(ENERGY_NAMES)))
+    e[:, ENERGY_NAMES.index("translational")] = 1.0
+    e[:, ENERGY_NAMES.index("rotational")] = 2.0
+    e[:, ENERGY_NAMES.index("gravity")] = -0.5
+    total = e.sum(axis=1)
+    ld = Loaded("synthetic", "synthetic", None, {}, ["rrp-exact"], 1e-3, names, (), None)
+    s = Series(t, e, total, np.zeros(rows), np.zeros((rows, 3)), np.zeros((rows, 3)))
+    fr = Frame(10.0, rows, "rrp-exact", 1e-3, np.zeros((1, 3)), np.zeros((1, 4)),
+               np.zeros((1, 3)), np.zeros((1, 3)), [], {"energy": s}, [], None, 0.0, 0.0, 0.0)
+    return ld, fr
+
+
+def test_stacked_energy_bands_have_one_colour_from_left_to_right(qtbot):
+    """The newest (right-most) part of the stacked areas used to be lighter: the legend,
+    anchored top right inside the plot with a translucent white background, washed out
+    what it covered.  Sample each band at the left and the right end of a grab."""
+    panel = PlotPanel()
+    qtbot.addWidget(panel)
+    panel.resize(480, 860)
+    panel.show()
+    ld, fr = _synthetic()
+    panel.reset(ld)
+    panel.append(fr)
+    panel.redraw()
+    qtbot.wait(50)
+    pi = panel.energy_plot.getPlotItem()
+    pi.vb.setYRange(-1.0, 3.2, padding=0)
+    qtbot.wait(50)
+    img = _image(panel.energy_plot)
+
+    def pixel(t: float, e: float) -> np.ndarray:
+        p = pi.vb.mapViewToScene(QPointF(t, e))
+        p = panel.energy_plot.mapFromScene(p)
+        return img[p.y(), p.x()].astype(int)
+
+    for band, e in (("translational", 0.5), ("rotational", 2.0), ("rotational", 2.85)):
+        want = np.array([int(_light(energy_colour(band))[k:k + 2], 16) for k in (1, 3, 5)])
+        left, right = pixel(0.3, e), pixel(9.7, e)
+        assert np.abs(left - right).max() <= 3, (band, e, left, right)
+        assert np.abs(right - want).max() <= 3, (band, e, right, want)
+    # the signed component is a line, not a band: below 0 only the gravity line
+    assert not panel._curves["energy"]["gravity"].opts["fillLevel"]
+    below = pixel(5.0, -0.25)
+    assert np.abs(below - np.array([255, 255, 255])).max() <= 3
+
+
+# ------------------------------------------------------------------ picking
+def test_clicking_a_body_inspects_it_live(qtbot, make_window):
+    w = make_window(LoadRequest("torus"))
+    _play_until(qtbot, w, 0.03)
+    r = 0.5 * w.scene.diameter[0]
+    for _ in range(300):  # step on until the ring is pressed against the wall
+        if w.last_frame.x[:, 0].min() < 0.999 * r:
+            break
+        step = w.last_frame.step
+        w.request_step.emit()
+        qtbot.waitUntil(lambda s=step: w.last_frame.step > s, timeout=WAIT)
+    fr = w.last_frame
+    w.view.render()
+    # a body at the wall that no other body hides from the camera
+    at_wall = [int(b) for b in np.argsort(fr.x[:, 0]) if fr.x[b, 0] < 0.999 * r]
+    def clear(b: int) -> bool:  # picked there, and a pixel around too
+        x, y = w.scene.display_position(b)
+        return all(w.scene.pick(x + dx, y + dy) == b for dx in (-1, 0, 1) for dy in (-1, 0, 1))
+
+    body = next(b for b in at_wall if clear(b))
+    x, y = w.scene.display_position(body)
+    height = w.view.ren_win.GetSize()[1]
+    ratio = w.view.devicePixelRatioF()
+    at = QPoint(int(round(x / ratio)), int(round((height - 1 - y) / ratio)))  # VTK: y up
+    qtbot.mousePress(w.view, Qt.MouseButton.LeftButton, pos=at)
+    qtbot.wait(20)
+    qtbot.mouseRelease(w.view, Qt.MouseButton.LeftButton, pos=at)
+    try:
+        qtbot.waitUntil(lambda: w.picked == body and w.last_frame.inspect is not None
+                        and w.last_frame.inspect["index"] == body, timeout=10_000)
+    except qtbot.TimeoutError:
+        pytest.fail(f"click at {at} ({x:.0f}, {y:.0f}) on body {body}: picked {w.picked}, "
+                    f"event at {w.view.iren.interactor.GetEventPosition()}, size "
+                    f"{w.view.ren_win.GetSize()}, widget {w.view.size()}")
+    assert w.inspector.isVisible() and w.scene.highlighted == body
+    rep = w.last_frame.inspect
+    np.testing.assert_array_equal(rep["x"], w.last_frame.x[body])
+    np.testing.assert_array_equal(rep["v"], w.last_frame.v[body])
+    assert rep["wall"] and rep["contacts"] >= 1
+    text = w.inspector_text.text()
+    for words in (f"body {body}</b> of 80", "position", "velocity", "spin", "energy",
+                  "contacts", "wall"):
+        assert words in text, words
+    # the cage sits on the body
+    np.testing.assert_allclose(w.scene._halo.centres()[0], w.last_frame.x[body], atol=1e-9)
+    # updated live
+    t_before = w.last_frame.t
+    w.request_step.emit()
+    qtbot.waitUntil(lambda: w.last_frame.t > t_before, timeout=WAIT)
+    assert f"{w.last_frame.t:.5g}" in w.inspector_text.text()
+    # a click on the background (or Esc) closes it
+    w.pick_at(2.0, 2.0)
+    assert w.picked is None and not w.inspector.isVisible() and w.scene.highlighted is None
+
+
+def test_inspector_of_a_body_without_contacts(qtbot, make_window):
+    w = make_window(LoadRequest("dumbbells"))
+    w.pick_at(*w.scene.display_position(1))
+    qtbot.waitUntil(lambda: w.last_frame.inspect is not None, timeout=WAIT)
+    assert w.last_frame.inspect["contacts"] is None
+    assert "no contact model" in w.inspector_text.text()
+    assert w.scene._halo.centres().shape == (2, 3)  # both spheres of the dumbbell
+
+
+# ------------------------------------------------------------------ CI: no silent skips
+def test_under_ci_a_display_skip_fails_the_run(tmp_path):
+    (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    (tmp_path / "test_needs_display.py").write_text(
+        "import pytest\n"
+        "pytest.skip('the 3D view needs an X display (CI runs these under Xvfb)',\n"
+        "            allow_module_level=True)\n"
+        "def test_x():\n    pass\n")
+    (tmp_path / "test_other_skip.py").write_text(
+        "import pytest\n"
+        "def test_y():\n    pytest.skip('the spring-pendulum model is not registered')\n")
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xvfb",
+           str(tmp_path)]
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    local = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert local.returncode == 0, local.stdout
+    ci = subprocess.run(cmd, cwd=tmp_path, env={**env, "CI": "true"}, capture_output=True,
+                        text=True)
+    assert ci.returncode != 0
+    assert "a skip for lack of a display is a failure" in ci.stdout
+    ci_other = subprocess.run([*cmd[:-1], str(tmp_path / "test_other_skip.py")], cwd=tmp_path,
+                              env={**env, "CI": "true"}, capture_output=True, text=True)
+    assert ci_other.returncode == 0, ci_other.stdout  # other skips stay skips
