@@ -66,7 +66,7 @@ class Run:
         pi = np.einsum("nij,nkj,nk->ni", ff.inertia, quat_to_matrix(st.q), st.omega)
         s0 = new_state_buffer(st.x, st.v, st.q, st.omega, pi)
         s1 = tuple(a.copy() for a in s0)
-        work = new_work(n)
+        work = new_work(n, n_walls=ff.n_walls)
         info = np.zeros(4)
         if compute_forces(s0[0], s0[2], ff.arrays, s0[4], s0[5], s0[6]) != OK:
             raise RuntimeError("cannot evaluate the initial forces")

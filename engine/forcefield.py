@@ -6,11 +6,14 @@ components*; the integrators only ever see :func:`compute_forces` and the tuple 
 arrays ``ForceField.arrays`` (``ff`` in the kernels):
 
 ``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
-inertia_inv)``
+inertia_inv, walls)``
 
 ``inertia`` and ``inertia_inv`` are the body-frame tensors ``𝕁_i`` and ``𝕁_i⁻¹``
 ``(n, 3, 3)``; ``flags[F_NONSPHERICAL]`` says whether they differ from ``J_i I`` (the
-scalar ``J`` stays the fast path for spheres).
+scalar ``J`` stays the fast path for spheres).  ``walls`` ``(k, 4)``: the planar walls
+``n·x ≥ c`` as rows ``(n₀, n₁, n₂, c)`` (``n`` unit, pointing into the allowed side),
+active as Hertz penalty contacts when ``flags[T_WALL]`` and as unilateral constraints
+when ``flags[T_HARD_WALL]``.
 
 Hot-path convention (measured: it halves the cost of a torus step and makes a pendulum
 step 4x cheaper).  Every kernel called per step has a ``*_ws`` form that takes its
@@ -44,6 +47,8 @@ from .layout import (
     P_DB_G,
     P_DB_L,
     P_DB_M,
+    P_G,
+    P_G_DIR,
     P_K_AXIAL,
     P_K_BEND,
     P_K_CONTACT,
@@ -52,11 +57,10 @@ from .layout import (
     P_MG,
     P_RHO0,
     P_SKIN,
-    P_WALL_N,
-    P_WALL_X,
     T_BONDS,
     T_CONTACT,
     T_DUMBBELLS,
+    T_GRAVITY_FIELD,
     T_PIVOT_GRAVITY,
     T_WALL,
 )
@@ -65,7 +69,7 @@ from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
 from .potentials.contact import particle_contacts, wall_contacts
 from .potentials.dumbbells import dumbbell_gravity
-from .potentials.gravity import pivot_gravity
+from .potentials.gravity import pivot_gravity, uniform_gravity
 
 
 @njit(nogil=True, cache=True)
@@ -115,8 +119,10 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
             return st
         particle_contacts(x, D, nl_pairs, nl_state[0], fp[P_K_CONTACT], F, energy)
     if flags[T_WALL]:
-        wall_contacts(x, D, fp[P_WALL_N], fp[P_WALL_N + 1], fp[P_WALL_N + 2], fp[P_WALL_X],
-                      fp[P_K_WALL], F, energy)
+        wall_contacts(x, D, ff[12], fp[P_K_WALL], F, energy)
+    if flags[T_GRAVITY_FIELD]:
+        uniform_gravity(x, m, fp[P_G], fp[P_G_DIR], fp[P_G_DIR + 1], fp[P_G_DIR + 2], F,
+                        energy)
     if flags[T_DUMBBELLS]:
         dumbbell_gravity(x, q, fp[P_DB_G], fp[P_DB_M], fp[P_DB_M + 1], fp[P_DB_L],
                          fp[P_DB_L + 1], F, RM, energy)
@@ -131,7 +137,8 @@ class ForceField:
     active terms; ``fp[P_*]``: their scalar parameters; ``bonds`` ``(nb, 2)`` and
     ``bond_ref`` ``(nb, 4) = (d̂₀, r₀)``: binder bonds; ``nl_*``: the neighbour list;
     ``inertia`` ``(n, 3, 3)``: body-frame inertia tensors (default ``J I``; setting a
-    non-spherical one raises ``flags[F_NONSPHERICAL]``).
+    non-spherical one raises ``flags[F_NONSPHERICAL]``); ``walls`` ``(k, 4)``: the planar
+    walls ``n·x ≥ c`` as rows ``(n, c)`` (:meth:`set_walls` normalises ``n``).
     """
 
     m: np.ndarray
@@ -145,6 +152,7 @@ class ForceField:
     nl_state: np.ndarray = field(default_factory=lambda: np.zeros(N_NL_STATE, dtype=np.int64))
     nl_xref: np.ndarray = field(default_factory=lambda: np.zeros((1, 3)))
     inertia: np.ndarray | None = None
+    walls: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
 
     def __post_init__(self) -> None:
         n = self.m.shape[0]
@@ -165,6 +173,7 @@ class ForceField:
         spherical = np.allclose(self.inertia, iso, rtol=0.0,
                                 atol=1e-15 * max(1.0, float(self.J.max(initial=0.0))))
         self.flags[F_NONSPHERICAL] = 0 if spherical else 1
+        self.walls = np.ascontiguousarray(self.walls, dtype=np.float64).reshape(-1, 4)
 
     @property
     def n_bodies(self) -> int:
@@ -174,7 +183,37 @@ class ForceField:
     def arrays(self) -> tuple:
         """The tuple ``ff`` passed to the kernels."""
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
-                self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv)
+                self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv,
+                self.walls)
+
+    @property
+    def n_walls(self) -> int:
+        return int(self.walls.shape[0])
+
+    def set_walls(self, walls) -> None:
+        """Set the planar walls from ``[(normal, c), ...]`` (the wall ``n̂·x ≥ c`` with
+        ``n̂ = normal/|normal|``; ``c`` is the signed distance of the plane from the
+        origin along ``n̂``).  Whether they act is ``flags[T_WALL]`` (penalty) or
+        ``flags[T_HARD_WALL]`` (unilateral)."""
+        rows = []
+        for normal, c in walls:
+            nv = np.asarray(normal, dtype=np.float64).reshape(3)
+            norm = float(np.linalg.norm(nv))
+            if not norm > 0.0:
+                raise ValueError(f"a wall normal must be non-zero, got {normal!r}")
+            rows.append([*(nv / norm), float(c)])
+        self.walls = np.ascontiguousarray(np.array(rows, dtype=np.float64).reshape(-1, 4))
+
+    def set_gravity(self, g: float, direction=(0.0, 0.0, -1.0)) -> None:
+        """Uniform gravity ``g`` pulling along ``direction`` (normalised) on every body:
+        ``U = -Σ m_i g (ê·x_i)``; ``g = 0`` switches the term off."""
+        d = np.asarray(direction, dtype=np.float64).reshape(3)
+        norm = float(np.linalg.norm(d))
+        if not norm > 0.0:
+            raise ValueError(f"the gravity direction must be non-zero, got {direction!r}")
+        self.fp[P_G] = float(g)
+        self.fp[P_G_DIR:P_G_DIR + 3] = d / norm
+        self.flags[T_GRAVITY_FIELD] = 1 if g != 0.0 else 0
 
     @property
     def spherical(self) -> bool:
@@ -194,7 +233,7 @@ class ForceField:
         return ForceField(self.m.copy(), self.J.copy(), self.D.copy(), self.flags.copy(),
                           self.fp.copy(), self.bonds.copy(), self.bond_ref.copy(),
                           self.nl_pairs.copy(), self.nl_state.copy(), self.nl_xref.copy(),
-                          self.inertia.copy())
+                          self.inertia.copy(), self.walls.copy())
 
 
 def evaluate(ff: ForceField, x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray,

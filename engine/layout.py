@@ -2,7 +2,7 @@
 
 A *force field* is a tuple of plain arrays (see :class:`engine.forcefield.ForceField`):
 ``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
-inertia_inv)``.  The indices
+inertia_inv, walls)``.  The indices
 below name the slots of ``flags`` (which terms are active), ``fp`` (their scalar
 parameters) and of the energy-component vector every kernel fills.
 """
@@ -41,7 +41,7 @@ ENERGY_NAMES: tuple[str, ...] = (
 ENERGY_LABELS: dict[str, str] = {
     "translational": "translational kinetic ½m|v|²",
     "rotational": "rotational kinetic ½J|Ω|²",
-    "gravity": "gravity −m g e₃·Rρ₀",
+    "gravity": "gravity (pendulum −m g e₃·Rρ₀; spheres Σ m g ê·x)",
     "bending": "binder bending/torsion U^m",
     "axial": "binder axial U^a",
     "shear": "binder shear U^s",
@@ -58,12 +58,13 @@ SIGNED_ENERGY = ("gravity", "mutual gravity")
 T_PIVOT_GRAVITY = 0
 T_BONDS = 1
 T_CONTACT = 2
-T_WALL = 3
+T_WALL = 3  # the planar walls ``ff.walls`` as Hertz penalty contacts (all of them)
 T_DUMBBELLS = 4  # mutual gravity of two dumbbells (docs/physics.md §4.3)
 F_NONSPHERICAL = 5  # not a term: the bodies have inertia tensors (kinetic energy R𝕁Rᵀ)
 T_HARD_CONTACT = 6  # particle–particle contacts as unilateral constraints (§3.9)
-T_HARD_WALL = 7  # particle–wall contact as a unilateral constraint (§3.9)
-N_TERMS = 8
+T_HARD_WALL = 7  # the walls ``ff.walls`` as unilateral constraints (§3.9)
+T_GRAVITY_FIELD = 8  # uniform gravity on every body: U = Σ m_i g (ê·x_i)
+N_TERMS = 9
 
 # fp: scalar parameters -------------------------------------------------------------------
 P_MG = 0  # pendulum: m g
@@ -73,8 +74,8 @@ P_K_AXIAL = 5
 P_K_SHEAR = 6
 P_K_CONTACT = 7
 P_K_WALL = 8
-P_WALL_N = 9  # wall normal (3 slots, 9..11), unit
-P_WALL_X = 12  # wall position: n·x = x_w
+# 9..12: free (the single wall's normal and position until the walls became the
+# force-field array ``walls (k, 4) = (n, c)``, the wall ``n·x ≥ c``)
 P_SKIN = 13  # neighbour-list skin
 P_DB_G = 16  # dumbbells: gravitational constant G
 P_DB_M = 17  # dumbbells: total masses m₁, m₂ (2 slots, 17..18)
@@ -82,7 +83,9 @@ P_DB_L = 19  # dumbbells: lengths l₁, l₂ (2 slots, 19..20)
 P_E_N = 21  # hard contacts: normal restitution e_N (Newton's impact law)
 P_MU = 22  # hard contacts: Coulomb friction coefficient μ
 P_E_T = 23  # hard contacts: tangential restitution e_T
-N_FP = 24
+P_G = 24  # uniform gravity: acceleration g (≥ 0)
+P_G_DIR = 25  # uniform gravity: unit direction ê (3 slots, 25..27), e.g. −e₃
+N_FP = 28
 
 # nl_state: neighbour-list bookkeeping ------------------------------------------------------
 NL_COUNT = 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -337,7 +337,7 @@ class Simulation:
         self._s0 = new_state_buffer(st.x, st.v, st.q, st.omega,
                                     pi if pi is not None and pi.shape == (n, 3) else None)
         self._s1 = tuple(a.copy() for a in self._s0)
-        self._work = new_work(n)
+        self._work = new_work(n, n_walls=self.ff.n_walls)
         self._info = np.zeros(4)
         self.aux = {"pi": self._s0[7]}
         """Per-scheme state: the body angular momentum ``Π`` (a view of the buffer)."""
@@ -523,9 +523,12 @@ class Simulation:
                         v.copy(), q.copy(), o.copy(), e.copy(), P, L)
 
     def stability(self) -> StabilityEstimate:
-        """Largest stable ``h`` for the current state (:mod:`engine.stability`)."""
+        """Largest stable ``h`` for the current state (:mod:`engine.stability`), with the
+        accuracy guide ``h_accurate`` (≈ 1 % energy error) of the model's calibration."""
         x, v, q, o = self._s0[:4]
-        return estimate_stability(x, v, q, o, self.ff.arrays)
+        est = estimate_stability(x, v, q, o, self.ff.arrays)
+        guide = accuracy_guide(est.omega_max, self.model.accuracy_c, h_stable=est.h_stable)
+        return replace(est, h_accurate=guide)
 
     def accuracy_guide(self, level: float = 0.01) -> float:
         """The ``h`` for a relative energy error of about ``level`` at the current state
@@ -796,7 +799,8 @@ class Simulation:
         """Double the neighbour list, and the contact arrays sized from it."""
         self.ff.grow_neighbour_list()
         self._work = (*self._work[:7],
-                      new_contact_work(self.ff.n_bodies, self.ff.nl_pairs.shape[0]))
+                      new_contact_work(self.ff.n_bodies, self.ff.nl_pairs.shape[0],
+                                       self.ff.n_walls))
 
     def _evaluate_forces(self) -> None:
         x, v, q, o, F, RM, e = self._s0[:7]

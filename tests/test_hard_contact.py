@@ -17,8 +17,6 @@ from engine.layout import (
     P_E_T,
     P_MU,
     P_SKIN,
-    P_WALL_N,
-    P_WALL_X,
     T_HARD_CONTACT,
     T_HARD_WALL,
 )
@@ -51,8 +49,7 @@ def cluster(n=12, seed=3, mu=0.4, e_n=0.7, e_t=0.2, wall=True):
     ff.flags[T_HARD_CONTACT] = 1
     ff.flags[T_HARD_WALL] = 1 if wall else 0
     ff.fp[P_SKIN] = 0.5 * D[0]
-    ff.fp[P_WALL_N:P_WALL_N + 3] = (1.0, 0.0, 0.0)
-    ff.fp[P_WALL_X] = 0.0
+    ff.set_walls([((1.0, 0.0, 0.0), 0.0)])
     u0 = rng.standard_normal((n, 3))
     w0 = 3.0 * rng.standard_normal((n, 3))
     u1 = u0 + 0.2 * rng.standard_normal((n, 3))
@@ -61,7 +58,7 @@ def cluster(n=12, seed=3, mu=0.4, e_n=0.7, e_t=0.2, wall=True):
 
 
 def solve(ff, x, u0, w0, u1, w1, tol=TOL, max_it=100_000):
-    cw = new_contact_work(ff.n_bodies, ff.nl_pairs.shape[0])
+    cw = new_contact_work(ff.n_bodies, ff.nl_pairs.shape[0], ff.n_walls)
     st = find_contacts_ws(x, ff.arrays, cw, new_scratch(ff.n_bodies)[1])
     assert st == 0
     stats = np.zeros(N_IS)

@@ -27,8 +27,6 @@ from engine.layout import (
     P_K_CONTACT,
     P_K_WALL,
     P_SKIN,
-    P_WALL_N,
-    P_WALL_X,
     T_BONDS,
     T_CONTACT,
     T_WALL,
@@ -161,8 +159,7 @@ def sphere_forcefield(D, k_contact=0.0, skin=0.25, wall=None):
     if wall is not None:
         normal, x_wall, k_wall = wall
         ff.flags[T_WALL] = 1
-        ff.fp[P_WALL_N:P_WALL_N + 3] = normal
-        ff.fp[P_WALL_X] = x_wall
+        ff.set_walls([(normal, x_wall)])
         ff.fp[P_K_WALL] = k_wall
     return ff
 

@@ -1,8 +1,9 @@
 """The active set and the contact kinematics of spheres (docs/physics.md §3.9).
 
-A contact ``c`` joins sphere ``i`` to sphere ``j`` (or to the wall, ``j = -1``).  Its
-normal ``n`` points from ``j`` to ``i`` (the wall normal for the wall), its gap is
-``g_N = |x_i − x_j| − (D_i + D_j)/2`` (``n·x_i − x_w − D_i/2`` for the wall) and it is
+A contact ``c`` joins sphere ``i`` to sphere ``j`` (or to a wall, ``j = -1``).  Its
+normal ``n`` points from ``j`` to ``i`` (the wall normal for a wall), its gap is
+``g_N = |x_i − x_j| − (D_i + D_j)/2`` (``n·x_i − c − D_i/2`` for the wall ``n·x ≥ c``,
+one row of the force field's ``walls``; one contact per sphere and wall) and it is
 *active* when ``g_N ≤ 0`` (the paper's active set; Moreau's scheme evaluates it at the
 midpoint, the symmetric scheme at the node).
 
@@ -27,7 +28,8 @@ warm (slots, 5))``: ``idx[c] = (i, j, slot)``, ``geo[c] = (n₀, n₁, n₂, g_N
 G_T)``, ``P[c] = (P_N, P_T)`` the percussion, ``gam[c] = (γ_N⁻, γ_T⁻)`` the contact
 velocity before the step, ``count = (active contacts, capacity, solve stamp, neighbour-list
 build seen)``.  ``warm[slot]`` keeps the last percussion of each contact (slot: its
-neighbour-list pair index, or ``pairs + i`` for sphere ``i`` on the wall) with the stamp
+neighbour-list pair index, or ``pairs + w n + i`` for sphere ``i`` on wall ``w``, with
+``pairs = capacity − k n`` for ``k`` walls) with the stamp
 of the solve that wrote it: the solver starts from it when the same contact was active in
 the previous step (warm start; a rebuilt list invalidates the pair slots).
 """
@@ -44,8 +46,6 @@ from ..layout import (
     NL_REBUILDS,
     OK,
     P_SKIN,
-    P_WALL_N,
-    P_WALL_X,
     T_HARD_CONTACT,
     T_HARD_WALL,
 )
@@ -54,14 +54,16 @@ from ..neighbours import ensure_neighbours_ws
 N_GEO = 8
 
 
-def contact_capacity(n_bodies: int, n_pairs_capacity: int) -> int:
-    """Contacts that can be active at once: every neighbour-list pair and every wall."""
-    return int(n_pairs_capacity) + int(n_bodies)
+def contact_capacity(n_bodies: int, n_pairs_capacity: int, n_walls: int = 1) -> int:
+    """Contacts that can be active at once: every neighbour-list pair, and every sphere
+    on every wall."""
+    return int(n_pairs_capacity) + int(n_walls) * int(n_bodies)
 
 
-def new_contact_work(n_bodies: int, n_pairs_capacity: int) -> tuple:
-    """The contact work arrays ``cw`` for ``n_bodies`` spheres (see module docstring)."""
-    cap = max(1, contact_capacity(n_bodies, n_pairs_capacity))
+def new_contact_work(n_bodies: int, n_pairs_capacity: int, n_walls: int = 1) -> tuple:
+    """The contact work arrays ``cw`` for ``n_bodies`` spheres and ``n_walls`` walls (see
+    module docstring)."""
+    cap = max(1, contact_capacity(n_bodies, n_pairs_capacity, n_walls))
     count = np.zeros(4, dtype=np.int64)
     count[1] = cap
     count[3] = -1
@@ -79,9 +81,11 @@ def find_contacts_ws(x, ff, cw, iw):
     Returns ``OK`` or ``ERR_NEIGHBOUR_OVERFLOW`` (the list, or ``cw``, is too small: the
     driver grows both and calls again)."""
     m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff[:10]
+    walls = ff[12]
     idx, geo, P, gam, count, warm = cw
     cap = idx.shape[0]
-    n_slots_pairs = cap - x.shape[0]
+    n = x.shape[0]
+    n_slots_pairs = cap - walls.shape[0] * n
     nc = 0
     if flags[T_HARD_CONTACT]:
         st = ensure_neighbours_ws(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref, iw)
@@ -117,33 +121,36 @@ def find_contacts_ws(x, ff, cw, iw):
             geo[nc, 7] = gn + ai * ai / J[i] + aj * aj / J[j]
             nc += 1
     if flags[T_HARD_WALL]:
-        w0 = fp[P_WALL_N]
-        w1 = fp[P_WALL_N + 1]
-        w2 = fp[P_WALL_N + 2]
-        xw = fp[P_WALL_X]
-        for i in range(x.shape[0]):
-            g = w0 * x[i, 0] + w1 * x[i, 1] + w2 * x[i, 2] - xw - 0.5 * D[i]
-            if not g <= 0.0:
-                continue
-            if nc >= cap:
-                return ERR_NEIGHBOUR_OVERFLOW
-            idx[nc, 0] = i
-            idx[nc, 1] = -1
-            idx[nc, 2] = n_slots_pairs + i
-            geo[nc, 0] = w0
-            geo[nc, 1] = w1
-            geo[nc, 2] = w2
-            geo[nc, 3] = g
-            ai = 0.5 * D[i] + 0.5 * g
-            geo[nc, 4] = ai
-            geo[nc, 5] = 0.0
-            geo[nc, 6] = 1.0 / m[i]
-            geo[nc, 7] = 1.0 / m[i] + ai * ai / J[i]
-            nc += 1
+        for w in range(walls.shape[0]):
+            w0 = walls[w, 0]
+            w1 = walls[w, 1]
+            w2 = walls[w, 2]
+            xw = walls[w, 3]
+            base = n_slots_pairs + w * n
+            for i in range(n):
+                g = w0 * x[i, 0] + w1 * x[i, 1] + w2 * x[i, 2] - xw - 0.5 * D[i]
+                if not g <= 0.0:
+                    continue
+                if nc >= cap:
+                    return ERR_NEIGHBOUR_OVERFLOW
+                slot = base + i
+                idx[nc, 0] = i
+                idx[nc, 1] = -1
+                idx[nc, 2] = slot if 0 <= slot < cap else -1
+                geo[nc, 0] = w0
+                geo[nc, 1] = w1
+                geo[nc, 2] = w2
+                geo[nc, 3] = g
+                ai = 0.5 * D[i] + 0.5 * g
+                geo[nc, 4] = ai
+                geo[nc, 5] = 0.0
+                geo[nc, 6] = 1.0 / m[i]
+                geo[nc, 7] = 1.0 / m[i] + ai * ai / J[i]
+                nc += 1
     count[0] = nc
     if count[3] != nl_state[NL_REBUILDS]:  # pair slots now name other pairs
         count[3] = nl_state[NL_REBUILDS]
-        for s in range(n_slots_pairs):
+        for s in range(max(0, min(n_slots_pairs, cap))):
             warm[s, 4] = -1.0
     return OK
 

@@ -85,9 +85,10 @@ def new_state_buffer(x: np.ndarray, v: np.ndarray, q: np.ndarray, omega: np.ndar
 
 def new_work(n: int, phi: float = 0.5, tol: float = DEFAULT_TOLERANCE,
              max_iterations: int = DEFAULT_MAX_ITERATIONS,
-             n_pairs_capacity: int | None = None) -> tuple:
+             n_pairs_capacity: int | None = None, n_walls: int = 1) -> tuple:
     """The ``work`` tuple of :func:`advance` for ``n`` bodies (contact arrays sized for a
-    neighbour list of ``n_pairs_capacity`` pairs, default that of a new ``ForceField``)."""
+    neighbour list of ``n_pairs_capacity`` pairs, default that of a new ``ForceField``,
+    and ``n_walls`` walls: pass ``ForceField.n_walls``)."""
     ip = np.zeros(N_IP)
     ip[IP_PHI] = phi
     ip[IP_TOL] = tol
@@ -98,7 +99,7 @@ def new_work(n: int, phi: float = 0.5, tol: float = DEFAULT_TOLERANCE,
                           np.zeros((n, 3)))
     cap = max(16, 16 * n) if n_pairs_capacity is None else n_pairs_capacity
     return (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), s2, ip,
-            np.zeros(N_IS), new_contact_work(n, cap))
+            np.zeros(N_IS), new_contact_work(n, cap, n_walls))
 
 
 @njit(nogil=True, cache=True)
@@ -352,7 +353,7 @@ def prime_kernels(s0: tuple, ff: tuple) -> None:
     n = s0[0].shape[0]
     a = tuple(x.copy() for x in s0)
     b = tuple(x.copy() for x in s0)
-    work = new_work(n)
+    work = new_work(n, n_walls=ff[12].shape[0])
     info = np.zeros(4)
     ws = new_scratch(n)
     other_step_ws(S_RRP_NEWMARK, 1e-9, a, b, ff, work, info, ws)

@@ -123,7 +123,11 @@ class Model:
     draw_diameter: np.ndarray | None = None
     pivot: np.ndarray | None = None
     wall: tuple[np.ndarray, float] | None = None
-    """Wall normal and position ``n·x = x_w``, if the model has one."""
+    """Wall normal and position ``n·x = x_w``, if the model has one (the first of
+    ``walls``: what the view draws)."""
+    walls: list[tuple[np.ndarray, float]] = field(default_factory=list)
+    """Every planar wall ``n·x ≥ c`` of the model as ``(n, c)`` (the rows of
+    ``ForceField.walls``)."""
     shape: str = "sphere"
     """How to draw a body: ``"sphere"`` (diameter ``draw_diameter``), or ``"dumbbell"``:
     a sphere of diameter ``draw_diameter[i]`` at each body-frame point ``body_points[i]``

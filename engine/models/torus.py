@@ -24,8 +24,6 @@ from ..layout import (
     P_K_WALL,
     P_MU,
     P_SKIN,
-    P_WALL_N,
-    P_WALL_X,
     T_BONDS,
     T_CONTACT,
     T_HARD_CONTACT,
@@ -106,8 +104,7 @@ def build(p: dict[str, Any]) -> Model:
     if p["wall"]:
         ff.flags[T_HARD_WALL if hard else T_WALL] = 1
         ff.fp[P_K_WALL] = p["k_wall"]
-        ff.fp[P_WALL_N:P_WALL_N + 3] = normal
-        ff.fp[P_WALL_X] = 0.0
+        ff.set_walls([(normal, 0.0)])
     rng = np.random.default_rng(p["seed"])
     v = np.tile([-p["v0"], 0.0, 0.0], (n, 1)) + p["velocity_noise"] * rng.standard_normal((n, 3))
     omega = p["spin_noise"] * rng.standard_normal((n, 3))
@@ -131,6 +128,7 @@ def build(p: dict[str, Any]) -> Model:
         else ("P_x", "P_y", "P_z", "L_x", "L_y", "L_z"),
         draw_diameter=bodies.D.copy(),
         wall=(normal, 0.0) if p["wall"] else None,
+        walls=[(normal, 0.0)] if p["wall"] else [],
         contact="hard" if hard else "penalty",
         accuracy_c=22.0 if hard else 7.7,  # measured: docs/physics.md §7
     )

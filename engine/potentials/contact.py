@@ -45,20 +45,27 @@ def particle_contacts(x, D, pairs, n_pairs, k_contact, F, energy):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def wall_contacts(x, D, n0, n1, n2, x_wall, k_wall, F, energy):
-    """The wall as a particle of zero diameter: ``U^pw = (2/5) K^pw [1 - g_i/(D_i/2)]₊^{5/2}``,
-    ``g_i = n·x_i - x_w``, ``F_i = (K^pw/(D_i/2)) [·]₊^{3/2} n`` (B&G eqs. (58), (59))."""
+def wall_contacts(x, D, walls, k_wall, F, energy):
+    """Each wall ``n·x ≥ c`` (the rows ``walls[w] = (n₀, n₁, n₂, c)``, ``n`` unit) as a
+    particle of zero diameter: ``U^pw = (2/5) K^pw [1 - g_i/(D_i/2)]₊^{5/2}``,
+    ``g_i = n·x_i - c``, ``F_i = (K^pw/(D_i/2)) [·]₊^{3/2} n`` (B&G eqs. (58), (59)),
+    summed over the walls."""
     e = 0.0
-    for i in range(x.shape[0]):
-        rad = 0.5 * D[i]
-        g = n0 * x[i, 0] + n1 * x[i, 1] + n2 * x[i, 2] - x_wall
-        if g >= rad:
-            continue
-        delta = 1.0 - g / rad
-        sq = math.sqrt(delta)
-        e += 0.4 * k_wall * delta * delta * sq
-        f = (k_wall / rad) * delta * sq
-        F[i, 0] += f * n0
-        F[i, 1] += f * n1
-        F[i, 2] += f * n2
+    for w in range(walls.shape[0]):
+        n0 = walls[w, 0]
+        n1 = walls[w, 1]
+        n2 = walls[w, 2]
+        x_wall = walls[w, 3]
+        for i in range(x.shape[0]):
+            rad = 0.5 * D[i]
+            g = n0 * x[i, 0] + n1 * x[i, 1] + n2 * x[i, 2] - x_wall
+            if g >= rad:
+                continue
+            delta = 1.0 - g / rad
+            sq = math.sqrt(delta)
+            e += 0.4 * k_wall * delta * delta * sq
+            f = (k_wall / rad) * delta * sq
+            F[i, 0] += f * n0
+            F[i, 1] += f * n1
+            F[i, 2] += f * n2
     energy[E_WALL] += e
