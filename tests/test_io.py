@@ -224,7 +224,7 @@ def _as_schema_1(path):
     """What the first version wrote: no velocities, Π, steps, checkpoint or version."""
     with h5py.File(path, "r+") as f:
         for k in ("bodies/velocity", "bodies/momentum_body", "bodies/step",
-                  "bodies/dissipated", "checkpoint", "model"):
+                  "bodies/dissipated", "checkpoint", "checkpoint_alt", "model"):
             if k in f:
                 del f[k]
         for k in ("schema_version", "writer_pid", "writer_host", "coordinates"):

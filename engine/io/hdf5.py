@@ -48,6 +48,10 @@ SCHEMA_VERSION = 2
 _STATE_COLS = (("velocity", "v", 3), ("momentum_body", "pi", 3))
 
 
+CHECKPOINT_GROUPS = ("checkpoint", "checkpoint_alt")
+"""The two groups the checkpoint alternates between (docs/output.md)."""
+
+
 class RunFileError(ValueError):
     """A file that cannot be read as a run, or lacks what was asked of it; the message
     is one line naming the file and what is wrong."""
@@ -220,8 +224,19 @@ class RunWriter:
         self.f.flush()
 
     def _write_checkpoint(self) -> None:
+        """Write the checkpoint into the older of the two groups ``/checkpoint`` and
+        ``/checkpoint_alt`` (ping-pong): its ``serial`` is cleared and flushed first and
+        set last, after the data are flushed, so a writer killed at any point leaves the
+        other group complete; readers take the complete one with the larger serial."""
         d = self.sim.resume_state()
-        g = self.f.require_group("checkpoint")
+        serials = {}
+        for name in CHECKPOINT_GROUPS:
+            serials[name] = int(self.f[name].attrs.get("serial", -1)) if name in self.f else -1
+        target = min(CHECKPOINT_GROUPS, key=lambda n: (serials[n], n))
+        newest = max(serials.values())
+        g = self.f.require_group(target)
+        g.attrs["serial"] = -1
+        self.f.flush()
         for k, v in d.items():
             if isinstance(v, np.ndarray):
                 if k in g and g[k].shape == v.shape and g[k].dtype == v.dtype:
@@ -238,6 +253,8 @@ class RunWriter:
                 g.attrs[k] = v
         g.attrs["n_records"] = self.base + self.written
         g.attrs["version"] = __version__
+        self.f.flush()
+        g.attrs["serial"] = newest + 1
 
     def close(self, status: str = "complete", message: str = "") -> Path:
         """Write the remaining records, the final status, and move the file in place."""
@@ -506,8 +523,22 @@ class RunFile:
                                f"parameters do not fit this version: {exc}") from None
 
     @property
+    def _checkpoint_group(self):
+        """The complete checkpoint group with the largest serial (see
+        ``RunWriter._write_checkpoint``), or ``None``."""
+        best, best_serial = None, -1
+        for name in CHECKPOINT_GROUPS:
+            if name in self._f:
+                serial = int(self._f[name].attrs.get("serial", 0 if name == "checkpoint"
+                                                     and "n_records" in self._f[name].attrs
+                                                     else -1))
+                if serial > best_serial:
+                    best, best_serial = self._f[name], serial
+        return best
+
+    @property
     def has_checkpoint(self) -> bool:
-        return "checkpoint" in self._f
+        return self._checkpoint_group is not None
 
     def resume_state(self) -> tuple[dict, int]:
         """The checkpoint (:meth:`Simulation.resume_state`'s dict) and the number of rows
@@ -517,7 +548,7 @@ class RunFile:
                    f"{self.schema_version}), before runs kept one" if self.schema_version < 2
                    else "the run was written without one")
             raise RunFileError(f"{self.path}: no checkpoint to resume from: {why}")
-        g = self._f["checkpoint"]
+        g = self._checkpoint_group
         d: dict[str, Any] = {k: g[k][()] for k in g}
         for k, v in g.attrs.items():
             d[k] = _s(v) if isinstance(v, bytes | str) else v.item() if hasattr(v, "item") \
@@ -526,6 +557,7 @@ class RunFile:
                        for s, t, k, o, n in json.loads(d.get("events", "[]"))]
         for b in ("record_frames", "record_state"):
             d[b] = bool(d.get(b, 0))
+        d.pop("serial", None)
         n_records = int(d.pop("n_records"))
         if n_records > len(self.times):
             raise RunFileError(f"{self.path}: the checkpoint is newer than the records "
