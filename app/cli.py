@@ -381,7 +381,7 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
     for k, v in s["momentum_drift"].items():
         tag = "  (conserved by the variational schemes)" if k in s["conserved"] else ""
         print(f"                {k} {v:10.3e}  rel {s['momentum_drift_relative'][k]:.2e}{tag}")
-    print(f"  stability   h limit ≈ {s['stability_limit_h']:.3g} at the final state")
+    print(f"  stability   h limit ≈ {s['stability_limit_h']:.3g} at the start of the run")
     g = s["accuracy_guide_h"]
     if g == g and g != float("inf"):
         past = "  — h is past it" if s["h"] > g else ""

@@ -212,7 +212,8 @@ def accuracy_guide(omega_max: float, c: float | None, level: float = ACCURACY_LE
     ``c = 0.95`` (``rrp-exact`` and ``lgvi``; ``rrp-newmark`` has 3.46, ``pfc-verlet`` 1.5),
     the torus ``c = 7.7`` (1 % at ``h ≈ 1.5e-3`` over t = 25 for all of them; beyond
     ``h ≈ 2e-3`` the error no longer follows ``(hω)²`` and jumps: 12 % at 2.5e-3, 44 % at
-    3e-3), the torus with hard contacts ``c ≈ 22``.  Never more than half the stability
+    3e-3), the torus with hard contacts ``c ≈ 22``, the tori pile ``c = 6`` (1 % between
+    ``h = 3e-3`` and ``4e-3``).  Never more than half the stability
     estimate, which is optimistic by up to 30 % and needs a margin on long runs.  ``inf``
     when there is no guide (``c`` is ``None`` and nothing is stiff)."""
     guide = math.inf
