@@ -1,4 +1,4 @@
-"""``rrp gui [SCENARIO] [--integrator] [--h] [--screenshot PATH --quit-after SECONDS]``.
+"""``rrp gui [SCENARIO | RUN.h5] [--integrator] [--h] [--screenshot PATH --quit-after SECONDS]``.
 
 Only argparse here: Qt, PyVista and the engine are imported when the command runs.
 """
@@ -12,8 +12,9 @@ def register(sub) -> None:
     """Add the ``gui`` sub-command to the ``rrp`` parser."""
     p = sub.add_parser("gui", help="open the desktop app (live 3D view and plots)")
     p.add_argument("scenario", nargs="?", default=None,
-                   help="built-in scenario name or a .toml path (default: the last one used, "
-                        "or torus)")
+                   help="built-in scenario name, a .toml path, or a recorded run (.h5, "
+                        ".h5.partial) to replay and branch from (default: the last "
+                        "scenario used, or torus)")
     p.add_argument("--integrator", "-i", help="integrator name (default: the scenario's)")
     p.add_argument("--h", type=float, help="time step (default: the scenario's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",

@@ -11,6 +11,12 @@ frame) and reports, from the window's own counters:
 * simulation steps per second and the real-time factor (``steps/s × h``).
 
     python benchmarks/bench_gui.py [--seconds 8] [--speed 20 200 2000] [--size 1400x860] [--json]
+
+``--replay [RUN.h5]``: scrubbing a recorded run instead (issue #10 §1: ≥ 20 fps): the
+timeline slider is dragged over the frames (a new value per GUI event-loop turn, as a
+mouse drag delivers them) for ``--seconds``, and the frames shown and rendered per
+second are reported.  Without a file, the 80-sphere torus 0 → 2 (201 frames) is written
+first.
 """
 
 from __future__ import annotations
@@ -32,7 +38,11 @@ def main() -> int:
     ap.add_argument("--size", default="1400x860")
     ap.add_argument("--scenario", default="torus")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--replay", nargs="?", const="", default=None, metavar="RUN.h5",
+                    help="scrub a recorded run (default: write a torus run first)")
     args = ap.parse_args()
+    if args.replay is not None:
+        return bench_replay(args)
     w_px, h_px = (int(v) for v in args.size.split("x"))
 
     from PyQt6.QtCore import QSettings
@@ -92,6 +102,67 @@ def main() -> int:
                   f"(3D renders), {r['frames_per_s']:5.1f} frames/s from the worker, "
                   f"plots redrawn {r['plot_redraws_per_s']:4.1f}/s, "
                   f"{r['steps_per_s']:>8,} steps/s, ×{r['real_time_factor']} real time")
+    return 0
+
+
+def bench_replay(args) -> int:
+    """Scrub fps of a recorded run; see the module docstring."""
+    w_px, h_px = (int(v) for v in args.size.split("x"))
+    path = args.replay
+    if not path:
+        from engine.io import RunWriter
+        from engine.scenarios import load_scenario
+        from engine.simulation import Simulation
+
+        path = str(Path(tempfile.mkdtemp()) / "torus.h5")
+        sim = Simulation(load_scenario(args.scenario).build_model(), "rrp-newmark", 1e-3,
+                         record_every=10)
+        w = RunWriter(path, sim, scenario=args.scenario)
+        sim.run_until(2.0, callback=lambda s: w.flush())
+        w.close()
+
+    from PyQt6.QtCore import QSettings
+    from PyQt6.QtWidgets import QApplication
+
+    from app.gui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    ini = Path(tempfile.mkdtemp()) / "bench.ini"
+    win = MainWindow(None, settings=QSettings(str(ini), QSettings.Format.IniFormat), run=path)
+    win.resize(w_px, h_px)
+    win.show()
+    for _ in range(50):
+        app.processEvents()
+        time.sleep(0.01)
+    rec = win.recording
+    if rec is None:
+        print("cannot open the run", file=sys.stderr)
+        return 2
+    n = rec.n_frames
+    slider = win.timeline.slider
+    r0, shown0 = win.renders, win.frames_drawn
+    k, d, moves = 0, 1, 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < args.seconds:
+        k += d
+        if not 0 <= k < n:  # back and forth over the whole run
+            d = -d
+            k += 2 * d
+        slider.setValue(k)
+        moves += 1
+        app.processEvents()
+    dt = time.perf_counter() - t0
+    renders, shown = win.renders - r0, win.frames_drawn - shown0
+    win.close()
+    res = {"run": str(path), "bodies": rec.model.n_bodies, "frames": n,
+           "window": args.size, "seconds": round(dt, 2), "slider_moves": moves,
+           "frames_shown_per_s": round(shown / dt, 1), "render_fps": round(renders / dt, 1)}
+    if args.json:
+        print(json.dumps(res, indent=1))
+    else:
+        print(f"replay scrub, {res['bodies']} bodies, {n} frames, window {args.size}: "
+              f"{res['frames_shown_per_s']} frames shown/s, {res['render_fps']} fps "
+              f"(3D renders) over {res['seconds']} s")
     return 0
 
 

@@ -160,6 +160,65 @@ def _dwell(w: MainWindow, rng: np.random.Generator) -> None:
         w.play()
 
 
+RUN_FILE: dict[str, str] = {}  # the recorded run the soak opens (written once)
+
+
+def _run_file() -> str:
+    if "path" not in RUN_FILE:
+        import tempfile
+
+        from engine.io import RunWriter
+        from engine.scenarios import load_scenario
+        from engine.simulation import Simulation
+
+        path = os.path.join(tempfile.mkdtemp(prefix="rrp-soak-"), "torus16.h5")
+        model = load_scenario("torus", {"n_particles": 16}).build_model()
+        sim = Simulation(model, "rrp-newmark", 1e-3, record_every=5)
+        w = RunWriter(path, sim, scenario="torus")
+        sim.run_until(0.1, callback=lambda s: w.flush())
+        sim.set_h(5e-4)  # an event: a marker in the plots
+        sim.run_until(0.2, callback=lambda s: w.flush())
+        w.close()
+        RUN_FILE["path"] = path
+    return RUN_FILE["path"]
+
+
+def _open_run(w: MainWindow, rng: np.random.Generator) -> None:
+    if rng.random() < 0.1:  # not a run file: refused, the window stays as it is
+        w.open_run(__file__)
+        return
+    w.open_run(_run_file())
+
+
+def _scrub(w: MainWindow, rng: np.random.Generator) -> None:
+    if w.recording is None:
+        if rng.random() < 0.3:
+            w.open_run(_run_file())
+        return
+    s = w.timeline.slider
+    if rng.random() < 0.2:  # play the recording a moment
+        w.timeline.set_playing(not w.timeline.playing)
+        return
+    for _ in range(int(rng.integers(1, 30))):  # a drag: many values in a row
+        s.setValue(int(rng.integers(s.minimum(), s.maximum() + 1)))
+
+
+def _branch(w: MainWindow, rng: np.random.Generator) -> None:
+    """Continue from here, from a recorded frame or the live state, with a random
+    usable scheme (and sometimes compare schemes)."""
+    c = w.controls
+    if c.usable:
+        idx = c.integrator.findData(str(rng.choice(c.usable)))
+        if w.recording is not None:
+            w.set_integrator(c.integrator.itemData(idx))
+        else:
+            c.integrator.setCurrentIndex(idx)
+    if rng.random() < 0.3:
+        for cb in c.compare:
+            cb.setCurrentIndex(int(rng.integers(0, cb.count())))
+    w.branch_here()
+
+
 ACTIONS: list[tuple[str, float, Callable[[MainWindow, np.random.Generator], None]]] = [
     ("integrator", 12, _integrator),
     ("h", 12, _h),
@@ -173,7 +232,9 @@ ACTIONS: list[tuple[str, float, Callable[[MainWindow, np.random.Generator], None
     ("pick", 8, _pick),
     ("plot options", 4, _plot_options),
     ("dwell", 6, _dwell),
-    # replay / branch actions go here (see the module docstring)
+    ("open run", 2, _open_run),
+    ("scrub", 8, _scrub),
+    ("branch", 3, _branch),
 ]
 
 

@@ -277,3 +277,21 @@ def test_under_ci_a_display_skip_fails_the_run(tmp_path):
     ci_other = subprocess.run([*cmd[:-1], str(tmp_path / "test_other_skip.py")], cwd=tmp_path,
                               env={**env, "CI": "true"}, capture_output=True, text=True)
     assert ci_other.returncode == 0, ci_other.stdout  # other skips stay skips
+
+
+def test_accuracy_guide_shown_and_warned(make_window, qtbot):
+    """Issue #10 §7: beside the stability limit the accuracy guide (≈ 1 % energy error)
+    is shown, and an h past it (but below the stability limit) gets a warning."""
+    w = make_window(LoadRequest("torus"))
+    c = w.controls
+    assert "accuracy guide h ≈" in c.stability.text()
+    assert c.h_accurate < c.h_limit
+    def type_h(value: float) -> None:  # as a user types it (textEdited, not setText)
+        c.h_edit.setFocus()
+        c.h_edit.selectAll()
+        qtbot.keyClicks(c.h_edit, f"{value:.3g}")
+
+    type_h(0.5 * (c.h_accurate + c.h_limit))
+    assert not c.h_message.isHidden() and "accuracy guide" in c.h_message.text()
+    type_h(0.5 * c.h_accurate)
+    assert c.h_message.isHidden()

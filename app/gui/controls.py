@@ -374,9 +374,13 @@ class ControlPanel(QWidget):
             self.h_edit.setText(f"{h:g}")
             self._check_h_text(self.h_edit.text())
 
-    def show_stability(self, h_limit: float, text: str) -> None:
+    def show_stability(self, h_limit: float, text: str, h_accurate: float = math.inf,
+                       accuracy_text: str = "") -> None:
+        """The stability estimate and the accuracy guide (the engine's
+        ``StabilityEstimate.describe()`` and ``describe_accuracy()``)."""
         self.h_limit = h_limit
-        self.stability.setText(text)
+        self.h_accurate = h_accurate
+        self.stability.setText(f"{text}\n{accuracy_text}" if accuracy_text else text)
         self._check_h_text(self.h_edit.text())
 
     def set_playing(self, on: bool) -> None:
@@ -441,6 +445,11 @@ class ControlPanel(QWidget):
                                 f"{self.h_limit:.3g} for the current state: expect the run "
                                 "to blow up (it will pause, keeping the last good state).",
                                 "warning")
+        elif h > getattr(self, "h_accurate", math.inf):
+            self.h_edit.setStyleSheet("background: #fffbe6")
+            self.show_h_message(f"h = {h:g} is past the accuracy guide ≈ {self.h_accurate:.2g} "
+                                "(≈ 1 % energy error): stable, but expect a larger energy "
+                                "error.", "warning")
         else:
             self.h_edit.setStyleSheet("")
             if self.h_message_level == "warning":

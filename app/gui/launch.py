@@ -65,7 +65,33 @@ def launch(args: argparse.Namespace) -> int:
             raise UsageError(f"--screenshot: the directory {str(shot.parent)!r} does not exist")
     overrides = parse_sets(args.set)
     request = None
-    if args.scenario or overrides or args.integrator or args.h is not None:
+    run = None
+    from .replay import is_run_path
+
+    if args.scenario and is_run_path(args.scenario):
+        # a recorded run (replay): check it here, so that a bad file is one line
+        from engine.io import RunFileError
+
+        from .replay import Recording
+
+        if overrides:
+            raise UsageError("--set changes a scenario, not a recorded run (branch from a "
+                             "frame with other settings in the window instead)")
+        from engine.simulation import check_step, integrator_for
+
+        try:
+            rec = Recording(args.scenario)
+        except (RunFileError, OSError) as exc:
+            raise UsageError(f"cannot open the run: {exc}") from None
+        try:  # --integrator/--h: the defaults of Continue from here
+            if args.integrator:
+                integrator_for(rec.model, args.integrator)
+            if args.h is not None:
+                check_step(args.h)
+        finally:
+            rec.close()
+        run = args.scenario
+    elif args.scenario or overrides or args.integrator or args.h is not None:
         # check what needs no kernel here, so that bad input is one line on the terminal;
         # the state-dependent checks (rrp-exact's h|w| < 1) run in the worker, which
         # compiles the kernels: no JIT before the window is up
@@ -99,7 +125,12 @@ def launch(args: argparse.Namespace) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("RRP Studio")
     app.setOrganizationName("RRP Studio")
-    win = MainWindow(request)
+    win = MainWindow(request, run=run)
+    if run is not None and win.recording is not None:
+        if args.integrator:
+            win.set_integrator(args.integrator)
+        if args.h is not None:
+            win.set_h(args.h)
     if size:
         win.resize(*size)
     win.show()

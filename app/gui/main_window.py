@@ -25,13 +25,24 @@ from PyQt6.QtWidgets import (
 )
 
 from engine.integrators import INTEGRATORS
+from engine.io import RunFileError
 from engine.models.base import ParameterError
 
 from ..scene import BodyScene
 from .controls import ControlPanel
 from .plots import PlotPanel, TimedPlotWidget
 from .recorder import Recorder, RecorderError
-from .worker import Frame, Loaded, LoadRequest, SimulationWorker, contact_details, contact_summary
+from .replay import Recording, TimelineBar
+from .worker import (
+    BranchRequest,
+    Frame,
+    Loaded,
+    LoadRequest,
+    SimulationWorker,
+    body_report,
+    contact_details,
+    contact_summary,
+)
 
 PLOT_HZ = 10
 DEFAULT_REQUEST = LoadRequest("torus")
@@ -86,9 +97,11 @@ class MainWindow(QMainWindow):
     request_shutdown = pyqtSignal()
     request_inspect = pyqtSignal(int)  # body index, -1: none
     request_ping = pyqtSignal(int)
+    request_branch = pyqtSignal(object)  # BranchRequest
+    request_branch_live = pyqtSignal(object, float)  # integrators, h
 
     def __init__(self, request: LoadRequest | None = None, *,
-                 settings: QSettings | None = None) -> None:
+                 settings: QSettings | None = None, run: str | Path | None = None) -> None:
         super().__init__()
         self.setWindowTitle("RRP Studio")
         self.settings = settings or QSettings("RRP Studio", "rrp-studio")
@@ -108,6 +121,10 @@ class MainWindow(QMainWindow):
         self.picked: int | None = None
         self._follow_choice: dict[str, bool] = {}  # scenario → the user's Follow choice
         self._press_at: tuple[int, int] | None = None
+        self.recording: Recording | None = None
+        """The run file shown (replay mode), or ``None`` (live)."""
+        self.replay_index = 0
+        self._replay_h: float | None = None
 
         # widgets ----------------------------------------------------------------
         self.controls = ControlPanel()
@@ -120,12 +137,19 @@ class MainWindow(QMainWindow):
         self.banner.hide()
         self.plots = PlotPanel()
         self.inspector = self._make_inspector()
+        self.timeline = TimelineBar()
+        self.timeline.hide()
+        self.timeline.frame_chosen.connect(self.show_replay_frame)
+        self.timeline.branch_clicked.connect(self.branch_here)
+        self.timeline.close_clicked.connect(self.close_recording)
+        self.timeline.playing_changed.connect(self._on_replay_playing)
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
         lv.setSpacing(0)
         lv.addWidget(self.banner)
         lv.addWidget(self.view, 1)
+        lv.addWidget(self.timeline)
         lv.addWidget(self.inspector)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.controls)
@@ -160,6 +184,8 @@ class MainWindow(QMainWindow):
         self.request_shutdown.connect(self.worker.shutdown)
         self.request_inspect.connect(self.worker.set_inspect)
         self.request_ping.connect(self.worker.ping)
+        self.request_branch.connect(self.worker.branch)
+        self.request_branch_live.connect(self.worker.branch_live)
         self.worker.loaded.connect(self._on_loaded)
         self.worker.frame.connect(self._on_frame)
         self.worker.failed.connect(self._on_failed)
@@ -177,7 +203,7 @@ class MainWindow(QMainWindow):
         c.h_entered.connect(self.set_h)
         c.h_invalid.connect(lambda msg: self.show_message(msg))
         c.play_toggled.connect(lambda on: self.play() if on else self.pause())
-        c.step_clicked.connect(self.request_step)
+        c.step_clicked.connect(self.step)
         c.reset_clicked.connect(self.reset)
         c.speed_changed.connect(self.request_speed)
         c.compare_changed.connect(self._on_compare_changed)
@@ -197,7 +223,8 @@ class MainWindow(QMainWindow):
         self._plot_timer.start()
 
         self._restore_settings()
-        self.load(request or self._request_from_settings())
+        if run is None or not self.open_run(run):
+            self.load(request or self._request_from_settings())
 
     # ------------------------------------------------------------------ building
     def _make_view(self):
@@ -243,6 +270,8 @@ class MainWindow(QMainWindow):
         fm = self.menuBar().addMenu("&File")
         self._add_action(fm, "&Open scenario file…", self.open_scenario_dialog,
                          QKeySequence.StandardKey.Open)
+        self._add_action(fm, "Open &run (HDF5 recording)…", self.open_run_dialog,
+                         "Ctrl+Shift+O")
         fm.addSeparator()
         self._add_action(fm, "Save &screenshot (PNG)…", self._screenshot_dialog, "Ctrl+Shift+S")
         self._add_action(fm, "Export &plots (PNG)…", self._plots_dialog)
@@ -251,8 +280,11 @@ class MainWindow(QMainWindow):
         self._add_action(fm, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         sm = self.menuBar().addMenu("&Simulation")
         self._add_action(sm, "Play / pause", lambda: self.controls.play.toggle(), "Space")
-        self._add_action(sm, "Step", self.request_step, "S")
+        self._add_action(sm, "Step", self.step, "S")
         self._add_action(sm, "Reset", self.reset, "R")
+        sm.addSeparator()
+        self.branch_action = self._add_action(sm, "&Continue from here", self.branch_here,
+                                              "Ctrl+B")
         vm = self.menuBar().addMenu("&View")
         self._add_action(vm, "Reset camera", self.reset_camera, "Home")
         self.follow_action = self._add_action(vm, "&Follow the bodies", lambda: None, "F")
@@ -272,8 +304,6 @@ class MainWindow(QMainWindow):
         vm.addSeparator()
         self._add_action(vm, "Clear trail", lambda: self.scene and self.scene.clear_trail())
         self._add_action(vm, "Stop inspecting", lambda: self.inspect(None), "Esc")
-        # (a replay / branch mode adds its own menu and a timeline under the view; the
-        # live window above keeps working as it is)
 
     def _add_action(self, menu, text, slot, shortcut=None) -> QAction:
         a = QAction(text, self)
@@ -293,6 +323,9 @@ class MainWindow(QMainWindow):
         self.request_load.emit(request)
 
     def play(self) -> None:
+        if self.recording is not None:  # replay: play the recording
+            self.timeline.set_playing(True)
+            return
         if self.loaded is None:
             return
         self.failure = None
@@ -302,25 +335,65 @@ class MainWindow(QMainWindow):
 
     def pause(self) -> None:
         self.controls.set_playing(False)
+        if self.recording is not None:
+            self.timeline.set_playing(False)
+            return
         self.request_pause.emit()
 
+    def step(self) -> None:
+        """One step (live) or the next frame (replay)."""
+        if self.recording is not None:
+            self.timeline.set_playing(False)
+            self.timeline.slider.setValue(min(self.replay_index + 1,
+                                              self.recording.n_frames - 1))
+            return
+        self.request_step.emit()
+
     def reset(self) -> None:
+        if self.recording is not None:  # replay: back to the first frame
+            self.timeline.set_playing(False)
+            self.timeline.slider.setValue(0)
+            return
         if self.scene is not None:
             self.scene.clear_trail()
         self.controls.set_playing(False)
         self.request_reset.emit()
 
     def set_h(self, h: float) -> None:
+        if self.recording is not None:  # kept for Continue from here
+            self._replay_h = float(h)
+            self.controls.show_h(h)
+            self.controls.show_h_message(f"h = {h:g} will drive the run started by "
+                                         "Continue from here", "note")
+            return
         self.request_h.emit(float(h))
 
     def set_integrator(self, name: str) -> None:
+        if self.recording is not None:  # kept for Continue from here
+            c = self.controls
+            if name not in c.usable or c.integrator.findData(name) < 0:
+                c.show_h_message(f"{name} cannot drive this model", "error")
+                name = self.recording.file.integrator
+            c.integrator.setCurrentIndex(c.integrator.findData(name))
+            self.show_message(f"Continue from here will run {c.integrator.currentData()}")
+            return
         self.request_integrator.emit(name)
 
     def set_compare(self, names: list[str]) -> None:
-        """Compare mode: restart from t = 0 with these other integrators in lock-step."""
+        """Compare mode: restart from t = 0 with these other integrators in lock-step
+        (a run started from a frame restarts from that frame)."""
+        if self.recording is not None:  # used by Continue from here
+            return
         if self._request is None:
             return
         r = self._request
+        if isinstance(r, BranchRequest):
+            h = self.last_frame.h if self.last_frame else r.h
+            self.request_branch.emit(BranchRequest(
+                r.scenario, r.model, r.frame,
+                (self.controls.integrator.currentData(), *names), h, r.energy_reference,
+                r.record_every, r.source))
+            return
         self.load(LoadRequest(r.scenario, r.overrides, self.controls.integrator.currentData(),
                               self.last_frame.h if self.last_frame else r.h, tuple(names)))
 
@@ -428,9 +501,171 @@ class MainWindow(QMainWindow):
         self._plot_redraws += 1
         self._plot_paint_mark -= time.perf_counter() - t0  # count the data push too
 
+    # ------------------------------------------------------------------ replay, branch
+    def open_run_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a recorded run", str(Path.cwd()),
+            "Run files (*.h5 *.hdf5 *.partial);;All files (*)")
+        if path:
+            self.open_run(path)
+
+    def open_run(self, path: str | Path) -> bool:
+        """Show a run file (replay): the recorded frames in the 3D view, the whole
+        series in the plots, the timeline under the view.  A file that cannot be shown
+        gives a one-line message and leaves the window as it was (``False``)."""
+        try:
+            rec = Recording(path)
+        except (RunFileError, OSError) as exc:
+            self._show_banner(f"cannot open the run: {exc}")
+            return False
+        self.pause()  # the live run (if any) stops where it is
+        if self.recorder is not None:
+            self.stop_recording()
+        if self.recording is not None:
+            self._leave_replay()
+        self.recording = rec
+        self._replay_h = rec.file.h
+        self.failure = None
+        self.banner.hide()
+        ld = rec.loaded()
+        self.loaded = ld
+        self.last_frame = None
+        self._set_up_views(ld)
+        self.controls.trail.setEnabled(ld.model.pivot is not None)
+        self.controls.set_playing(False)
+        self.plots.show_recording({"energy": rec.series()}, rec.events)
+        self.timeline.show_recording(rec)
+        self.timeline.show()
+        ok, why = rec.can_branch(0)
+        self._show_branchable(ok, why)
+        if rec.status == "failed":
+            self._show_banner(f"recording of a failed run: {rec.status_line()}")
+        elif rec.status == "interrupted":
+            self.show_message(f"recording of an interrupted run: {rec.status_line()}", 15000)
+        self.replay_index = -1
+        self.show_replay_frame(0)
+        self.setWindowTitle(f"RRP Studio — {ld.title} — recording {rec.name}")
+        return True
+
+    def _show_branchable(self, ok: bool, why: str) -> None:
+        tip = ("start a live run at the shown frame with the integrator, h and compare "
+               "schemes chosen on the left") if ok else f"cannot continue from here: {why}"
+        self.timeline.branch.setEnabled(ok)
+        self.timeline.branch.setToolTip(tip)
+        self.branch_action.setToolTip(tip)
+
+    def show_replay_frame(self, k: int) -> None:
+        """Show recorded frame ``k`` (the timeline slider's value) in the view, the plots'
+        cursor and the status bar."""
+        rec = self.recording
+        if rec is None or self.scene is None:
+            return
+        k = min(max(int(k), 0), rec.n_frames - 1)
+        if self.timeline.slider.value() != k:
+            self.timeline.slider.setValue(k)  # (comes back here)
+            return
+        try:
+            fr = rec.frame(k)
+        except RunFileError as exc:
+            self._show_banner(str(exc))
+            return
+        if k < self.replay_index:  # back in time: the pendulum's trail starts over
+            self.scene.clear_trail()
+        self.replay_index = k
+        self.scene.update(fr.x, fr.q, fr.v, fr.omega)
+        self.view.update()
+        self.frames_drawn += 1
+        self.plots.set_cursor(fr.t)
+        self.timeline.show_frame(k, fr.t)
+        if self.picked is not None:
+            if fr.v is None:
+                self.inspector_text.setText(f"<b>body {self.picked}</b>: the file holds no "
+                                            "velocities")
+            else:
+                try:
+                    r = body_report(rec.model, self.picked, fr.x, fr.v, fr.q, fr.omega)
+                except Exception as exc:  # the inspector never stops the replay
+                    r = {"index": self.picked, "error": f"{type(exc).__name__}: {exc}"}
+                self.inspector_text.setText(inspector_html(r, fr.t))
+        self._replay_status(fr)
+
+    def _replay_status(self, fr) -> None:
+        rec = self.recording
+        step = "" if fr.step is None else f"   step {fr.step}"
+        state = "playing" if self.timeline.playing else "paused"
+        self.status.setText(f"recording {rec.name} ({rec.status_line()})   frame "
+                            f"{fr.index + 1}/{rec.n_frames}   t = {fr.t:.4f}{step}   "
+                            f"recorded with {rec.file.integrator}, h = {rec.file.h:g}   "
+                            f"[replay, {state}]")
+        self.status.setToolTip(f"{rec.path}\n{rec.file!r}")
+        now = time.perf_counter()
+        t0, n0 = self._fps_mark
+        if now - t0 >= 1.0:
+            self._fps = (self.renders - n0) / (now - t0)
+            self._fps_mark = (now, self.renders)
+        self.perf.setText(f"replay · {self._fps:.0f} fps")
+
+    def _on_replay_playing(self, on: bool) -> None:
+        self.controls.set_playing(on)
+        if self.recording is not None:
+            try:
+                self._replay_status(self.recording.frame(self.replay_index))
+            except RunFileError:
+                pass
+
+    def branch_here(self) -> None:
+        """*Continue from here*: on a recording, a live run from the shown frame (the
+        worker builds each run, primary and compare, with ``Simulation.from_frame``); on
+        a live run, the current state goes on with the chosen integrator, ``h`` and
+        compare schemes (the plots restart at this instant)."""
+        c = self.controls
+        integrators = (c.integrator.currentData(), *c.compare_integrators())
+        h = c.parse_h()
+        rec = self.recording
+        if rec is None:
+            if self.loaded is None:
+                return
+            if not isinstance(h, float):
+                h = self.last_frame.h if self.last_frame else self.loaded.h
+            self.pause()
+            self.request_branch_live.emit(tuple(integrators), float(h))
+            return
+        k = self.replay_index
+        ok, why = rec.can_branch(k)
+        if not ok:
+            self._show_banner(f"cannot continue from frame {k + 1}: {why}")
+            return
+        if not isinstance(h, float):
+            h = self._replay_h or rec.file.h
+        self.timeline.set_playing(False)
+        self.request_branch.emit(BranchRequest(
+            rec.file.scenario, rec.model, rec.frame(k), tuple(integrators), float(h),
+            rec.energy_reference, max(1, rec.file.record_every), rec.name))
+
+    def close_recording(self) -> None:
+        """Leave the replay: back to the live scenario (as it was)."""
+        if self.recording is None:
+            return
+        self.load(self._good_request or self._request or DEFAULT_REQUEST)
+
+    def _leave_replay(self) -> None:
+        rec, self.recording = self.recording, None
+        self.timeline.set_playing(False)
+        self.timeline.recording = None
+        self.timeline.hide()
+        self.plots.set_cursor(None)
+        self.branch_action.setToolTip("")
+        if rec is not None:
+            rec.close()
+
     # ------------------------------------------------------------------ worker → views
     def _on_loaded(self, ld: Loaded) -> None:
+        branched = self.recording is not None and bool(ld.branch)
+        if self.recording is not None:  # a branch (or a scenario) replaces the replay
+            self._leave_replay()
         self.loaded = ld
+        if ld.branch and isinstance(self.worker._request, BranchRequest):
+            self._request = self.worker._request  # Reset: back to the branch frame
         self._good_request = self._request
         self.last_frame = None
         self.failure = None
@@ -438,6 +673,29 @@ class MainWindow(QMainWindow):
         if self._notice:
             self._show_banner(self._notice)
             self._notice = None
+        self._set_up_views(ld, keep_camera=branched)
+        # a scheme asked for could not drive the model: say what runs instead
+        if ld.note:
+            self.controls.show_h_message(ld.note, "note")
+            self.show_message(ld.note, 4000)
+        elif self.controls.h_message_level == "note":
+            self.controls.show_h_message("", "")
+        self.controls.trail.setEnabled(ld.model.pivot is not None)
+        # about real time at ~60 frames a second (the user may change it)
+        sp = self.controls.speed  # (a tiny h asks for more than it offers)
+        sp.setValue(int(min(sp.maximum(), max(1.0, round(1.0 / (60.0 * ld.h))))))
+        title = f"RRP Studio — {ld.title}"
+        if len(ld.integrators) > 1:
+            title += f" — compare: {', '.join(ld.integrators)}"
+        if ld.branch:
+            title += f" — continued {ld.branch}"
+            self.show_message(f"continued {ld.branch}: press Play", 8000)
+        self.setWindowTitle(title)
+        self._save_choices()
+
+    def _set_up_views(self, ld: Loaded, keep_camera: bool = False) -> None:
+        """Scene, plots and controls for a model (a live load, or a recording)."""
+        camera = self.view.camera_position if keep_camera else None
         self.view.clear()
         try:
             self.view.clear_actors()
@@ -454,7 +712,10 @@ class MainWindow(QMainWindow):
         self.follow_action.blockSignals(True)
         self.follow_action.setChecked(follow)
         self.follow_action.blockSignals(False)
-        self.scene.reset_camera()  # every load (and reset) starts framed
+        if camera is not None:  # a branch goes on where the replay was looking
+            self.view.camera_position = camera
+        else:
+            self.scene.reset_camera()  # every load (and reset) starts framed
         # the inspected body stays inspected through a reset of the same model
         keep = (self.picked is not None and self._good_request is not None
                 and self.picked < ld.model.n_bodies)
@@ -465,24 +726,14 @@ class MainWindow(QMainWindow):
         self.controls.allow_integrators(ld.model)
         self.controls.show_integrators(ld.integrators)
         self.controls.show_h(ld.h)
-        self.controls.show_stability(ld.stability.h_stable, ld.stability.describe())
-        # a scheme asked for could not drive the model: say what runs instead
-        if ld.note:
-            self.controls.show_h_message(ld.note, "note")
-            self.show_message(ld.note, 4000)
-        elif self.controls.h_message_level == "note":
-            self.controls.show_h_message("", "")
-        self.controls.trail.setEnabled(ld.model.pivot is not None)
-        # about real time at ~60 frames a second (the user may change it)
-        sp = self.controls.speed  # (a tiny h asks for more than it offers)
-        sp.setValue(int(min(sp.maximum(), max(1.0, round(1.0 / (60.0 * ld.h))))))
-        title = f"RRP Studio — {ld.title}"
-        if len(ld.integrators) > 1:
-            title += f" — compare: {', '.join(ld.integrators)}"
-        self.setWindowTitle(title)
-        self._save_choices()
+        self.controls.show_stability(ld.stability.h_stable, ld.stability.describe(),
+                                     ld.stability.h_accurate,
+                                     ld.stability.describe_accuracy())
 
     def _on_frame(self, fr: Frame) -> None:
+        if self.recording is not None:  # a live frame in flight when the run was opened
+            self.worker.frame_done()
+            return
         try:
             self.last_frame = fr
             if self.scene is not None:
@@ -495,7 +746,10 @@ class MainWindow(QMainWindow):
             self.plots.append(fr)
             self.frames_drawn += 1
             if fr.stability is not None:
-                self.controls.show_stability(fr.stability.h_stable, fr.stability.describe())
+                self.controls.show_stability(fr.stability.h_stable,
+                                             fr.stability.describe(),
+                                             fr.stability.h_accurate,
+                                             fr.stability.describe_accuracy())
             self.controls.show_h(fr.h)
             self._update_status(fr)
             if self.recorder is not None:
@@ -577,6 +831,10 @@ class MainWindow(QMainWindow):
 
     def _on_state(self, state: str, text: str) -> None:
         self.state = state
+        if self.recording is not None:  # the worker's state is not what is shown
+            if state == "compiling":
+                self.status.setText(f"compiling… {text}")
+            return
         if state in ("paused", "failed", "idle"):
             self.controls.set_playing(False)
         if state == "compiling":
@@ -618,7 +876,14 @@ class MainWindow(QMainWindow):
 
     def _on_compare_changed(self) -> None:
         self.set_compare(self.controls.compare_integrators())
-        self.show_message("compare mode: the runs restart together from t = 0")
+        if self.recording is not None:
+            self.show_message("compare mode: Continue from here starts these runs "
+                              "together from the shown frame")
+        elif isinstance(self._request, BranchRequest):
+            self.show_message("compare mode: the runs restart together from the frame "
+                              "they were branched from")
+        else:
+            self.show_message("compare mode: the runs restart together from t = 0")
 
     def _on_colour(self, mode: str) -> None:
         if self.scene is not None:

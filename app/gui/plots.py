@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters
-from PyQt6.QtCore import Qt
+from PyQt6.QtCore import Qt, QTimer
 from PyQt6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from engine.layout import ENERGY_LABELS, ENERGY_NAMES, SIGNED_ENERGY
 
 from ..scene import GHOST_COLOURS
-from .worker import Frame, Loaded
+from .worker import Frame, Loaded, Series
 
 ENERGY_COLOURS = {
     "translational": "#1f77b4",
@@ -41,6 +41,9 @@ DISSIPATED = "dissipated"
 """The energy removed by impacts and friction (hard contacts): not a potential but the
 work of the percussions, stacked on top (grey) so that the top stays at E₀."""
 LEGEND_NAMES = {DISSIPATED: "dissipated D (impacts, friction)"}
+CURSOR_MS = 300
+"""Least interval between two moves of the plots' cursor line (see
+:meth:`PlotPanel.set_cursor`)."""
 FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31")
 
 
@@ -212,6 +215,20 @@ class PlotPanel(QWidget):
         self.events: list = []
         self._curves: dict = {}
         self._dirty = False
+        self.cursors: list[pg.InfiniteLine] = []
+        for w in self.plots:  # the shown instant of a recording (hidden while live)
+            c = pg.InfiniteLine(pos=0.0, angle=90, movable=False,
+                                pen=pg.mkPen("#ffb000", width=2))
+            c.setZValue(1000)
+            c.hide()
+            w.addItem(c, ignoreBounds=True)
+            self.cursors.append(c)
+        self._cursor_target: float | None = None
+        self._cursor_pending = False
+        self._cursor_timer = QTimer(self)
+        self._cursor_timer.setSingleShot(True)
+        self._cursor_timer.setInterval(CURSOR_MS)
+        self._cursor_timer.timeout.connect(self._cursor_tick)
 
     # ------------------------------------------------------------------ data
     def reset(self, loaded: Loaded) -> None:
@@ -242,6 +259,61 @@ class PlotPanel(QWidget):
             self.add_marker(ev)
         if set(self.runs) - {k for k in self._curves.get("error", {})}:
             self._rebuild_curves()
+
+    def show_recording(self, series: dict[str, Series], events) -> None:
+        """A recording: the whole series at once (after :meth:`reset`) and a marker for
+        each recorded event, drawn as a live run's."""
+        for label, s in series.items():
+            d = self.runs.setdefault(label, _RunData())
+            d.t.extend(s.t)
+            d.energy.extend(s.energy)
+            d.total.extend(s.total)
+            d.rel.extend(s.rel_error)
+            d.P.extend(s.P)
+            d.L.extend(s.L)
+        for ev in events:
+            self.add_marker(ev)
+        self._rebuild_curves()
+        for w in self.plots:
+            w.getPlotItem().enableAutoRange()
+
+    def set_cursor(self, t: float | None) -> None:
+        """The vertical line at the shown time of a recording (``None``: hide it).
+
+        Paced to :data:`CURSOR_MS`: moving the line repaints all four plots (~60 ms
+        under Xvfb), which at every slider move halved the 3D view's frame rate while
+        scrubbing (10 instead of 26 fps on the torus); the last position is always
+        drawn (a trailing update)."""
+        self._cursor_target = t
+        if t is None:
+            self._cursor_timer.stop()
+            self._apply_cursor()
+            return
+        if not self._cursor_timer.isActive():
+            self._apply_cursor()
+            self._cursor_timer.start()
+        else:
+            self._cursor_pending = True
+
+    def _apply_cursor(self) -> None:
+        self._cursor_pending = False
+        t = self._cursor_target
+        for c in self.cursors:
+            if t is None:
+                c.hide()
+            else:
+                c.setValue(t)
+                c.show()
+
+    def _cursor_tick(self) -> None:
+        if self._cursor_pending:
+            self._apply_cursor()
+            self._cursor_timer.start()
+
+    @property
+    def cursor_t(self) -> float | None:
+        c = self.cursors[0]
+        return float(c.value()) if c.isVisible() else None
 
     def add_marker(self, ev) -> None:
         self.events.append(ev)

@@ -155,6 +155,33 @@ class LoadRequest:
     compare: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, eq=False)
+class BranchRequest:
+    """A live run from a recorded frame (*Continue from here*): the model (built from the
+    run file), the frame (:class:`engine.io.Frame`), the integrators (primary first, then
+    the compare runs) and ``h``; ``energy_reference``: the recorded run's ``(E_ref,
+    E_scale)`` so that the error goes on as recorded.  Reset goes back to this frame."""
+
+    scenario: str
+    model: Any
+    frame: Any
+    integrators: tuple[str, ...]
+    h: float
+    energy_reference: tuple[float, float] | None = None
+    record_every: int = 1
+    source: str = ""
+    """The run file (its name, for the window's title)."""
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def integrator(self) -> str:
+        return self.integrators[0]
+
+    @property
+    def compare(self) -> tuple[str, ...]:
+        return tuple(self.integrators[1:])
+
+
 @dataclass
 class Loaded:
     """Sent once a request is built: what the views need to set themselves up."""
@@ -170,6 +197,8 @@ class Loaded:
     stability: StabilityEstimate
     note: str = ""
     """Why a requested scheme was replaced (it cannot drive the model), or empty."""
+    branch: str = ""
+    """For a run started from a frame (*Continue from here*): where from, in words."""
 
 
 @dataclass
@@ -292,6 +321,10 @@ class SimulationWorker(QObject):
             self.state_changed.emit("paused" if self._runs else "idle",
                                     "scenario not loaded")
             return
+        self._install(runs, req, note)
+
+    def _install(self, runs: list[_Run], req, note: str, branch: str = "") -> None:
+        """Make ``runs`` the current runs (of request ``req``) and tell the window."""
         self._runs = runs
         self._request = req
         self._failed = False
@@ -305,9 +338,103 @@ class SimulationWorker(QObject):
                 if n in sim.model.energy_components or abs(e0[k]) > 0]
         self.loaded.emit(Loaded(req.scenario, sim.model.title, sim.model, dict(sim.model.params),
                                 [r.sim.integrator.name for r in runs], sim.h, used,
-                                sim.model.conserved, sim.stability(), note))
+                                sim.model.conserved, sim.stability(), note, branch))
         self._emit_frame(force=True)
         self.state_changed.emit("paused", "ready: press Play")
+
+    @pyqtSlot(object)
+    def branch(self, req: BranchRequest) -> None:
+        """*Continue from here* on a recorded frame: each run (the primary and the
+        compare runs) is built from the same frame with
+        :meth:`~engine.simulation.Simulation.from_frame`; a scheme that cannot drive the
+        model is replaced (primary) or left out (compare), as for a scenario.  A frame
+        that cannot start a run is ``rejected`` ("branch") and the current runs kept."""
+        self.pause()
+        self.state_changed.emit("compiling", "starting a run from the recorded frame…")
+        try:
+            model = req.model
+            names, note = self._schemes(model, req.integrators[0], req.integrators[1:])
+            runs = []
+            for name in names:
+                sim = Simulation.from_frame(model, req.frame, name, req.h, keep_clock=True,
+                                            energy_reference=req.energy_reference,
+                                            record_every=req.record_every,
+                                            record_frames=False)
+                sim.warm_up()
+                runs.append(_Run(name if len(names) > 1 else "energy", sim))
+            self._label(runs)
+        except Exception as exc:  # (SimulationError and ValueError mostly: one line)
+            text = str(exc) if isinstance(exc, SimulationError | ValueError) \
+                else f"{type(exc).__name__}: {exc}"
+            self.rejected.emit("branch", f"cannot continue from frame "
+                               f"{getattr(req.frame, 'index', '?')}: {text}")
+            self.state_changed.emit("paused" if self._runs else "idle", "not branched")
+            return
+        where = (f"from frame {getattr(req.frame, 'index', 0) + 1} (t = {req.frame.t:.6g})"
+                 f" of {req.source or req.scenario}")
+        self._install(runs, req, note, where)
+
+    @pyqtSlot(object, float)
+    def branch_live(self, integrators: tuple[str, ...], h: float) -> None:
+        """*Continue from here* on the live run: the primary's current state (exactly:
+        :meth:`~engine.simulation.Simulation.resume_state`) goes on with
+        ``integrators[0]`` and ``h``, and each compare scheme starts from the same state.
+        The plots restart at this instant; Reset still goes back to the scenario's
+        start."""
+        sim = self.primary
+        if sim is None:
+            return
+        self.pause()
+        try:
+            model = sim.model
+            names, note = self._schemes(model, integrators[0], integrators[1:])
+            d = sim.resume_state()
+            runs = []
+            for name in names:
+                s = Simulation.from_resume_state(model, d, record_frames=False)
+                try:
+                    if s.integrator.name != name:
+                        s.set_integrator(name)
+                    if s.h != h:
+                        s.set_h(h)
+                except SimulationError:  # a new scheme may need the new step first
+                    s = Simulation.from_resume_state(model, d, record_frames=False)
+                    if s.h != h:
+                        s.set_h(h)
+                    if s.integrator.name != name:
+                        s.set_integrator(name)
+                s.warm_up()
+                runs.append(_Run(name if len(names) > 1 else "energy", s))
+            self._label(runs)
+        except Exception as exc:
+            text = str(exc) if isinstance(exc, SimulationError | ValueError) \
+                else f"{type(exc).__name__}: {exc}"
+            self.rejected.emit("branch", f"cannot continue from here: {text}")
+            return
+        req = self._request
+        self._install(runs, req, note, f"from the live run at t = {sim.t:.6g}")
+
+    def _schemes(self, model: Any, primary: str, compare) -> tuple[list[str], str]:
+        integ, note = choose_integrator(model, primary)
+        names = [integ]
+        for c in compare:
+            if not c:
+                continue
+            try:
+                names.append(integrator_for(model, c).name)
+            except SimulationError:
+                note = "; ".join(filter(None, (note, f"compare run {c} left out: it cannot "
+                                               f"drive model {model.name!r}")))
+        return names[:MAX_COMPARE], note
+
+    @staticmethod
+    def _label(runs: list[_Run]) -> None:
+        if len(runs) > 1:  # the same integrator twice still needs distinct labels
+            seen: dict[str, int] = {}
+            for r in runs:
+                seen[r.label] = seen.get(r.label, 0) + 1
+                if seen[r.label] > 1:
+                    r.label = f"{r.label} ({seen[r.label]})"
 
     def _build(self, req: LoadRequest) -> tuple[list[_Run], str]:
         """The runs of ``req`` and a note: a scheme that cannot drive the model (say the
@@ -357,7 +484,9 @@ class SimulationWorker(QObject):
 
     @pyqtSlot()
     def reset(self) -> None:
-        if self._request is not None:
+        if isinstance(self._request, BranchRequest):
+            self.branch(self._request)
+        elif self._request is not None:
             self.load(self._request)
 
     @pyqtSlot()
@@ -433,8 +562,8 @@ class SimulationWorker(QObject):
             if p.suffix.lower() in (".h5", ".hdf5"):
                 from engine.io import RunWriter
 
-                w = RunWriter(p, sim, scenario=self._request.scenario if self._request
-                              else "", frames=False)
+                w = RunWriter(p, sim, scenario=getattr(self._request, "scenario", "")
+                              if self._request else "", frames=False)
                 w.close("paused" if not self._failed else "failed")
             elif p.suffix.lower() == ".csv":
                 self._write_csv(tmp)

@@ -1,0 +1,270 @@
+"""Recorded runs in the window (issue #10 §1–2): replay of run files, the timeline,
+*Continue from here* (branch, compare from a frame), old and bad files.  Real window
+(under Xvfb), real files written by Simulation + RunWriter — no mocks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+pytest.importorskip("pyvistaqt")
+h5py = pytest.importorskip("h5py")
+
+if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
+    pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
+                allow_module_level=True)
+
+from PyQt6.QtCore import QSettings  # noqa: E402
+
+from app.gui.main_window import MainWindow  # noqa: E402
+from app.gui.worker import LoadRequest  # noqa: E402
+from engine.io import RunFile, RunWriter  # noqa: E402
+from engine.scenarios import load_scenario  # noqa: E402
+from engine.simulation import Simulation  # noqa: E402
+
+pytestmark = pytest.mark.gui
+ROOT = Path(__file__).resolve().parent.parent
+WAIT = 180_000  # ms; the first load may compile the kernels
+
+
+def write_torus_run(path: Path, t_switch: float = 0.1, t_end: float = 0.2) -> Path:
+    """The 80-sphere torus 0 → t_end with frames every 10 steps and an h change at
+    ``t_switch`` (an event)."""
+    model = load_scenario("torus").build_model()
+    sim = Simulation(model, "rrp-newmark", 1e-3, record_every=10)
+    w = RunWriter(path, sim, scenario="torus")
+    sim.run_until(t_switch, callback=lambda s: w.flush())
+    sim.set_h(5e-4)
+    sim.run_until(t_end, callback=lambda s: w.flush())
+    w.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def torus_run(tmp_path_factory) -> Path:
+    return write_torus_run(tmp_path_factory.mktemp("runs") / "torus.h5")
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    made = []
+
+    def make(request: LoadRequest | None = None, run=None) -> MainWindow:
+        settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+        w = MainWindow(request or LoadRequest("torus", {"n_particles": 12}),
+                       settings=settings, run=run)
+        w.resize(1280, 800)
+        w.show()
+        qtbot.addWidget(w)
+        if run is None:
+            qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
+                            timeout=WAIT)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.close()
+
+
+def _wait_branch(qtbot, w: MainWindow) -> None:
+    qtbot.waitUntil(lambda: w.recording is None and w.loaded is not None
+                    and w.loaded.branch and w.last_frame is not None, timeout=WAIT)
+
+
+def test_replay_of_a_torus_run(qtbot, window, torus_run):
+    w = window(run=torus_run)
+    assert w.recording is not None and w.timeline.isVisible()
+    rf = RunFile(torus_run)
+    try:
+        n = rf.n_frames
+        assert w.timeline.slider.maximum() == n - 1
+        # the plots hold the whole recorded series at once, with the h-change marker
+        d = w.plots.runs["energy"]
+        assert d.t.n == len(rf.times)
+        np.testing.assert_array_equal(d.t.data, rf.times)
+        np.testing.assert_allclose(d.total.data, rf.energy["total"])
+        assert w.plots.n_markers == len(rf.events) == 1
+        assert w.plots.events[0].kind == "h"
+        assert len(w.plots.markers) == len(w.plots.plots)  # a line in every plot
+        # the slider moves the view: the spheres sit where the file's frame puts them
+        for k in (n // 2, n - 1, 3):
+            w.timeline.slider.setValue(k)
+            qtbot.wait(20)
+            fr = rf.frame(k)
+            np.testing.assert_allclose(w.scene.centres, fr.x, atol=1e-12)
+            assert w.replay_index == k
+            # the plots' cursor follows (paced: ≤ 1 move per CURSOR_MS while scrubbing)
+            qtbot.waitUntil(lambda t=fr.t: w.plots.cursor_t == pytest.approx(t), timeout=2000)
+            text = w.status.text()
+            assert "recording" in text and f"frame {k + 1}/{n}" in text
+            assert f"t = {fr.t:.4f}" in text and "complete" in text
+        assert not np.allclose(rf.frame(3).x, rf.frame(n - 1).x)  # it really moved
+        # play the recording (replay speed) and pause it
+        w.timeline.speed.setCurrentIndex(w.timeline.speed.findData(0.3))
+        w.play()
+        qtbot.waitUntil(lambda: w.replay_index > 3, timeout=5000)
+        w.pause()
+        assert not w.timeline.playing
+    finally:
+        rf.close()
+
+
+def test_partial_file_of_a_killed_run_opens(qtbot, window, tmp_path):
+    out = tmp_path / "killed.h5"
+    code = textwrap.dedent(f"""
+        import os
+        from engine.io import RunWriter
+        from engine.scenarios import load_scenario
+        from engine.simulation import Simulation
+        sim = Simulation(load_scenario("torus").build_model(), "rrp-newmark", 1e-3,
+                         record_every=10)
+        w = RunWriter({str(out)!r}, sim, scenario="torus")
+        sim.run_until(0.05, callback=lambda s: w.flush())
+        w.flush()
+        os._exit(0)  # killed: the file is never closed
+    """)
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=300)
+    partial = out.with_name(out.name + ".partial")
+    assert partial.exists() and not out.exists()
+    w = window(run=partial)
+    assert w.recording is not None
+    assert "interrupted" in w.status.text() and "recording" in w.status.text()
+    assert w.timeline.branch.isEnabled()
+
+
+def test_branch_from_a_frame(qtbot, window, torus_run):
+    w = window(run=torus_run)
+    rf = RunFile(torus_run)
+    try:
+        k = 7
+        fr = rf.frame(k)
+        w.timeline.slider.setValue(k)
+        w.set_integrator("pfc-verlet")  # the scheme of the branch
+        w.set_h(2e-4)
+        w.branch_here()
+        _wait_branch(qtbot, w)
+        lf = w.last_frame
+        assert lf.integrator == "pfc-verlet" and lf.h == pytest.approx(2e-4)
+        assert lf.t == fr.t and lf.step == fr.step
+        np.testing.assert_array_equal(lf.x, fr.x)
+        np.testing.assert_array_equal(lf.v, fr.v)
+        np.testing.assert_array_equal(lf.q, fr.q)
+        np.testing.assert_array_equal(lf.omega, fr.omega)
+        assert "continued from frame 8" in w.windowTitle()
+        assert not w.timeline.isVisible() and w.plots.cursor_t is None
+        # it runs on from there
+        w.play()
+        qtbot.waitUntil(lambda: w.last_frame.t > fr.t + 0.01, timeout=WAIT)
+        w.pause()
+        # Reset goes back to the branch frame, not to t = 0
+        w.reset()
+        qtbot.waitUntil(lambda: w.last_frame is not None and w.last_frame.t == fr.t,
+                        timeout=WAIT)
+        np.testing.assert_array_equal(w.last_frame.x, fr.x)
+    finally:
+        rf.close()
+
+
+def test_compare_from_a_frame(qtbot, window, torus_run):
+    w = window(run=torus_run)
+    rf = RunFile(torus_run)
+    try:
+        k = 5
+        fr = rf.frame(k)
+        w.timeline.slider.setValue(k)
+        c = w.controls
+        for cb, name in zip(c.compare, ("rk4", "lgvi"), strict=True):
+            cb.setCurrentIndex(cb.findData(name))
+        w._on_compare_changed()  # (what choosing in the combo does)
+        assert w.recording is not None  # compare does not leave the replay
+        w.branch_here()
+        _wait_branch(qtbot, w)
+        assert w.loaded.integrators == ["rrp-newmark", "rk4", "lgvi"]
+        assert len(w.last_frame.ghosts) == 2
+        for x, q in w.last_frame.ghosts:
+            np.testing.assert_array_equal(x, fr.x)
+            np.testing.assert_array_equal(q, fr.q)
+        w.play()
+        qtbot.waitUntil(lambda: w.last_frame.t > fr.t + 0.01, timeout=WAIT)
+        w.pause()
+        qtbot.waitUntil(lambda: len(w.plots.energy_curve_labels()) == 3, timeout=WAIT)
+    finally:
+        rf.close()
+
+
+def test_schema1_like_file_replays_but_cannot_branch(qtbot, window, torus_run, tmp_path):
+    old = tmp_path / "old.h5"
+    shutil.copy(torus_run, old)
+    with h5py.File(old, "r+") as f:
+        del f["bodies/velocity"]
+    w = window(run=old)
+    assert w.recording is not None
+    w.timeline.slider.setValue(4)
+    np.testing.assert_allclose(w.scene.centres, RunFile(old).frame(4).x, atol=1e-12)
+    assert not w.timeline.branch.isEnabled()
+    assert "velocities" in w.timeline.branch.toolTip()
+    w.branch_here()  # (the menu's Continue from here): refused with the reason
+    assert w.banner.isVisible() and "velocities" in w.banner.text()
+    assert w.recording is not None
+
+
+def test_a_bad_file_leaves_the_window_as_it_was(qtbot, window, tmp_path):
+    w = window()
+    before = (w.loaded, w.scene, w.windowTitle())
+    bad = tmp_path / "notes.h5"
+    bad.write_text("not an HDF5 file\n")
+    assert w.open_run(bad) is False
+    assert w.banner.isVisible() and "not an HDF5 file" in w.banner.text()
+    assert "\n" not in w.banner.text()
+    assert (w.loaded, w.scene, w.windowTitle()) == before and w.recording is None
+    assert not w.timeline.isVisible()
+
+
+def test_cli_bad_run_file_is_one_line(tmp_path):
+    bad = tmp_path / "x.h5"
+    bad.write_bytes(b"\0" * 64)
+    r = subprocess.run([sys.executable, "-m", "app", "gui", str(bad)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot open the run" in lines[0]
+
+
+def test_open_run_from_a_live_window_then_close_it(qtbot, window, torus_run):
+    w = window()
+    w.play()
+    qtbot.wait(200)
+    assert w.open_run(torus_run)
+    assert w.recording is not None and w.loaded.model.n_bodies == 80
+    assert not w.controls.play.isChecked()
+    w.close_recording()
+    qtbot.waitUntil(lambda: w.recording is None and w.last_frame is not None
+                    and w.loaded.model.n_bodies == 12, timeout=WAIT)
+
+
+def test_continue_from_here_on_a_live_run(qtbot, window):
+    w = window()
+    w.play()
+    qtbot.waitUntil(lambda: w.last_frame.t > 0.02, timeout=WAIT)
+    w.pause()
+    qtbot.waitUntil(lambda: w.state == "paused", timeout=WAIT)
+    qtbot.wait(100)
+    at = w.last_frame
+    c = w.controls
+    c.compare[0].setCurrentIndex(c.compare[0].findData("rk4"))
+    w.branch_here()
+    qtbot.waitUntil(lambda: w.loaded.branch.startswith("from the live run")
+                    and w.last_frame is not None, timeout=WAIT)
+    assert w.loaded.integrators == [at.integrator, "rk4"]
+    np.testing.assert_array_equal(w.last_frame.x, at.x)
+    np.testing.assert_array_equal(w.last_frame.ghosts[0][0], at.x)
+    assert w.last_frame.t == at.t
