@@ -49,6 +49,21 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def threads_arg(text: str) -> int:
+    """``--threads N``: 1 ≤ N ≤ NUMBA_NUM_THREADS (checked without compiling anything)."""
+    from engine.parallel import max_threads
+
+    top = max_threads()
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 1 <= v <= top:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {top} (the cores Numba may "
+                                         f"use, NUMBA_NUM_THREADS), got {text}")
+    return v
+
+
 def _any_float(text: str) -> float:
     try:
         return float(text)
@@ -88,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--vtk", metavar="DIR",
                      help="also write the frames for ParaView: a .vtp per frame and a .pvd "
                           "collection in DIR (as 'rrp convert')")
+    run.add_argument("--threads", type=threads_arg, metavar="N",
+                     help="threads of the parallel force kernels (models of 4096 bodies or "
+                     "more; the results do not depend on it; default: all cores)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar or notes")
 
@@ -142,6 +160,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from engine.scenarios import parse_sets
     from engine.simulation import Simulation, default_integrator
 
+    if args.threads is not None:
+        from engine.parallel import set_threads
+
+        set_threads(args.threads)
     if args.resume:
         return _cmd_resume(args)
     if args.scenario is None:

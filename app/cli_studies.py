@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from .cli import _positive_float, _positive_int
+from .cli import _positive_float, _positive_int, threads_arg
 from .errors import EXIT_INTERRUPTED, UsageError
 
 
@@ -50,6 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="address of a running Dask scheduler (default: start a LocalCluster)")
     p.add_argument("--workers", type=_positive_int,
                    help="LocalCluster worker processes (default: one per core)")
+    p.add_argument("--threads", type=threads_arg, metavar="N",
+                   help="threads of each run's parallel force kernels (models of 4096 bodies "
+                   "or more; default: all cores, shared among the LocalCluster's workers)")
     p.add_argument("--serial", action="store_true", help="run in this process, without Dask")
     p.add_argument("--cache-dir", help="reference-run cache (default $RRP_CACHE_DIR or "
                                        "~/.cache/rrp-studio/reference)")
@@ -103,7 +106,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         rows = run_sweep(specs, args.out, scheduler=scheduler, workers=args.workers,
-                         cache=args.cache_dir, progress=sys.stderr.isatty() and not args.quiet,
+                         threads=args.threads, cache=args.cache_dir,
+                         progress=sys.stderr.isatty() and not args.quiet,
                          on_row=on_row, log=note)
     except StudyError as exc:
         raise UsageError(str(exc)) from None

@@ -45,6 +45,7 @@ _API = {
     "list_integrators": "api",
     "load_scenario": "scenarios", "Scenario": "scenarios", "Simulation": "simulation",
     "SimulationError": "simulation", "RunWriter": "io", "read_run": "io",
+    "set_threads": "parallel",
 }
 """The public API (docs/api.md), imported on first use so that ``import engine`` stays
 light."""

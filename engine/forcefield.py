@@ -17,7 +17,7 @@ when ``flags[T_HARD_WALL]``.
 
 Hot-path convention (measured: it halves the cost of a torus step and makes a pendulum
 step 4x cheaper).  Every kernel called per step has a ``*_ws`` form that takes its
-scratch arrays (``ws = new_scratch(n)``, allocated once per run by
+scratch arrays (``ws = new_scratch(n, ff)``, allocated once per run by
 ``engine.integrators.advance``) and therefore allocates nothing and cannot raise (status
 codes only, ``error_model="numpy"``).  These are compiled with ``_nrt=False``: Numba
 would otherwise increment and decrement the reference count of every array of the state
@@ -65,6 +65,12 @@ from .layout import (
     T_WALL,
 )
 from .neighbours import ensure_neighbours_ws, neighbour_scratch_size
+from .parallel import (
+    NOT_PARALLEL,
+    PARALLEL_MIN_BODIES,
+    new_parallel_scratch,
+    parallel_forces_ws,
+)
 from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
 from .potentials.contact import particle_contacts, wall_contacts
@@ -73,11 +79,22 @@ from .potentials.gravity import pivot_gravity, uniform_gravity
 
 
 @njit(nogil=True, cache=True)
-def new_scratch(n):
+def new_scratch(n, ff=None):
     """The scratch arrays of :func:`compute_forces_ws` for ``n`` bodies: the binder's
-    block and the cell list of the neighbour list."""
+    block, the cell list of the neighbour list and, for a model of at least
+    ``engine.parallel.PARALLEL_MIN_BODIES`` bodies whose force field ``ff`` is given,
+    that of the parallel kernels (without ``ff``, or for a smaller model, it is empty
+    and the serial kernels run)."""
+    nb = 0
+    cap = 0
+    if ff is not None:
+        nb = ff[5].shape[0]
+        cap = ff[7].shape[0]
+        par = new_parallel_scratch(n, nb, cap)
+    else:
+        par = new_parallel_scratch(0, 0, 0)
     return (np.empty(BINDER_SCRATCH_SIZE),
-            np.empty(neighbour_scratch_size(n), dtype=np.int64))
+            np.empty(neighbour_scratch_size(n), dtype=np.int64), par)
 
 
 @njit(nogil=True, cache=True)
@@ -87,16 +104,22 @@ def compute_forces(x, q, ff, F, RM, energy):
 
     Returns a status code (``OK``, or the neighbour list's error).
     """
-    return compute_forces_ws(x, q, ff, F, RM, energy, new_scratch(x.shape[0]))
+    return compute_forces_ws(x, q, ff, F, RM, energy, new_scratch(x.shape[0], ff))
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def compute_forces_ws(x, q, ff, F, RM, energy, ws):
-    """:func:`compute_forces` with the scratch ``ws = new_scratch(n)`` supplied.
+    """:func:`compute_forces` with the scratch ``ws = new_scratch(n, ff)`` supplied.
 
     Allocates nothing and cannot raise, so a stepping loop that calls it keeps its
     arrays without reference counting (the integrators allocate ``ws`` once per run).
+    Large models (``n ≥ PARALLEL_MIN_BODIES``, a scratch sized for them) go to the
+    deterministic parallel kernels of ``engine.parallel``; the rest to the serial ones.
     """
+    if F.shape[0] >= PARALLEL_MIN_BODIES:
+        st = parallel_forces_ws(x, q, ff, F, RM, energy, ws)
+        if st != NOT_PARALLEL:
+            return st
     m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff[:10]
     for i in range(F.shape[0]):
         for k in range(F.shape[1]):

@@ -122,7 +122,7 @@ def test_torus_output_layout(torus_run):
     with h5py.File(torus_run, "r") as f:
         assert {"time", "energy", "momentum", "bodies", "parameters"} <= set(f)
         assert set(f) <= {"time", "energy", "momentum", "bodies", "parameters", "events",
-                          "model", "checkpoint"}  # schema 2 (docs/output.md)
+                          "model", "checkpoint", "checkpoint_alt"}  # schema 2 (output.md)
         assert f.attrs["schema_version"] == 2
         np.testing.assert_array_equal(f["model/bonds"][()], model.forcefield.bonds)
         t = f["time"][()]

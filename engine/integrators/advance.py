@@ -105,7 +105,7 @@ def new_work(n: int, phi: float = 0.5, tol: float = DEFAULT_TOLERANCE,
 @njit(nogil=True, cache=True)
 def step(scheme, h, s0, s1, ff, work, info):
     """One step of ``scheme`` from ``s0`` into ``s1``; returns a status code."""
-    return step_ws(scheme, h, s0, s1, ff, work, info, new_scratch(s0[0].shape[0]))
+    return step_ws(scheme, h, s0, s1, ff, work, info, new_scratch(s0[0].shape[0], ff))
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -302,7 +302,7 @@ def advance(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec
     Returns ``(steps_done, records_written, status)``.
     """
     return advance_ws(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec,
-                      rec_frames, info, new_scratch(s0[0].shape[0]))
+                      rec_frames, info, new_scratch(s0[0].shape[0], ff))
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
@@ -355,7 +355,7 @@ def prime_kernels(s0: tuple, ff: tuple) -> None:
     b = tuple(x.copy() for x in s0)
     work = new_work(n, n_walls=ff[12].shape[0])
     info = np.zeros(4)
-    ws = new_scratch(n)
+    ws = new_scratch(n, ff)
     other_step_ws(S_RRP_NEWMARK, 1e-9, a, b, ff, work, info, ws)
     yoshida_step_ws(S_RRP_NEWMARK, 1e-9, a, b, ff, work, info, ws)
     rec = (np.empty(0), np.empty((0, N_ENERGY)), np.empty((0, 3)), np.empty((0, 3)),

@@ -27,7 +27,7 @@ from .verlet import renormalise_quats, state_shapes_ok
 def campello_step(h, s0, s1, ff, info):
     """``v₁ = v₀ + (h/m) F₀``, ``Ω₁ = Ω₀ + (h/J) RM₀``, ``x₁ = x₀ + h v₁``,
     ``q₁ = q(h Ω₁) ⊗ q₀`` (RRP increment ``Δα = h Ω₁``), B&G eq. (27)."""
-    return campello_step_ws(h, s0, s1, ff, info, new_scratch(s0[0].shape[0]))
+    return campello_step_ws(h, s0, s1, ff, info, new_scratch(s0[0].shape[0], ff))
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)

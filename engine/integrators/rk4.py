@@ -196,8 +196,8 @@ def rk4_step(h, s0, s1, ff, work, info):
     """``y₁ = y₀ + h/6 (k₁ + 2k₂ + 2k₃ + k₄)``; four force evaluations per step (the one
     at ``y₁`` is reused as ``k₁`` of the next step)."""
     if ff[3][F_NONSPHERICAL]:
-        return rk4_rigid_step_ws(h, s0, s1, ff, work, info, new_scratch(s0[0].shape[0]))
-    return rk4_step_ws(h, s0, s1, ff, work, info, new_scratch(s0[0].shape[0]))
+        return rk4_rigid_step_ws(h, s0, s1, ff, work, info, new_scratch(s0[0].shape[0], ff))
+    return rk4_step_ws(h, s0, s1, ff, work, info, new_scratch(s0[0].shape[0], ff))
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)

@@ -86,7 +86,7 @@ def verlet_step(h, rot_map, s0, s1, ff, info):
     ``rrp-exact`` checks ``h|w| < 1`` for every body before taking the step; on failure
     it returns ``ERR_RRP_LIMIT`` with ``info = (body, h|w|, |w|)`` (``s1`` is scratch).
     """
-    return verlet_step_ws(h, rot_map, s0, s1, ff, info, new_scratch(s0[0].shape[0]))
+    return verlet_step_ws(h, rot_map, s0, s1, ff, info, new_scratch(s0[0].shape[0], ff))
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)

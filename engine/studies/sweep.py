@@ -205,14 +205,18 @@ def load_table(path: str | os.PathLike) -> Any:
 # ------------------------------------------------------------------------ running
 def run_sweep(specs: Sequence[RunSpec], out: str | os.PathLike | None = None, *,
               scheduler: str | None = None, workers: int | None = None,
-              cache: str | os.PathLike | None = None, progress: bool = False,
+              threads: int | None = None, cache: str | os.PathLike | None = None,
+              progress: bool = False,
               on_row: Callable[[dict], None] | None = None,
               log: Callable[[str], None] | None = None) -> list[dict]:
     """Run ``specs`` and return all rows (grid order).
 
     ``scheduler``: ``None`` — a new ``LocalCluster`` with ``workers`` processes (default:
     one per core); ``"serial"`` — in this process; anything else — the address of a
-    running Dask scheduler (``tcp://host:8786``).  ``on_row(row)`` is called in this
+    running Dask scheduler (``tcp://host:8786``).  ``threads``: the threads of each run's
+    parallel force kernels (``engine.parallel.set_threads``; at most the worker's cores);
+    default: the cores shared among the ``LocalCluster``'s workers, all of them in this
+    process or on a remote worker.  ``on_row(row)`` is called in this
     process after each row is stored (a KeyboardInterrupt raised there, or by the user,
     stops the sweep with every finished row kept)."""
     table = Table(out)
@@ -234,9 +238,13 @@ def run_sweep(specs: Sequence[RunSpec], out: str | os.PathLike | None = None, *,
     try:
         if todo:
             if scheduler == "serial":
+                if threads is not None:
+                    from ..parallel import set_threads
+
+                    set_threads(threads)
                 _run_serial(todo, cache, store)
             else:
-                _run_dask(todo, cache, store, scheduler, workers, say)
+                _run_dask(todo, cache, store, scheduler, workers, threads, say)
     finally:
         if bar is not None:
             bar.close()
@@ -255,8 +263,18 @@ def _run_serial(todo: Sequence[RunSpec], cache: str | None, store) -> None:
         store(run_row(spec, ref))
 
 
+def with_threads(threads: int | None, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` on a Dask worker with ``threads`` threads for the parallel kernels
+    (capped at the worker's ``NUMBA_NUM_THREADS``; ``None``: as they are)."""
+    if threads is not None:
+        from ..parallel import max_threads, set_threads
+
+        set_threads(max(1, min(threads, max_threads())))
+    return fn(*args)
+
+
 def _run_dask(todo: Sequence[RunSpec], cache: str | None, store, scheduler: str | None,
-              workers: int | None, say) -> None:
+              workers: int | None, threads: int | None, say) -> None:
     import logging
 
     from distributed import Client, LocalCluster, as_completed
@@ -265,6 +283,8 @@ def _run_dask(todo: Sequence[RunSpec], cache: str | None, store, scheduler: str 
     try:
         if scheduler is None:
             n = workers or os.cpu_count() or 1
+            if threads is None:  # the cores shared among the workers
+                threads = max(1, (os.cpu_count() or 1) // n)
             say(f"starting a Dask LocalCluster with {n} worker process(es)")
             # Workers inherit an ignored SIGINT, so that Ctrl-C (sent to the whole
             # process group) stops only this process, which then shuts them down cleanly.
@@ -291,10 +311,12 @@ def _run_dask(todo: Sequence[RunSpec], cache: str | None, store, scheduler: str 
         for spec in todo:
             if spec.h_ref and spec.reference_spec() not in refs:
                 key = spec.reference_spec()
-                refs[key] = client.submit(compute_reference, key, cache, pure=False)
+                refs[key] = client.submit(with_threads, threads, compute_reference, key, cache,
+                                          pure=False)
         for spec in todo:
             ref = refs[spec.reference_spec()] if spec.h_ref else None
-            futures.append(client.submit(run_row, spec, ref, pure=False))
+            futures.append(client.submit(with_threads, threads, run_row, spec, ref,
+                                         pure=False))
         for fut in as_completed(futures):
             store(fut.result())
     finally:
