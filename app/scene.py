@@ -352,6 +352,38 @@ class BodyScene:
         edge = pv.PolyData(corners, lines=[5, 0, 1, 2, 3, 0])
         self.plotter.add_mesh(edge, color="#5d6f88", line_width=1.5, name="rrp-wall-edge",
                               reset_camera=False, lighting=False)
+        box = self._walls_box()
+        if box is not None:  # the other walls (a box): their edges, not to hide the bodies
+            self.plotter.add_mesh(pv.Box(bounds=box).outline(), color="#5d6f88",
+                                  line_width=1.5, name="rrp-box", reset_camera=False,
+                                  lighting=False)
+
+    def _walls_box(self) -> tuple[float, ...] | None:
+        """``(x0, x1, y0, y1, z0, z1)`` of the box that axis-aligned walls ``n·x ≥ c``
+        (``Model.walls``) enclose, open sides closed at the bodies' extent; ``None``
+        for fewer than two walls or any oblique one."""
+        walls = getattr(self.model, "walls", None) or []
+        if len(walls) < 2:
+            return None
+        lo = [None, None, None]
+        hi = [None, None, None]
+        for normal, c in walls:
+            n = np.asarray(normal, float) / np.linalg.norm(normal)
+            k = int(np.argmax(np.abs(n)))
+            if abs(abs(n[k]) - 1.0) > 1e-9:
+                return None
+            if n[k] > 0:
+                lo[k] = float(c)
+            else:
+                hi[k] = -float(c)
+        d = float(self.diameter.max())
+        ext_lo = self._centres.min(axis=0) - d
+        ext_hi = self._centres.max(axis=0) + d
+        out = []
+        for k in range(3):
+            out += [lo[k] if lo[k] is not None else float(ext_lo[k]),
+                    hi[k] if hi[k] is not None else float(ext_hi[k])]
+        return tuple(out)
 
     def _add_pendulum_parts(self) -> None:
         p = self.plotter

@@ -337,7 +337,10 @@ class Simulation:
         self._s0 = new_state_buffer(st.x, st.v, st.q, st.omega,
                                     pi if pi is not None and pi.shape == (n, 3) else None)
         self._s1 = tuple(a.copy() for a in self._s0)
-        self._work = new_work(n, n_walls=self.ff.n_walls)
+        hard = getattr(model, "contact", "none") == "hard"
+        # the percussion work arrays (≈ 4 kB a sphere) only where percussions are solved
+        self._work = new_work(n, n_pairs_capacity=None if hard else 0,
+                              n_walls=self.ff.n_walls if hard else 0)
         self._info = np.zeros(4)
         self.aux = {"pi": self._s0[7]}
         """Per-scheme state: the body angular momentum ``Π`` (a view of the buffer)."""
@@ -798,9 +801,10 @@ class Simulation:
     def _grow_neighbour_list(self) -> None:
         """Double the neighbour list, and the contact arrays sized from it."""
         self.ff.grow_neighbour_list()
-        self._work = (*self._work[:7],
-                      new_contact_work(self.ff.n_bodies, self.ff.nl_pairs.shape[0],
-                                       self.ff.n_walls))
+        if self.model.contact == "hard":
+            self._work = (*self._work[:7],
+                          new_contact_work(self.ff.n_bodies, self.ff.nl_pairs.shape[0],
+                                           self.ff.n_walls))
 
     def _evaluate_forces(self) -> None:
         x, v, q, o, F, RM, e = self._s0[:7]

@@ -295,3 +295,13 @@ def test_accuracy_guide_shown_and_warned(make_window, qtbot):
     assert not c.h_message.isHidden() and "accuracy guide" in c.h_message.text()
     type_h(0.5 * c.h_accurate)
     assert c.h_message.isHidden()
+
+
+def test_tori_pile_loads_plays_and_shows_its_box(make_window, qtbot):
+    """Issue #9's scenario in the window: 1,000 spheres fall into the box that its walls
+    enclose (drawn as edges)."""
+    w = make_window(LoadRequest("tori-pile"))
+    assert "rrp-box" in w.scene.plotter.actors
+    z0 = float(w.last_frame.x[:, 2].min())
+    _play_until(qtbot, w, 0.3)
+    assert float(w.last_frame.x[:, 2].min()) < z0  # falling

@@ -65,3 +65,21 @@ def test_spheres_keep_one_sphere_per_body(plotter):
     st = model.initial_state
     scene.update(st.x, st.q)
     np.testing.assert_allclose(scene._spheres.centres(), st.x, atol=1e-12)
+
+
+def test_the_box_of_the_tori_pile_is_drawn_from_its_walls():
+    """Axis-aligned walls n·x ≥ c enclose a box (open top closed at the bodies)."""
+    from types import SimpleNamespace
+
+    from app.scene import BodyScene
+    from engine.models import MODELS
+
+    model = MODELS["tori-pile"].make({"n_tori": 4, "box": 6.0})
+    fake = SimpleNamespace(model=model, diameter=model.bodies.D,
+                           _centres=model.initial_state.x)
+    x0, x1, y0, y1, z0, z1 = BodyScene._walls_box(fake)
+    assert (x0, x1, y0, y1, z0) == (-3.0, 3.0, -3.0, 3.0, 0.0)
+    assert z1 > model.initial_state.x[:, 2].max()
+    torus = MODELS["torus"].make({})
+    assert BodyScene._walls_box(SimpleNamespace(model=torus, diameter=torus.bodies.D,
+                                                _centres=torus.initial_state.x)) is None
