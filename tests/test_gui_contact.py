@@ -26,7 +26,6 @@ from app.gui.plots import DISSIPATED, LEGEND_NAMES  # noqa: E402
 from app.gui.worker import LoadRequest  # noqa: E402
 from engine.integrators import INTEGRATORS  # noqa: E402
 from engine.layout import ENERGY_NAMES  # noqa: E402
-from engine.models import MODELS  # noqa: E402
 from engine.simulation import usable_integrators  # noqa: E402
 
 pytestmark = pytest.mark.gui
@@ -175,8 +174,6 @@ def test_the_dissipated_energy_is_plotted_for_a_hard_run_with_restitution_below_
 
 def test_the_spring_pendulum_loads_plays_and_dissipates_with_e_n_below_one(qtbot,
                                                                           make_window):
-    if "spring-pendulum" not in MODELS:
-        pytest.skip("the spring-pendulum model is not registered in this build")
     w = make_window(LoadRequest("spring-pendulum", {"e_n": 0.5}))
     m = w.loaded.model
     assert m.coordinates == "generalized" and m.spring is not None
@@ -211,8 +208,6 @@ def test_the_spring_pendulum_loads_plays_and_dissipates_with_e_n_below_one(qtbot
 
 
 def test_the_spring_pendulum_view_shows_the_wall_the_spring_and_the_bob(qtbot, make_window):
-    if "spring-pendulum" not in MODELS:
-        pytest.skip("the spring-pendulum model is not registered in this build")
     w = make_window(LoadRequest("spring-pendulum"))
     qtbot.wait(200)
     ren = w.view.renderer

@@ -50,21 +50,14 @@ from ..layout import (
 from ..neighbours import build_neighbours
 from ..state import Bodies, State
 from .base import Model, ModelSpec, Param, ParameterError
+from .torus import CONTACT_PARAMS, SPHERE_PARAMS
 
 SCHEMA = (
     Param("n_tori", "int", 50, "number of tori (rings)", lo=1, hi=1_000_000),
     Param("n_particles", "int", 20, "number of spheres N_p in each ring", lo=3, hi=10_000),
     Param("ring_diameter", "float", 1.0, "ring diameter D_t (sphere diameter "
           "D_p = D_t sin(π/N_p))", "m", lo=0.0, lo_open=True),
-    Param("mass", "float", 1.0, "mass of each sphere", "kg", lo=0.0, lo_open=True),
-    Param("inertia", "float", 1.0, "moment of inertia J of each sphere", "kg m²", lo=0.0,
-          lo_open=True),
-    Param("k_bend", "float", 10.0, "binder bending/torsion stiffness K^m", "J/rad²", lo=0.0),
-    Param("k_axial", "float", 200.0, "binder axial stiffness K^a", "J", lo=0.0),
-    Param("k_shear", "float", 200.0, "binder shear stiffness K^s", "J", lo=0.0),
-    Param("k_contact", "float", 2100.0, "particle–particle contact stiffness K^pp", "J",
-          lo=0.0),
-    Param("k_wall", "float", 2100.0, "particle–wall contact stiffness K^pw", "J", lo=0.0),
+    *SPHERE_PARAMS,
     Param("g", "float", 1.0, "gravity, pulling along −z", "m/s²", lo=0.0),
     Param("box", "float", 8.0, "side of the box: side walls at x, y = ±box/2 (floor z = 0; "
           "the rings are stacked in as many layers as needed)", "m", lo=0.0, lo_open=True),
@@ -75,13 +68,7 @@ SCHEMA = (
           "rad/s", lo=0.0),
     Param("seed", "int", 0, "seed of the orientations, offsets and perturbations", lo=0,
           hi=2**32 - 1),
-    Param("contact", "choice", "penalty", "contact model: Hertz penalty potentials (B&G §4) "
-          "or hard unilateral constraints with percussions (Moreau-type schemes, §3.9)",
-          choices=("penalty", "hard")),
-    Param("e_n", "float", 1.0, "hard contact: normal restitution e_N (1: elastic)", lo=0.0,
-          hi=1.0),
-    Param("mu", "float", 0.0, "hard contact: Coulomb friction coefficient μ", lo=0.0),
-    Param("e_t", "float", 0.0, "hard contact: tangential restitution e_T", lo=0.0, hi=1.0),
+    *CONTACT_PARAMS,
 )
 
 SKIN_FRACTION = 0.5  # neighbour-list skin, in sphere diameters

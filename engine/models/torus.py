@@ -33,9 +33,7 @@ from ..layout import (
 from ..state import Bodies, State
 from .base import Model, ModelSpec, Param, ParameterError
 
-SCHEMA = (
-    Param("n_particles", "int", 80, "number of spheres N_p in the ring", lo=3, hi=100_000),
-    Param("ring_diameter", "float", 3.0, "ring diameter D_t", "m", lo=0.0, lo_open=True),
+SPHERE_PARAMS = (
     Param("mass", "float", 1.0, "mass of each sphere", "kg", lo=0.0, lo_open=True),
     Param("inertia", "float", 1.0, "moment of inertia J of each sphere", "kg m²", lo=0.0,
           lo_open=True),
@@ -45,6 +43,24 @@ SCHEMA = (
     Param("k_contact", "float", 2100.0, "particle–particle contact stiffness K^pp", "J",
           lo=0.0),
     Param("k_wall", "float", 2100.0, "particle–wall contact stiffness K^pw", "J", lo=0.0),
+)
+"""The spheres and the binder of B&G §4 (shared with ``tori_pile``)."""
+
+CONTACT_PARAMS = (
+    Param("contact", "choice", "penalty", "contact model: Hertz penalty potentials (B&G §4) "
+          "or hard unilateral constraints with percussions (Moreau-type schemes, §3.9)",
+          choices=("penalty", "hard")),
+    Param("e_n", "float", 1.0, "hard contact: normal restitution e_N (1: elastic)", lo=0.0,
+          hi=1.0),
+    Param("mu", "float", 0.0, "hard contact: Coulomb friction coefficient μ", lo=0.0),
+    Param("e_t", "float", 0.0, "hard contact: tangential restitution e_T", lo=0.0, hi=1.0),
+)
+"""The contact model and the hard-contact law (shared with ``tori_pile``)."""
+
+SCHEMA = (
+    Param("n_particles", "int", 80, "number of spheres N_p in the ring", lo=3, hi=100_000),
+    Param("ring_diameter", "float", 3.0, "ring diameter D_t", "m", lo=0.0, lo_open=True),
+    *SPHERE_PARAMS,
     Param("v0", "float", 1.0, "initial speed towards the wall (along -x)", "m/s"),
     Param("tilt", "float", 0.0, "tilt of the ring about the y axis", "deg", lo=-90.0,
           hi=90.0),
@@ -54,13 +70,7 @@ SCHEMA = (
     Param("spin_noise", "float", 0.0, "std. dev. of a random initial spin Ω of each sphere",
           "rad/s", lo=0.0),
     Param("seed", "int", 0, "seed of the random perturbations", lo=0, hi=2**32 - 1),
-    Param("contact", "choice", "penalty", "contact model: Hertz penalty potentials (B&G §4) "
-          "or hard unilateral constraints with percussions (Moreau-type schemes, §3.9)",
-          choices=("penalty", "hard")),
-    Param("e_n", "float", 1.0, "hard contact: normal restitution e_N (1: elastic)", lo=0.0,
-          hi=1.0),
-    Param("mu", "float", 0.0, "hard contact: Coulomb friction coefficient μ", lo=0.0),
-    Param("e_t", "float", 0.0, "hard contact: tangential restitution e_T", lo=0.0, hi=1.0),
+    *CONTACT_PARAMS,
 )
 
 SKIN_FRACTION = 0.5  # neighbour-list skin, in sphere diameters
