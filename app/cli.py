@@ -325,7 +325,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     try:
         if rf.status == "running":
             raise UsageError(f"cannot resume: {src} is still being written (process "
-                             f"{rf._f.attrs.get('writer_pid', '?')}); wait for it or stop it")
+                             f"{rf.writer_pid or '?'}); wait for it or stop it")
         d, n_records = rf.resume_state()
         model = rf.build_model()
         scenario, version = rf.scenario, str(d.get("version", rf.version))

@@ -415,6 +415,8 @@ class RunFile:
         self.coordinates = _s(a.get("coordinates", "bodies"))
         status, message = _s(a.get("status", "unknown")), _s(a.get("message", ""))
         self.status_text = status
+        self.writer_pid = int(a["writer_pid"]) if "writer_pid" in a else None
+        """The process that writes (or wrote) the file, if recorded."""
         if status == "running":
             pid, host = a.get("writer_pid"), _s(a.get("writer_host", ""))
             gone = self.path.name.endswith(".partial") and (
