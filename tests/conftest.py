@@ -49,3 +49,42 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if _in_ci() and report.skipped and not hasattr(report, "wasxfail"):
         _fail_display_skip(report)
+
+
+# ---------------------------------------------------------------- window fixtures
+GUI_WAIT = 180_000  # ms; the first load may compile the kernels (cold cache, loaded box)
+_TORUS = object()  # make_window's default: the torus (None: restore the session)
+
+
+@pytest.fixture
+def settings(tmp_path):
+    """A QSettings file of the test's own (Qt imported only by the GUI tests)."""
+    from PyQt6.QtCore import QSettings
+
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def make_window(qtbot, settings):
+    """``make(request=LoadRequest("torus"))``: a shown main window, loaded and with a
+    first frame (``make(None)``: the session the settings remember); closed after the
+    test."""
+    from app.gui.main_window import MainWindow
+    from app.gui.worker import LoadRequest
+
+    made = []
+
+    def make(request=_TORUS):
+        w = MainWindow(LoadRequest("torus") if request is _TORUS else request,
+                       settings=settings)
+        w.resize(1280, 800)
+        w.show()
+        qtbot.addWidget(w)
+        qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
+                        timeout=GUI_WAIT)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.close()

@@ -18,7 +18,7 @@ if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
     pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
                 allow_module_level=True)
 
-from PyQt6.QtCore import QSettings, Qt  # noqa: E402
+from PyQt6.QtCore import Qt  # noqa: E402
 
 from app.gui.main_window import MainWindow  # noqa: E402
 from app.gui.worker import LoadRequest  # noqa: E402
@@ -27,30 +27,6 @@ pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parent.parent
 WAIT = 180_000  # ms; the first load may compile the kernels (cold cache, loaded machine)
 TORUS = LoadRequest("torus")
-
-
-@pytest.fixture
-def settings(tmp_path):
-    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-
-
-@pytest.fixture
-def make_window(qtbot, settings):
-    made = []
-
-    def make(request: LoadRequest | None = TORUS) -> MainWindow:
-        w = MainWindow(request, settings=settings)
-        w.resize(1280, 800)
-        w.show()
-        qtbot.addWidget(w)
-        qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
-                        timeout=WAIT)
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        w.close()
 
 
 def _play_until(qtbot, w: MainWindow, t: float) -> None:

@@ -18,7 +18,6 @@ if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
     pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
                 allow_module_level=True)
 
-from PyQt6.QtCore import QSettings  # noqa: E402
 from PyQt6.QtWidgets import QComboBox  # noqa: E402
 
 from app.gui.main_window import MainWindow  # noqa: E402
@@ -32,30 +31,6 @@ pytestmark = pytest.mark.gui
 WAIT = 180_000  # ms; the first load may compile the kernels (cold cache, loaded machine)
 TORUS = LoadRequest("torus")
 HARD_TORUS = LoadRequest("torus", {"contact": "hard"})
-
-
-@pytest.fixture
-def settings(tmp_path):
-    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-
-
-@pytest.fixture
-def make_window(qtbot, settings):
-    made = []
-
-    def make(request: LoadRequest | None = TORUS) -> MainWindow:
-        w = MainWindow(request, settings=settings)
-        w.resize(1280, 800)
-        w.show()
-        qtbot.addWidget(w)
-        qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
-                        timeout=WAIT)
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        w.close()
 
 
 def _play_until(qtbot, w: MainWindow, t: float, *, allow_failure: bool = False) -> None:

@@ -28,29 +28,17 @@ from typing import Any
 
 import numpy as np
 
-from ..forcefield import ForceField
 from ..layout import (
     NL_COUNT,
     OK,
-    P_E_N,
-    P_E_T,
-    P_K_AXIAL,
-    P_K_BEND,
-    P_K_CONTACT,
-    P_K_SHEAR,
     P_K_WALL,
-    P_MU,
-    P_SKIN,
-    T_BONDS,
-    T_CONTACT,
-    T_HARD_CONTACT,
     T_HARD_WALL,
     T_WALL,
 )
 from ..neighbours import build_neighbours
 from ..state import Bodies, State
 from .base import Model, ModelSpec, Param, ParameterError
-from .torus import CONTACT_PARAMS, SPHERE_PARAMS
+from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_spheres
 
 SCHEMA = (
     Param("n_tori", "int", 50, "number of tori (rings)", lo=1, hi=1_000_000),
@@ -71,7 +59,6 @@ SCHEMA = (
     *CONTACT_PARAMS,
 )
 
-SKIN_FRACTION = 0.5  # neighbour-list skin, in sphere diameters
 OFFSET_FRACTION = 0.25  # largest random offset of a ring in its cell, per coordinate, in D_p
 
 
@@ -157,21 +144,8 @@ def build(p: dict[str, Any]) -> Model:
     local = np.arange(n_p)
     first = (np.arange(n_t) * n_p)[:, None]
     bonds = np.stack([(first + local).ravel(), (first + (local + 1) % n_p).ravel()], axis=1)
-    d0 = x[bonds[:, 0]] - x[bonds[:, 1]]
-    r0 = np.linalg.norm(d0, axis=1)
-    bond_ref = np.concatenate([d0 / r0[:, None], r0[:, None]], axis=1)
-    ff = ForceField(bodies.m, bodies.J, bodies.D, bonds=bonds, bond_ref=bond_ref)
+    ff = bonded_spheres(bodies, x, bonds, p)
     hard = p["contact"] == "hard"
-    ff.flags[T_BONDS] = 1
-    ff.flags[T_HARD_CONTACT if hard else T_CONTACT] = 1
-    ff.fp[P_K_BEND] = p["k_bend"]
-    ff.fp[P_K_AXIAL] = p["k_axial"]
-    ff.fp[P_K_SHEAR] = p["k_shear"]
-    ff.fp[P_K_CONTACT] = p["k_contact"]
-    ff.fp[P_SKIN] = SKIN_FRACTION * dp
-    ff.fp[P_E_N] = p["e_n"]
-    ff.fp[P_MU] = p["mu"]
-    ff.fp[P_E_T] = p["e_t"]
     if walls:
         ff.flags[T_HARD_WALL if hard else T_WALL] = 1
         ff.fp[P_K_WALL] = p["k_wall"]

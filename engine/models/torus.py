@@ -88,6 +88,29 @@ def ring_positions(n: int, ring_diameter: float, tilt_deg: float) -> tuple[np.nd
     return centre + off @ rot_y.T, dp
 
 
+def bonded_spheres(bodies: Bodies, x: np.ndarray, bonds: np.ndarray,
+                   p: dict[str, Any]) -> ForceField:
+    """The force field of spheres bonded by the B&G §4 binder (reference bond vectors
+    from the positions ``x``), with sphere–sphere contacts as ``p["contact"]`` says
+    (penalty: Hertz; hard: constraints with ``e_n``, ``mu``, ``e_t``); walls and gravity
+    are the caller's.  Shared by ``torus`` and ``tori_pile``."""
+    d0 = x[bonds[:, 0]] - x[bonds[:, 1]]
+    r0 = np.linalg.norm(d0, axis=1)
+    bond_ref = np.concatenate([d0 / r0[:, None], r0[:, None]], axis=1)
+    ff = ForceField(bodies.m, bodies.J, bodies.D, bonds=bonds, bond_ref=bond_ref)
+    ff.flags[T_BONDS] = 1
+    ff.flags[T_HARD_CONTACT if p["contact"] == "hard" else T_CONTACT] = 1
+    ff.fp[P_K_BEND] = p["k_bend"]
+    ff.fp[P_K_AXIAL] = p["k_axial"]
+    ff.fp[P_K_SHEAR] = p["k_shear"]
+    ff.fp[P_K_CONTACT] = p["k_contact"]
+    ff.fp[P_SKIN] = SKIN_FRACTION * float(bodies.D.max())
+    ff.fp[P_E_N] = p["e_n"]
+    ff.fp[P_MU] = p["mu"]
+    ff.fp[P_E_T] = p["e_t"]
+    return ff
+
+
 def build(p: dict[str, Any]) -> Model:
     n = p["n_particles"]
     x, dp = ring_positions(n, p["ring_diameter"], p["tilt"])
@@ -95,21 +118,8 @@ def build(p: dict[str, Any]) -> Model:
         raise ParameterError("the ring starts in contact with the wall; lower tilt")
     bodies = Bodies(np.full(n, p["mass"]), np.full(n, p["inertia"]), np.full(n, dp))
     bonds = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1)
-    d0 = x[bonds[:, 0]] - x[bonds[:, 1]]
-    r0 = np.linalg.norm(d0, axis=1)
-    bond_ref = np.concatenate([d0 / r0[:, None], r0[:, None]], axis=1)
-    ff = ForceField(bodies.m, bodies.J, bodies.D, bonds=bonds, bond_ref=bond_ref)
+    ff = bonded_spheres(bodies, x, bonds, p)
     hard = p["contact"] == "hard"
-    ff.flags[T_BONDS] = 1
-    ff.flags[T_HARD_CONTACT if hard else T_CONTACT] = 1
-    ff.fp[P_K_BEND] = p["k_bend"]
-    ff.fp[P_K_AXIAL] = p["k_axial"]
-    ff.fp[P_K_SHEAR] = p["k_shear"]
-    ff.fp[P_K_CONTACT] = p["k_contact"]
-    ff.fp[P_SKIN] = SKIN_FRACTION * dp
-    ff.fp[P_E_N] = p["e_n"]
-    ff.fp[P_MU] = p["mu"]
-    ff.fp[P_E_T] = p["e_t"]
     normal = np.array([1.0, 0.0, 0.0])
     if p["wall"]:
         ff.flags[T_HARD_WALL if hard else T_WALL] = 1
