@@ -203,3 +203,18 @@ def test_the_spring_pendulum_view_shows_the_wall_the_spring_and_the_bob(qtbot, m
     # the spring's blue-grey coil and the wall's slab are drawn
     spring = (np.abs(flat - [0x3D, 0x5A, 0x80]).sum(axis=1) < 40).sum()
     assert spring > 50, spring
+
+
+def test_a_step_the_implicit_scheme_cannot_start_from_is_refused_not_raised(qtbot,
+                                                                           make_window):
+    w = make_window(LoadRequest("spring-pendulum", {}, "moreau-variational", 1e-3))
+    _play_until(qtbot, w, 0.3)
+    w.worker.primary.max_iterations = 1  # its velocity variable cannot be re-derived
+    c = w.controls
+    with qtbot.capture_exceptions() as errors:
+        c.h_edit.setText("0.3")
+        c.h_apply.click()
+        qtbot.waitUntil(lambda: "lower h" in c.h_message.text(), timeout=WAIT)
+    assert not errors
+    assert w.worker.primary.h == 1e-3 and w.last_frame.h == 1e-3
+    assert w.worker.thread().isRunning()

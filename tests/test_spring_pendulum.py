@@ -314,6 +314,17 @@ def test_newton_failure_keeps_the_last_good_state():
     assert sim.step_index == rep.steps and np.all(np.isfinite(sim.energy))
 
 
+def test_a_refused_step_change_keeps_step_and_state():
+    sim = Simulation(model(), "moreau-variational", 1e-3)
+    assert sim.advance(700).ok
+    before = sim._s.copy()
+    sim.max_iterations = 1  # the velocity variable cannot be re-derived at the new h
+    with pytest.raises(SimulationError, match="lower h"):
+        sim.set_h(0.3)
+    assert sim.h == 1e-3 and not sim.events
+    np.testing.assert_array_equal(sim._s, before)
+
+
 def rrp(cwd, *args):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)

@@ -529,8 +529,19 @@ class SimulationWorker(QObject):
         except SimulationError as exc:
             self.rejected.emit("h", str(exc))
             return
-        for r in self._runs:
-            r.sim.set_h(h)
+        done: list[tuple[object, float]] = []
+        try:
+            for r in self._runs:
+                old = r.sim.h
+                r.sim.set_h(h)
+                done.append((r.sim, old))
+        except SimulationError as exc:
+            # an implicit scheme may fail to re-derive its velocity variable at the new
+            # h: undo the runs already changed, so that all keep the old step
+            for sim, old in reversed(done):
+                sim.set_h(old)
+            self.rejected.emit("h", str(exc))
+            return
         self._failed = False
         self.accepted.emit("h", f"{h:g}")
         self._emit_frame(force=True)

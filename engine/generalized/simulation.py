@@ -226,7 +226,11 @@ class GeneralizedSimulation(Simulation):
             q, v = self.node
             old = self.h
             self.h = h
-            self._set_node(q[0], q[1], v[0], v[1], self._s[4])
+            try:
+                self._set_node(q[0], q[1], v[0], v[1], self._s[4])
+            except SimulationError:
+                self.h = old  # nothing changed: the state and the step are the old ones
+                raise
             self.events.append(Event(self.step_index, self.t, "h", f"{old:g}", f"{h:g}"))
             self._t_base, self._step_base = self.t, self.step_index
 
