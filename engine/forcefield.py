@@ -6,14 +6,16 @@ components*; the integrators only ever see :func:`compute_forces` and the tuple 
 arrays ``ForceField.arrays`` (``ff`` in the kernels):
 
 ``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
-inertia_inv, walls)``
+inertia_inv, walls, history)``
 
 ``inertia`` and ``inertia_inv`` are the body-frame tensors ``𝕁_i`` and ``𝕁_i⁻¹``
 ``(n, 3, 3)``; ``flags[F_NONSPHERICAL]`` says whether they differ from ``J_i I`` (the
 scalar ``J`` stays the fast path for spheres).  ``walls`` ``(k, 4)``: the planar walls
 ``n·x ≥ c`` as rows ``(n₀, n₁, n₂, c)`` (``n`` unit, pointing into the allowed side),
 active as Hertz penalty contacts when ``flags[T_WALL]`` and as unilateral constraints
-when ``flags[T_HARD_WALL]``.
+when ``flags[T_HARD_WALL]``.  ``history``: the friction springs' table of the penalty
+contacts with history (``flags[T_HISTORY]``, ``engine.potentials.friction``); empty
+otherwise.
 
 Hot-path convention (measured: it halves the cost of a torus step and makes a pendulum
 step 4x cheaper).  Every kernel called per step has a ``*_ws`` form that takes its
@@ -37,13 +39,16 @@ from numba import njit
 
 from .layout import (
     E_DISSIPATED,
+    ERR_HISTORY_OVERFLOW,
     ERR_NEIGHBOUR_OVERFLOW,
+    ERR_SHAPE,
     F_NONSPHERICAL,
     N_ENERGY,
     N_FP,
     N_NL_STATE,
     N_TERMS,
     OK,
+    P_DAMPING,
     P_DB_G,
     P_DB_L,
     P_DB_M,
@@ -53,14 +58,17 @@ from .layout import (
     P_K_BEND,
     P_K_CONTACT,
     P_K_SHEAR,
+    P_K_TANGENT,
     P_K_WALL,
     P_MG,
+    P_MU,
     P_RHO0,
     P_SKIN,
     T_BONDS,
     T_CONTACT,
     T_DUMBBELLS,
     T_GRAVITY_FIELD,
+    T_HISTORY,
     T_PIVOT_GRAVITY,
     T_WALL,
 )
@@ -75,6 +83,7 @@ from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
 from .potentials.contact import particle_contacts, wall_contacts
 from .potentials.dumbbells import dumbbell_gravity
+from .potentials.friction import DEFAULT_SLOTS, HI_CURRENT, history_contacts, new_history
 from .potentials.gravity import pivot_gravity, uniform_gravity
 
 
@@ -140,16 +149,27 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
         st = ensure_neighbours_ws(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref, ws[1])
         if st != OK:
             return st
-        particle_contacts(x, D, nl_pairs, nl_state[0], fp[P_K_CONTACT], F, energy)
-    if flags[T_WALL]:
-        wall_contacts(x, D, ff[12], fp[P_K_WALL], F, energy)
+    status = OK
+    if flags[T_HISTORY]:  # contacts with friction springs and/or damping
+        hist = ff[13]
+        if hist[4].shape[0] != F.shape[0] or hist[4].shape[1] != 3 or hist[5].shape[1] != 4:
+            return ERR_SHAPE
+        status = history_contacts(x, q, D, m, nl_pairs, nl_state[0] if flags[T_CONTACT] else 0,
+                                  ff[12], ff[12].shape[0] if flags[T_WALL] else 0,
+                                  fp[P_K_CONTACT], fp[P_K_WALL], fp[P_K_TANGENT], fp[P_MU],
+                                  fp[P_DAMPING], hist, F, RM, energy)
+    else:
+        if flags[T_CONTACT]:
+            particle_contacts(x, D, nl_pairs, nl_state[0], fp[P_K_CONTACT], F, energy)
+        if flags[T_WALL]:
+            wall_contacts(x, D, ff[12], fp[P_K_WALL], F, energy)
     if flags[T_GRAVITY_FIELD]:
         uniform_gravity(x, m, fp[P_G], fp[P_G_DIR], fp[P_G_DIR + 1], fp[P_G_DIR + 2], F,
                         energy)
     if flags[T_DUMBBELLS]:
         dumbbell_gravity(x, q, fp[P_DB_G], fp[P_DB_M], fp[P_DB_M + 1], fp[P_DB_L],
                          fp[P_DB_L + 1], F, RM, energy)
-    return OK
+    return status
 
 
 @dataclass
@@ -176,6 +196,7 @@ class ForceField:
     nl_xref: np.ndarray = field(default_factory=lambda: np.zeros((1, 3)))
     inertia: np.ndarray | None = None
     walls: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    history: tuple = field(default_factory=lambda: new_history(0))
 
     def __post_init__(self) -> None:
         n = self.m.shape[0]
@@ -207,7 +228,7 @@ class ForceField:
         """The tuple ``ff`` passed to the kernels."""
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
                 self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv,
-                self.walls)
+                self.walls, self.history)
 
     @property
     def n_walls(self) -> int:
@@ -252,11 +273,58 @@ class ForceField:
         """Force a rebuild at the next evaluation (after the state was replaced)."""
         self.nl_state[2] = 0
 
+    # ------------------------------------------------------------ friction history
+    def set_friction(self, mu: float, k_t: float, damping: float = 0.0) -> None:
+        """Penalty contacts with a tangential spring ``k_t`` limited by Coulomb's ``μ``
+        and a normal damping ratio ``ζ = damping`` (``engine.potentials.friction``);
+        ``μ = 0`` and ``ζ = 0``: the conservative Hertz contacts."""
+        for name, val in (("mu", mu), ("k_t", k_t), ("damping", damping)):
+            if not (np.isfinite(val) and val >= 0.0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {val!r}")
+        self.fp[P_MU] = float(mu)
+        self.fp[P_K_TANGENT] = float(k_t)
+        self.fp[P_DAMPING] = float(damping)
+        self.flags[T_HISTORY] = 1 if (mu > 0.0 and k_t > 0.0) or damping > 0.0 else 0
+
+    @property
+    def has_history(self) -> bool:
+        """Whether the contacts carry friction springs or damping."""
+        return bool(self.flags[T_HISTORY])
+
+    def reset_history(self, x: np.ndarray, q: np.ndarray, springs: tuple | None = None) -> None:
+        """Anchor the history at ``(x, q)`` with no springs, or with the committed
+        ``springs = (partner, xi)`` of :meth:`committed_springs` (a checkpoint)."""
+        if not self.has_history:
+            self.history = new_history(0)
+            return
+        n = self.n_bodies
+        slots = DEFAULT_SLOTS if springs is None else int(springs[0].shape[1])
+        self.history = new_history(n, slots, x, q, self.bonds)
+        if springs is not None:
+            self.history[2][0] = springs[0]
+            self.history[3][0] = springs[1]
+
+    def committed_springs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the committed ``(partner (n, slots), xi (n, slots, 3))``."""
+        cur = int(self.history[1][HI_CURRENT])
+        return self.history[2][cur].copy(), self.history[3][cur].copy()
+
+    def grow_history(self) -> None:
+        """Double the slots per sphere (after ``ERR_HISTORY_OVERFLOW``), keeping the
+        committed springs and the anchor."""
+        partner, xi = self.committed_springs()
+        n, k = partner.shape
+        h = new_history(n, 2 * k, self.history[4], self.history[5], self.bonds)
+        h[2][0, :, :k] = partner
+        h[3][0, :, :k] = xi
+        self.history = h
+
     def copy(self) -> ForceField:
         return ForceField(self.m.copy(), self.J.copy(), self.D.copy(), self.flags.copy(),
                           self.fp.copy(), self.bonds.copy(), self.bond_ref.copy(),
                           self.nl_pairs.copy(), self.nl_state.copy(), self.nl_xref.copy(),
-                          self.inertia.copy(), self.walls.copy())
+                          self.inertia.copy(), self.walls.copy(),
+                          tuple(a.copy() for a in self.history))
 
 
 def evaluate(ff: ForceField, x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray,
@@ -269,10 +337,15 @@ def evaluate(ff: ForceField, x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, 
     F = np.zeros((n, 3))
     RM = np.zeros((n, 3))
     energy = np.zeros(N_ENERGY)
+    if ff.has_history and ff.history[4].shape[0] != n:
+        ff.reset_history(x, q)  # anchored here: no damping, springs from zero
     while True:
         st = compute_forces(x, q, ff.arrays, F, RM, energy)
         if st == ERR_NEIGHBOUR_OVERFLOW:
             ff.grow_neighbour_list()
+            continue
+        if st == ERR_HISTORY_OVERFLOW:
+            ff.grow_history()
             continue
         if st != OK:
             raise FloatingPointError("non-finite positions in the force evaluation")

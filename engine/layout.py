@@ -64,7 +64,8 @@ F_NONSPHERICAL = 5  # not a term: the bodies have inertia tensors (kinetic energ
 T_HARD_CONTACT = 6  # particle–particle contacts as unilateral constraints (§3.9)
 T_HARD_WALL = 7  # the walls ``ff.walls`` as unilateral constraints (§3.9)
 T_GRAVITY_FIELD = 8  # uniform gravity on every body: U = Σ m_i g (ê·x_i)
-N_TERMS = 9
+T_HISTORY = 9  # penalty contacts with friction springs and/or normal damping (§4.5)
+N_TERMS = 10
 
 # fp: scalar parameters -------------------------------------------------------------------
 P_MG = 0  # pendulum: m g
@@ -74,14 +75,16 @@ P_K_AXIAL = 5
 P_K_SHEAR = 6
 P_K_CONTACT = 7
 P_K_WALL = 8
-# 9..12: free (the single wall's normal and position until the walls became the
+P_K_TANGENT = 9  # penalty friction: tangential spring stiffness k_t (force per length)
+P_DAMPING = 10  # penalty contacts: normal damping ratio ζ (γ = 2ζ sqrt(m* k_n(δ)))
+# 11..12: free (the single wall's normal and position until the walls became the
 # force-field array ``walls (k, 4) = (n, c)``, the wall ``n·x ≥ c``)
 P_SKIN = 13  # neighbour-list skin
 P_DB_G = 16  # dumbbells: gravitational constant G
 P_DB_M = 17  # dumbbells: total masses m₁, m₂ (2 slots, 17..18)
 P_DB_L = 19  # dumbbells: lengths l₁, l₂ (2 slots, 19..20)
 P_E_N = 21  # hard contacts: normal restitution e_N (Newton's impact law)
-P_MU = 22  # hard contacts: Coulomb friction coefficient μ
+P_MU = 22  # Coulomb friction coefficient μ (hard contacts; penalty friction springs)
 P_E_T = 23  # hard contacts: tangential restitution e_T
 P_G = 24  # uniform gravity: acceleration g (≥ 0)
 P_G_DIR = 25  # uniform gravity: unit direction ê (3 slots, 25..27), e.g. −e₃
@@ -102,6 +105,7 @@ ERR_NEIGHBOUR_OVERFLOW = 4  # neighbour list capacity exceeded (the driver grows
 ERR_SHAPE = 5  # arrays of the wrong shape (rows of 3, 4 for q) or a too short scratch
 ERR_NO_CONVERGENCE = 6  # an implicit step's iteration did not converge (info: body, its, |Δ|)
 ERR_CONTACT = 7  # the percussion solver did not converge (info: contacts, its, residual)
+ERR_HISTORY_OVERFLOW = 8  # a sphere has more friction contacts than history slots (grown)
 
 # integrator parameters (work[5]) and iteration statistics (work[6]) ---------------------
 IP_PHI = 0  # campello-implicit: the blend φ of eq. (26)

@@ -50,21 +50,26 @@ from .layout import (
     E_GRAVITY,
     E_SHEAR,
     E_WALL,
+    ERR_HISTORY_OVERFLOW,
     NL_COUNT,
     NL_REBUILDS,
     OK,
+    P_DAMPING,
     P_G,
     P_G_DIR,
     P_K_AXIAL,
     P_K_BEND,
     P_K_CONTACT,
     P_K_SHEAR,
+    P_K_TANGENT,
     P_K_WALL,
+    P_MU,
     P_SKIN,
     T_BONDS,
     T_CONTACT,
     T_DUMBBELLS,
     T_GRAVITY_FIELD,
+    T_HISTORY,
     T_PIVOT_GRAVITY,
     T_WALL,
 )
@@ -84,6 +89,13 @@ from .potentials.binder import (
     SCRATCH_SIZE,
     _evaluate_block,
     _rotvec_wide_t,
+)
+from .potentials.friction import (
+    H_DISSIPATED,
+    close_trial,
+    sphere_pair,
+    sphere_wall,
+    store_trial,
 )
 from .rotations import quat_mul_t
 
@@ -152,7 +164,8 @@ def new_parallel_scratch(n, nb, cap):
             np.zeros((nb, 12)),  # per bond: F on i, RM on i, RM on j, 3 energies
             np.zeros(nbc * SCRATCH_SIZE),  # one binder block per bond chunk
             np.zeros((nbc, 3)),  # bond energies per bond chunk
-            np.zeros((nc, 3)))  # contact, wall, gravity energies per body chunk
+            np.zeros((nc, 5)))  # per body chunk: contact, wall, gravity energies, work
+    #                               removed by damping and slip, history overflow
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
@@ -231,9 +244,15 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
                    par[5], par[6], par[7])
     g = fp[P_G] if flags[T_GRAVITY_FIELD] else 0.0
     nw = ff[12].shape[0] if flags[T_WALL] else 0
-    _body_pass(x, m, D, nb, par[3], par[4], par[5], n_pairs, par[1], par[2],
+    hist = ff[13]
+    hist_on = flags[T_HISTORY] != 0
+    if hist_on and not (hist[4].shape[0] == n and hist[4].shape[1] == 3
+                        and hist[5].shape[1] == 4 and hist[6].shape[0] == n):
+        return NOT_PARALLEL  # (the serial kernel reports the shape error)
+    _body_pass(x, q, m, D, nb, par[3], par[4], par[5], n_pairs, par[1], par[2],
                fp[P_K_CONTACT], ff[12], nw, fp[P_K_WALL], g, fp[P_G_DIR], fp[P_G_DIR + 1],
-               fp[P_G_DIR + 2], F, RM, par[8])
+               fp[P_G_DIR + 2], hist_on, fp[P_K_TANGENT], fp[P_MU], fp[P_DAMPING], hist, F,
+               RM, par[8])
     for k in range(2, E_DISSIPATED):  # as the serial kernel
         energy[k] = 0.0
     eb = par[7]
@@ -262,6 +281,15 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
         energy[E_WALL] += e1
     if flags[T_GRAVITY_FIELD]:
         energy[E_GRAVITY] -= g * e2
+    if hist_on:
+        diss = 0.0
+        over = 0.0
+        for c in range(ep.shape[0]):
+            diss += ep[c, 3]
+            over += ep[c, 4]
+        hist[0][H_DISSIPATED] = diss
+        if over > 0.0:
+            return ERR_HISTORY_OVERFLOW
     return OK
 
 
@@ -318,17 +346,24 @@ def _bond_pass(x, q, bonds, bond_ref, k_bend, k_axial, k_shear, out, wall, eb):
 
 
 @njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
-def _body_pass(x, m, D, nb, bptr, badj, bout, n_pairs, cptr, cadj, k_contact, walls, nw,
-               k_wall, g, g0, g1, g2, F, RM, ep):
+def _body_pass(x, q, m, D, nb, bptr, badj, bout, n_pairs, cptr, cadj, k_contact, walls, nw,
+               k_wall, g, g0, g1, g2, hist_on, k_t, mu, zeta, hist, F, RM, ep):
     """Every body, chunk by chunk (``prange``): ``F``, ``RM`` gathered from its bonds,
     contacts, the walls and gravity, in that order; ``ep[c]``: the contact (pairs
-    counted by their lower index), wall and ``Σ m (ê·x)`` sums of chunk ``c``."""
+    counted by their lower index), wall and ``Σ m (ê·x)`` sums of chunk ``c``, and
+    with ``hist_on`` (friction springs, damping: ``engine.potentials.friction``) the
+    work they removed and whether a sphere ran out of history slots.  With history a
+    contact is evaluated by ``sphere_pair`` for the ordered pair ``(min, max)`` from
+    either side (the same bits), and its trial spring is stored by the lower index."""
     n = x.shape[0]
     nc = (n + CHUNK - 1) // CHUNK
+    track = hist_on and mu > 0.0 and k_t > 0.0
     for c in prange(nc):
         e_contact = 0.0
         e_wall = 0.0
         e_g = 0.0
+        diss = 0.0
+        over = 0.0
         for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
             f0 = 0.0
             f1 = 0.0
@@ -354,46 +389,93 @@ def _body_pass(x, m, D, nb, bptr, badj, bout, n_pairs, cptr, cadj, k_contact, wa
                         r0 += bout[b, 6]
                         r1 += bout[b, 7]
                         r2 += bout[b, 8]
-            if n_pairs > 0:
-                xi0 = x[i, 0]
-                xi1 = x[i, 1]
-                xi2 = x[i, 2]
-                di = D[i]
-                for a in range(cptr[i], cptr[i + 1]):
+            if hist_on:
+                hist[6][i] = 0  # the trial slots of i are filled below
+                a_end = cptr[i + 1] if n_pairs > 0 else cptr[i]
+                for a in range(cptr[i], a_end):
                     j = cadj[a]
-                    d0 = xi0 - x[j, 0]
-                    d1 = xi1 - x[j, 1]
-                    d2 = xi2 - x[j, 2]
-                    rr = d0 * d0 + d1 * d1 + d2 * d2
-                    sigma = 0.5 * (di + D[j])  # (the same bits from either side)
-                    if rr >= sigma * sigma:
+                    lo = min(i, j)
+                    hi = max(i, j)
+                    (hit, h0, h1, h2, ti0, ti1, ti2, tj0, tj1, tj2, e, dd, t0, t1,
+                     t2) = sphere_pair(lo, hi, x, q, D, m, k_contact, k_t, mu, zeta, hist)
+                    if not hit:
                         continue
-                    r = math.sqrt(rr)
-                    delta = 1.0 - r / sigma
-                    sq = math.sqrt(delta)
-                    if i < j:
-                        e_contact += 0.4 * k_contact * delta * delta * sq
-                    if r > 0.0:
-                        f = (k_contact / sigma) * delta * sq / r
-                        f0 += f * d0
-                        f1 += f * d1
-                        f2 += f * d2
-            if nw > 0:
-                rad = 0.5 * D[i]
+                    if i == lo:
+                        f0 += h0
+                        f1 += h1
+                        f2 += h2
+                        r0 += ti0
+                        r1 += ti1
+                        r2 += ti2
+                        e_contact += e
+                        diss += dd
+                        if track and not store_trial(hist, i, hi, t0, t1, t2):
+                            over = 1.0
+                    else:
+                        f0 -= h0
+                        f1 -= h1
+                        f2 -= h2
+                        r0 += tj0
+                        r1 += tj1
+                        r2 += tj2
                 for w in range(nw):
-                    n0 = walls[w, 0]
-                    n1 = walls[w, 1]
-                    n2 = walls[w, 2]
-                    gap = n0 * x[i, 0] + n1 * x[i, 1] + n2 * x[i, 2] - walls[w, 3]
-                    if gap >= rad:
+                    (hit, h0, h1, h2, ti0, ti1, ti2, e, dd, t0, t1,
+                     t2) = sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist)
+                    if not hit:
                         continue
-                    delta = 1.0 - gap / rad
-                    sq = math.sqrt(delta)
-                    e_wall += 0.4 * k_wall * delta * delta * sq
-                    fw = (k_wall / rad) * delta * sq
-                    f0 += fw * n0
-                    f1 += fw * n1
-                    f2 += fw * n2
+                    f0 += h0
+                    f1 += h1
+                    f2 += h2
+                    r0 += ti0
+                    r1 += ti1
+                    r2 += ti2
+                    e_wall += e
+                    diss += dd
+                    if track and not store_trial(hist, i, n + w, t0, t1, t2):
+                        over = 1.0
+                if track:
+                    diss += close_trial(hist, i, k_t)
+            else:
+                if n_pairs > 0:
+                    xi0 = x[i, 0]
+                    xi1 = x[i, 1]
+                    xi2 = x[i, 2]
+                    di = D[i]
+                    for a in range(cptr[i], cptr[i + 1]):
+                        j = cadj[a]
+                        d0 = xi0 - x[j, 0]
+                        d1 = xi1 - x[j, 1]
+                        d2 = xi2 - x[j, 2]
+                        rr = d0 * d0 + d1 * d1 + d2 * d2
+                        sigma = 0.5 * (di + D[j])  # (the same bits from either side)
+                        if rr >= sigma * sigma:
+                            continue
+                        r = math.sqrt(rr)
+                        delta = 1.0 - r / sigma
+                        sq = math.sqrt(delta)
+                        if i < j:
+                            e_contact += 0.4 * k_contact * delta * delta * sq
+                        if r > 0.0:
+                            f = (k_contact / sigma) * delta * sq / r
+                            f0 += f * d0
+                            f1 += f * d1
+                            f2 += f * d2
+                if nw > 0:
+                    rad = 0.5 * D[i]
+                    for w in range(nw):
+                        n0 = walls[w, 0]
+                        n1 = walls[w, 1]
+                        n2 = walls[w, 2]
+                        gap = n0 * x[i, 0] + n1 * x[i, 1] + n2 * x[i, 2] - walls[w, 3]
+                        if gap >= rad:
+                            continue
+                        delta = 1.0 - gap / rad
+                        sq = math.sqrt(delta)
+                        e_wall += 0.4 * k_wall * delta * delta * sq
+                        fw = (k_wall / rad) * delta * sq
+                        f0 += fw * n0
+                        f1 += fw * n1
+                        f2 += fw * n2
             if g != 0.0:
                 e_g += m[i] * (g0 * x[i, 0] + g1 * x[i, 1] + g2 * x[i, 2])
                 fg = m[i] * g
@@ -409,3 +491,5 @@ def _body_pass(x, m, D, nb, bptr, badj, bout, n_pairs, cptr, cadj, k_contact, wa
         ep[c, 0] = e_contact
         ep[c, 1] = e_wall
         ep[c, 2] = e_g
+        ep[c, 3] = diss
+        ep[c, 4] = over

@@ -27,6 +27,7 @@ from .layout import (
     ENERGY_NAMES,
     ERR_CONTACT,
     ERR_ENERGY,
+    ERR_HISTORY_OVERFLOW,
     ERR_NEIGHBOUR_OVERFLOW,
     ERR_NO_CONVERGENCE,
     ERR_NONFINITE,
@@ -337,6 +338,8 @@ class Simulation:
         self._s0 = new_state_buffer(st.x, st.v, st.q, st.omega,
                                     pi if pi is not None and pi.shape == (n, 3) else None)
         self._s1 = tuple(a.copy() for a in self._s0)
+        if self.ff.has_history:  # friction springs from zero, anchored at the start
+            self.ff.reset_history(self._s0[0], self._s0[2])
         hard = getattr(model, "contact", "none") == "hard"
         # the percussion work arrays (≈ 4 kB a sphere) only where percussions are solved
         self._work = new_work(n, n_pairs_capacity=None if hard else 0,
@@ -498,6 +501,9 @@ class Simulation:
                 self._grow_neighbour_list()
                 self._evaluate_forces()
                 continue
+            if status == ERR_HISTORY_OVERFLOW:  # (the step is taken again from s0)
+                self.ff.grow_history()
+                continue
             if status != OK:
                 return StepReport(done_total, self._failure(status))
         return StepReport(done_total)
@@ -574,19 +580,27 @@ class Simulation:
         return self._check_h(h, info)
 
     def checkpoint(self) -> tuple:
-        """Everything needed to come back to this instant (copies)."""
+        """Everything needed to come back to this instant (copies; with the committed
+        friction springs of a model with history)."""
+        springs = self.ff.committed_springs() if self.ff.has_history else None
         return (tuple(a.copy() for a in self._s0), self.t, self.step_index,
-                {k: a.copy() for k, a in self.aux.items()})
+                {k: a.copy() for k, a in self.aux.items()}, springs)
 
     def restore(self, cp: tuple) -> None:
-        bufs, t, step, aux = cp
+        bufs, t, step, aux = cp[:4]
+        springs = cp[4] if len(cp) > 4 else None
         for dst, src in zip(self._s0, bufs, strict=True):
             dst[...] = src
         self.t, self.step_index = t, step
         self._t_base, self._step_base = t, step
         self.aux = {"pi": self._s0[7]}
         self.ff.invalidate_neighbours()
+        if self.ff.has_history:
+            self.ff.reset_history(self._s0[0], self._s0[2], springs)
         self._evaluate_forces()
+        if self.ff.has_history:  # the checkpoint's forces (with the damping of its step)
+            for k in (4, 5, 6):
+                self._s0[k][...] = bufs[k]
 
     def set_record_state(self, on: bool = True) -> None:
         """Record (or stop recording) the full state with every frame (see
@@ -632,6 +646,8 @@ class Simulation:
         d["nl_pairs"] = self.ff.nl_pairs.copy()
         d["nl_state"] = self.ff.nl_state.copy()
         d["nl_xref"] = self.ff.nl_xref.copy()
+        if self.ff.has_history:
+            d["history_partner"], d["history_xi"] = self.ff.committed_springs()
         d["info"] = self._info.copy()
         d.update(self._resume_scalars())
         return d
@@ -707,6 +723,15 @@ class Simulation:
             self.ff.nl_pairs = np.ascontiguousarray(d["nl_pairs"], dtype=np.int64)
             self.ff.nl_state[...] = d["nl_state"]
             self.ff.nl_xref[...] = d["nl_xref"]
+            if self.ff.has_history:
+                springs = None
+                if "history_partner" in d:
+                    springs = (np.ascontiguousarray(d["history_partner"], dtype=np.int32),
+                               np.ascontiguousarray(d["history_xi"], dtype=np.float64))
+                    if springs[0].shape[0] != n or springs[1].shape[:2] != springs[0].shape:
+                        raise SimulationError("the saved friction springs do not fit the "
+                                              f"model's {n} bodies")
+                self.ff.reset_history(self._s0[0], self._s0[2], springs)
             self._info[...] = d["info"]
         except KeyError as exc:
             raise SimulationError(f"the saved state lacks {exc.args[0]!r}") from None
@@ -812,6 +837,9 @@ class Simulation:
             st = compute_forces(x, q, self.ff.arrays, F, RM, e)
             if st == ERR_NEIGHBOUR_OVERFLOW:
                 self.ff.grow_neighbour_list()
+                continue
+            if st == ERR_HISTORY_OVERFLOW:
+                self.ff.grow_history()
                 continue
             break
         if st != OK:

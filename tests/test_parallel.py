@@ -10,6 +10,7 @@ from engine.forcefield import compute_forces_ws, new_scratch
 from engine.layout import E_CONTACT, E_WALL, N_ENERGY, OK
 from engine.models import MODELS
 from engine.parallel import PARALLEL_MIN_BODIES, get_threads, max_threads, set_threads
+from engine.potentials.friction import H_DISSIPATED, H_TAU, HI_CURRENT, commit_history
 from engine.simulation import Simulation
 
 PILE = MODELS["tori-pile"]
@@ -17,8 +18,9 @@ N_TORI = 250  # 5,000 spheres: above the threshold
 assert N_TORI * 20 >= PARALLEL_MIN_BODIES
 
 
-def _pile():
-    return PILE.make({"n_tori": N_TORI, "velocity_noise": 0.5, "spin_noise": 1.0, "seed": 4})
+def _pile(**kw):
+    return PILE.make({"n_tori": N_TORI, "velocity_noise": 0.5, "spin_noise": 1.0, "seed": 4,
+                      **kw})
 
 
 @pytest.fixture
@@ -28,10 +30,12 @@ def restore_threads():
     set_threads(before)
 
 
-def test_parallel_forces_equal_the_serial_ones():
+@pytest.mark.parametrize("friction", [{}, {"mu": 0.5, "damping": 0.3}])
+def test_parallel_forces_equal_the_serial_ones(friction):
     """Gather per body (parallel) vs scatter per pair and bond (serial), on a perturbed
-    pile pushed into the floor: bonds, contacts, walls and gravity all act."""
-    model = _pile()
+    pile pushed into the floor: bonds, contacts, walls and gravity all act (and friction
+    springs and damping, anchored at the unperturbed pile, with committed springs)."""
+    model = _pile(**friction)
     ff = model.forcefield
     rng = np.random.default_rng(1)
     x = model.initial_state.x.copy()
@@ -40,14 +44,27 @@ def test_parallel_forces_equal_the_serial_ones():
     q = model.initial_state.q + rng.normal(0.0, 0.05, (x.shape[0], 4))
     q /= np.linalg.norm(q, axis=1)[:, None]
     n = x.shape[0]
+    if friction:  # anchored at a nearby configuration, with springs of every contact
+        ff.reset_history(model.initial_state.x + rng.normal(0.0, 0.002, x.shape),
+                         model.initial_state.q)
+        ff.invalidate_neighbours()
+        F, RM, e = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros(N_ENERGY)
+        assert compute_forces_ws(x, q, ff.arrays, F, RM, e, new_scratch(n)) == OK
+        commit_history(ff.history, x + rng.normal(0.0, 0.002, x.shape), q)
+        partner, xi = ff.committed_springs()
+        assert (partner >= 0).sum() > 10 and np.abs(xi).max() > 0.0
+        ff.history[0][H_TAU] = 2e-3  # (the damping velocity is the displacement / τ)
     out = []
     for ws in (new_scratch(n), new_scratch(n, ff.arrays)):  # serial, parallel
         assert (ws[2][2].shape[0] > 0) == (len(out) == 1)
         F, RM, e = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros(N_ENERGY)
         ff.invalidate_neighbours()
         assert compute_forces_ws(x, q, ff.arrays, F, RM, e, ws) == OK
-        out.append((F, RM, e))
-    (F0, RM0, e0), (F1, RM1, e1) = out
+        out.append((F, RM, e, ff.history[0][H_DISSIPATED], _trial(ff)))
+    (F0, RM0, e0, d0, t0), (F1, RM1, e1, d1, t1) = out
+    if friction:
+        assert d0 > 0.0 and d1 == pytest.approx(d0, rel=1e-12)
+        assert t0 == pytest.approx(t1, rel=1e-12, abs=1e-300)  # the same trial springs
     assert e0[E_CONTACT] > 0.0 and e0[E_WALL] > 0.0
     assert np.abs(F1 - F0).max() <= 1e-12 * np.abs(F0).max()
     assert np.abs(RM1 - RM0).max() <= 1e-12 * np.abs(RM0).max()
@@ -58,20 +75,37 @@ def test_parallel_forces_equal_the_serial_ones():
     assert np.array_equal(F2, F1) and np.array_equal(RM2, RM1) and np.array_equal(e2, e1)
 
 
+def _trial(ff) -> dict:
+    """The trial springs of the last evaluation, by contact ``(i, partner)``."""
+    b = 1 - int(ff.history[1][HI_CURRENT])
+    partner, xi = ff.history[2][b], ff.history[3][b]
+    out = {}
+    for i, s in zip(*np.nonzero(partner >= 0), strict=True):
+        out[(int(i), int(partner[i, s]))] = float(np.linalg.norm(xi[i, s]))
+    return out
+
+
 @pytest.mark.skipif(max_threads() < 2, reason="needs NUMBA_NUM_THREADS >= 2")
-@pytest.mark.parametrize("integrator", ["rrp-newmark", "pfc-verlet"])
-def test_same_bits_for_one_and_two_threads(integrator, restore_threads):
+@pytest.mark.parametrize("integrator,friction", [
+    ("rrp-newmark", {}), ("pfc-verlet", {}), ("rrp-newmark", {"mu": 0.5, "damping": 0.3})])
+def test_same_bits_for_one_and_two_threads(integrator, friction, restore_threads):
     states = []
     for threads in (1, 2):
         set_threads(threads)
-        sim = Simulation(_pile(), integrator, 2e-3, record_every=100, record_frames=False)
+        sim = Simulation(_pile(**friction), integrator, 2e-3, record_every=100,
+                         record_frames=False)
         rep = sim.advance(1000)
         assert rep.ok, rep.failure
         states.append({k: getattr(sim.state, k).copy() for k in ("x", "v", "q", "omega")})
+        if friction:
+            states[-1]["springs"] = sim.ff.committed_springs()[1]
     e = sim.series.arrays()["energy"]
     assert e[:, E_CONTACT].max() > 0.0  # the rings collide
     for k in ("x", "v", "q", "omega"):
         assert np.array_equal(states[0][k], states[1][k]), k
+    if friction:
+        assert np.abs(states[0]["springs"]).max() > 0.0
+        assert np.array_equal(states[0]["springs"], states[1]["springs"])
 
 
 def test_set_threads_validates(restore_threads):

@@ -182,15 +182,18 @@ def test_the_pile_falls_and_settles_on_the_floor():
         assert e[:, ENERGY_NAMES.index(name)].max() > 0.0, name
 
 
-@pytest.mark.parametrize("contact,integrator,mu", [
-    ("penalty", "rrp-newmark", 0.0),
-    ("hard", "moreau-symmetric", 0.0),
-    ("hard", "moreau-symmetric", 0.5),
+@pytest.mark.parametrize("contact,integrator,mu,damping", [
+    ("penalty", "rrp-newmark", 0.0, 0.0),
+    ("penalty", "rrp-newmark", 0.5, 0.0),  # friction springs: moments r × f_T
+    ("penalty", "rrp-newmark", 0.5, 0.3),  # ... and normal damping
+    ("penalty", "pfc-verlet", 0.5, 0.3),
+    ("hard", "moreau-symmetric", 0.0, 0.0),
+    ("hard", "moreau-symmetric", 0.5, 0.0),
 ])
-def test_a_colliding_cloud_of_tori_conserves_p_and_l(contact, integrator, mu):
+def test_a_colliding_cloud_of_tori_conserves_p_and_l(contact, integrator, mu, damping):
     model = PILE.make({"n_tori": 8, "walls": False, "g": 0.0, "box": 2.7,
                        "velocity_noise": 1.0, "spin_noise": 1.0, "seed": 2,
-                       "contact": contact, "mu": mu})
+                       "contact": contact, "mu": mu, "damping": damping})
     assert model.conserved == ("P_x", "P_y", "P_z", "L_x", "L_y", "L_z")
     sim = Simulation(model, integrator, 1e-3, record_every=20, record_frames=False)
     rep = sim.advance(2000)
@@ -200,6 +203,11 @@ def test_a_colliding_cloud_of_tori_conserves_p_and_l(contact, integrator, mu):
     from engine.layout import ENERGY_NAMES
     if contact == "penalty":
         assert a["energy"][:, ENERGY_NAMES.index("contact")].max() > 1e-3  # they collide
+        D = a["energy"][:, ENERGY_NAMES.index("dissipated")]
+        if mu > 0.0 or damping > 0.0:  # friction and damping did work
+            assert D[-1] > 1e-3 * abs(a["energy"][0].sum()) and (np.diff(D) >= 0.0).all()
+        else:
+            assert not D.any()
     else:
         assert sim.contact_stats["impacts"] > 0
 

@@ -31,6 +31,7 @@ from ..layout import (
     DEFAULT_CONTACT_TOLERANCE,
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_TOLERANCE,
+    E_DISSIPATED,
     E_ROTATIONAL,
     E_TRANSLATIONAL,
     ERR_ENERGY,
@@ -45,7 +46,9 @@ from ..layout import (
     N_IP,
     N_IS,
     OK,
+    T_HISTORY,
 )
+from ..potentials.friction import H_DISSIPATED, commit_history, set_anchor_time
 from ..rotations import quat_rotate_t
 from .campello import campello_implicit_step_ws, campello_step_ws
 from .lgvi import MAP_CAYLEY, MAP_EXP, lgvi_step_ws, mat_vec
@@ -157,19 +160,27 @@ def yoshida_step_ws(base, h, s0, s1, ff, work, info, ws):
             rot_map = ROT_RRP_NEWMARK
         else:
             rot_map = ROT_EXPONENTIAL
+        # (history contacts: the sub-steps' configurations lie λ₁h, (λ₁ + λ₂)h and h
+        # after the step's start, the anchor)
+        set_anchor_time(ff, YOSHIDA_1 * h)
         st = verlet_step_ws(YOSHIDA_1 * h, rot_map, s0, s1, ff, info, ws)
         if st != OK:
             return st
+        set_anchor_time(ff, (YOSHIDA_1 + YOSHIDA_2) * h)
         st = verlet_step_ws(YOSHIDA_2 * h, rot_map, s1, s2, ff, info, ws)
         if st != OK:
             return st
+        set_anchor_time(ff, h)
         return verlet_step_ws(YOSHIDA_1 * h, rot_map, s2, s1, ff, info, ws)
+    set_anchor_time(ff, YOSHIDA_1 * h)
     st = other_step_ws(base, YOSHIDA_1 * h, s0, s1, ff, work, info, ws)
     if st != OK:
         return st
+    set_anchor_time(ff, (YOSHIDA_1 + YOSHIDA_2) * h)
     st = other_step_ws(base, YOSHIDA_2 * h, s1, s2, ff, work, info, ws)
     if st != OK:
         return st
+    set_anchor_time(ff, h)
     return other_step_ws(base, YOSHIDA_1 * h, s2, s1, ff, work, info, ws)
 
 
@@ -316,10 +327,15 @@ def advance_ws(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, 
     cap = rec[0].shape[0]
     e_ref = e_ctrl[0]
     e_lim = e_ctrl[2] * e_ctrl[1]
+    history = ff[3][T_HISTORY] != 0
     while done < n_steps:
+        if history:  # friction springs, damping: engine.potentials.friction
+            set_anchor_time(ff, h)
         status = step_ws(scheme, h, s0, s1, ff, work, info, ws)
         if status != OK:
             break
+        if history:
+            s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED] + ff[13][0][H_DISSIPATED]
         total = kinetic_energy(s1, ff)
         if not math.isfinite(total):
             status = ERR_NONFINITE
@@ -328,6 +344,8 @@ def advance_ws(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, 
             status = ERR_ENERGY
             info[3] = (total - e_ref) / e_ctrl[1]
             break
+        if history:  # accepted: the trial springs become the committed ones
+            commit_history(ff[13], s1[0], s1[2])
         s0, s1 = s1, s0
         done += 1
         if (step0 + done) % stride == 0 and nrec < cap:

@@ -9,7 +9,10 @@ uniform gravity ``g`` (along ``−z``) into a box: the floor ``z ≥ 0`` and, wi
 ``walls``, the side walls ``|x|, |y| ≤ box/2`` (no ceiling).  Spheres of any rings
 touch through the Hertz law ``K^pp``, spheres and walls through ``K^pw``, or with
 ``contact = "hard"`` as unilateral constraints (Moreau-type schemes, ``e_N``, ``μ``,
-``e_T`` as for the torus).  Frictionless penalty contacts keep the model conservative.
+``e_T`` as for the torus).  Penalty contacts may carry friction (a tangential spring
+``k_t`` with Coulomb's limit ``μ``) and normal damping ``ζ``
+(``engine.potentials.friction``); frictionless, undamped ones keep the model
+conservative.
 
 Placement: each ring's bounding sphere (radius ``(D_t + D_p)/2 = a/2 − D_p/2``) sits in
 its cell, shifted by a random offset of at most ``D_p/4`` per coordinate, so the
@@ -163,6 +166,8 @@ def build(p: dict[str, Any]) -> Model:
         components += ("dissipated",)
     else:
         components += ("contact",) + (("wall",) if walls else ())
+        if ff.has_history:
+            components += ("dissipated",)
     if walls:
         conserved: tuple[str, ...] = ()
     elif p["g"] != 0.0:

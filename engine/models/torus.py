@@ -52,8 +52,13 @@ CONTACT_PARAMS = (
           choices=("penalty", "hard")),
     Param("e_n", "float", 1.0, "hard contact: normal restitution e_N (1: elastic)", lo=0.0,
           hi=1.0),
-    Param("mu", "float", 0.0, "hard contact: Coulomb friction coefficient μ", lo=0.0),
+    Param("mu", "float", 0.0, "Coulomb friction coefficient μ (hard contacts; penalty "
+          "contacts: the limit of the tangential spring k_t)", lo=0.0),
     Param("e_t", "float", 0.0, "hard contact: tangential restitution e_T", lo=0.0, hi=1.0),
+    Param("k_t", "float", 4000.0, "penalty contact: stiffness of the tangential (friction) "
+          "spring, active when mu > 0", "N/m", lo=0.0),
+    Param("damping", "float", 0.0, "penalty contact: normal damping ratio ζ "
+          "(γ = 2ζ√(m* k_N), k_N the Hertz tangent stiffness; 0: elastic)", lo=0.0),
 )
 """The contact model and the hard-contact law (shared with ``tori_pile``)."""
 
@@ -92,8 +97,10 @@ def bonded_spheres(bodies: Bodies, x: np.ndarray, bonds: np.ndarray,
                    p: dict[str, Any]) -> ForceField:
     """The force field of spheres bonded by the B&G §4 binder (reference bond vectors
     from the positions ``x``), with sphere–sphere contacts as ``p["contact"]`` says
-    (penalty: Hertz; hard: constraints with ``e_n``, ``mu``, ``e_t``); walls and gravity
-    are the caller's.  Shared by ``torus`` and ``tori_pile``."""
+    (penalty: Hertz, with the friction spring ``k_t`` limited by ``mu`` and the damping
+    ratio ``damping`` of ``engine.potentials.friction`` when they are set; hard:
+    constraints with ``e_n``, ``mu``, ``e_t``); walls and gravity are the caller's.
+    Shared by ``torus`` and ``tori_pile``."""
     d0 = x[bonds[:, 0]] - x[bonds[:, 1]]
     r0 = np.linalg.norm(d0, axis=1)
     bond_ref = np.concatenate([d0 / r0[:, None], r0[:, None]], axis=1)
@@ -108,6 +115,8 @@ def bonded_spheres(bodies: Bodies, x: np.ndarray, bonds: np.ndarray,
     ff.fp[P_E_N] = p["e_n"]
     ff.fp[P_MU] = p["mu"]
     ff.fp[P_E_T] = p["e_t"]
+    if p["contact"] == "penalty":  # friction springs and damping (§4.5), if any
+        ff.set_friction(p["mu"], p["k_t"], p["damping"])
     return ff
 
 
@@ -136,6 +145,8 @@ def build(p: dict[str, Any]) -> Model:
         components = ("translational", "rotational", "bending", "axial", "shear", "contact")
         if p["wall"]:
             components += ("wall",)
+        if ff.has_history:
+            components += ("dissipated",)
     return Model(
         name="torus",
         title="Particle-binder torus impact",
