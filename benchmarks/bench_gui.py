@@ -104,8 +104,10 @@ def main() -> int:
         return bench_draw(args, app, win, spin, spheres)
     results = []
     for speed in args.speed:
+        old = win.loaded
         win.request_load.emit(LoadRequest(args.scenario, overrides))  # same start each time
-        spin(600, lambda: win.last_frame is not None and win.last_frame.step == 0)
+        spin(600, lambda old=old: win.loaded is not old and win.last_frame is not None
+             and win.last_frame.step == 0)
         win.controls.speed.setValue(speed)
         spin(0.3)
         r0, f0, p0 = win.renders, win.frames_drawn, win._plot_redraws
@@ -191,14 +193,17 @@ def bench_offscreen(args) -> int:
     st = model.initial_state
     rng = np.random.default_rng(0)
     d = 0.02 * float(np.min(scene.diameter))
-    plotter.render()
+    from vtkmodules.vtkCommonCore import vtkUnsignedCharArray
+
+    pixel = vtkUnsignedCharArray()
+    plotter.ren_win.Render()
     frames = 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < args.seconds:
         x = st.x + d * np.sin(0.3 * frames)
         scene.update(x, st.q, st.v + rng.standard_normal(st.v.shape), st.omega)
         plotter.ren_win.Render()
-        plotter.ren_win.GetPixelData(0, 0, 0, 0, 1)
+        plotter.ren_win.GetPixelData(0, 0, 0, 0, 0, pixel, 0)  # waits for the frame
         frames += 1
     dt = time.perf_counter() - t0
     spheres = int(scene.n * scene.k)
