@@ -97,6 +97,24 @@ def test_body_group_colours_each_ring_in_its_own_colour(qtbot, make_window):
     assert not sc.sphere_actor.mapper.scalar_visibility
 
 
+def test_colour_switches_between_screenshots_and_back_to_a_small_model(qtbot, make_window,
+                                                                       tmp_path):
+    # (PyVista's PointGaussianMapper crashed VTK at the first render after a screenshot
+    # once its scalars were switched on: the scene uses VTK's class directly)
+    w = make_window(PILE)
+    for k, mode in enumerate(("none", "speed", "body group", "rotational energy", "none")):
+        w.controls.colour.setCurrentText(mode)
+        out = w.save_screenshot(tmp_path / f"{k}.png")
+        assert out.stat().st_size > 10_000
+    img = w.view_image()
+    assert img.std() > 5  # the spheres, the box and the floor: not a blank view
+    w.load(LoadRequest("torus"))
+    qtbot.waitUntil(lambda: w.loaded.model.n_bodies == 80 and w.last_frame is not None,
+                    timeout=WAIT)
+    assert not w.scene.sprites and len(w.scene.axes_bodies) == 80
+    w.save_screenshot(tmp_path / "torus.png")
+
+
 # ---------------------------------------------------------------- axes: level of detail
 def test_axes_of_a_large_model_only_for_the_inspected_body(qtbot, make_window):
     w = make_window(PILE)
