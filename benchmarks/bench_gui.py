@@ -38,7 +38,9 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -143,7 +145,8 @@ def main() -> int:
     return 0
 
 
-def bench_draw(args, app, win, spin, spheres: int) -> int:
+def bench_draw(args: argparse.Namespace, app: Any, win: Any, spin: Callable[..., None],
+               spheres: int) -> int:
     """Frames per second of the 3D view alone; see the module docstring."""
     import numpy as np
 
@@ -179,7 +182,7 @@ def bench_draw(args, app, win, spin, spheres: int) -> int:
     return 0
 
 
-def bench_offscreen(args) -> int:
+def bench_offscreen(args: argparse.Namespace) -> int:
     """``--draw --offscreen``: the scene alone on an off-screen plotter (EGL or Xvfb),
     moved and rendered (one pixel read back to finish the frame) for ``--seconds``."""
     import numpy as np
@@ -220,7 +223,7 @@ def bench_offscreen(args) -> int:
     return 0
 
 
-def bench_plots(args) -> int:
+def bench_plots(args: argparse.Namespace) -> int:
     """Redraw cost of the live plots with ``--plots N`` samples; see the docstring."""
     import numpy as np
     from PyQt6.QtWidgets import QApplication
