@@ -29,8 +29,8 @@ def register(sub) -> None:
     p.add_argument("--size", default="800x600", metavar="WxH",
                    help="frame size in pixels (default 800x600)")
     p.add_argument("--colour-by", default="none", metavar="MODE",
-                   help="colour the spheres by: none, speed, 'rotational energy' "
-                        "(default none)")
+                   help="colour the spheres by: none, speed, 'rotational energy', "
+                        "'body group' (a pile's rings) (default none)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario parameter; the value is TOML")
     p.add_argument("--out", "-o", required=True, help="output file: .mp4 or .gif")

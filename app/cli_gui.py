@@ -25,6 +25,12 @@ def register(sub) -> None:
     p.add_argument("--quit-after", type=float, metavar="SECONDS",
                    help="run (playing) for this many seconds, then exit")
     p.add_argument("--size", default=None, metavar="WxH", help="window size, e.g. 1400x900")
+    from .cli import threads_arg
+
+    p.add_argument("--threads", type=threads_arg, metavar="N",
+                   help="threads of the parallel force kernels (models of 4096 bodies or "
+                        "more; the results do not depend on it; default: the last choice "
+                        "in the app, else all cores); remembered")
     p.set_defaults(handler=_run)
 
 

@@ -13,6 +13,22 @@ Speed matters (≥ 30 fps with the 80-sphere torus on llvmpipe), hence:
 * all body-frame axes are ONE PolyData of line segments with per-cell RGB colours
   (red/green/blue = body ``e1/e2/e3``, i.e. the columns of the attitude matrix ``R``);
 * no multi-sampling; :meth:`BodyScene.update` never renders (the caller does, once).
+
+Large models (issue #9: piles of 10³–10⁵ spheres) change three things, above
+:data:`SPRITE_MIN_SPHERES` drawn spheres:
+
+* the spheres are ONE point each, drawn by a ``vtkPointGaussianMapper`` as shaded
+  sphere impostors (a screen-facing quad per sphere, of the sphere's radius in world
+  units, lit in the fragment shader: :data:`SPHERE_SPLAT`) — the points, radii and
+  colour values are arrays rewritten in place; measured against instanced glyphs
+  (``vtkGlyph3DMapper``: 3 fps at 10⁴ spheres on llvmpipe) and fixed-pixel point sprites
+  (``render_points_as_spheres``, which do not scale with the zoom), it is the fastest
+  that draws true sizes (BENCHMARKS.md, issue #9);
+* level of detail for the body axes (:data:`AXES_DETAILS`): by default ("auto") every
+  body's axes up to :data:`AXES_ALL_LIMIT` bodies, beyond that only the inspected
+  body's;
+* a per-body colour mode, ``"body group"``: the torus (ring) each sphere belongs to, from
+  the model's ``n_particles`` (:func:`body_groups`), in a qualitative colour map.
 """
 
 from __future__ import annotations
@@ -22,6 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyvista as pv
+from vtkmodules.vtkRenderingOpenGL2 import vtkOpenGLPointGaussianMapper
 
 from engine.diagnostics import body_rotational_energy
 from engine.rotations import quat_to_matrix
@@ -29,8 +46,36 @@ from engine.rotations import quat_to_matrix
 if TYPE_CHECKING:
     from engine.models.base import Model
 
-COLOUR_MODES = ("none", "speed", "rotational energy")
-"""What the spheres can be coloured by (:meth:`BodyScene.set_colour_by`)."""
+COLOUR_MODES = ("none", "speed", "rotational energy", "body group")
+"""What the spheres can be coloured by (:meth:`BodyScene.set_colour_by`): "body group"
+is the ring (torus) a sphere belongs to, see :func:`body_groups`."""
+AXES_DETAILS = ("auto", "all", "inspected")
+"""Which bodies' axes are drawn (:meth:`BodyScene.set_axes_detail`): "auto": all up to
+:data:`AXES_ALL_LIMIT` bodies, else the inspected one; "all"; "inspected" only."""
+AXES_ALL_LIMIT = 500
+""""auto" axes: every body's frame up to this many bodies (the 80-sphere torus), only the
+inspected body's above (a pile: 10³–10⁵ frames would hide the spheres and cost as much to
+draw as the spheres themselves)."""
+SPRITE_MIN_SPHERES = 400
+"""From this many drawn spheres on they are point impostors (see the module docstring);
+below, a mesh of low-poly spheres (the torus, the pendulum, the dumbbells)."""
+GROUP_CMAP = "tab20"
+GROUP_COLOURS = 20
+""""body group" colours: group index modulo this many, in :data:`GROUP_CMAP`."""
+SPHERE_SPLAT = (
+    "//VTK::Color::Impl\n"
+    "float rr = dot(offsetVCVSOutput.xy, offsetVCVSOutput.xy);\n"
+    "if (rr > 1.0) { discard; }\n"
+    "vec3 nrm = vec3(offsetVCVSOutput.xy, sqrt(1.0 - rr));\n"
+    "vec3 lgt = normalize(vec3(-0.35, 0.45, 1.0));\n"
+    "float dif = max(dot(nrm, lgt), 0.0);\n"
+    "float spc = pow(max(dot(reflect(-lgt, nrm), vec3(0.0, 0.0, 1.0)), 0.0), 24.0);\n"
+    "diffuseColor = diffuseColor * (0.28 + 0.72 * dif) + vec3(0.25 * spc);\n"
+    "ambientColor = vec3(0.0);\n"
+)
+"""Fragment code of the sphere impostors: a disc of the sphere's radius (``offsetVC`` is
+the offset from the centre in radii), lit as the sphere's front half by a light above
+left of the camera (diffuse and a specular spot)."""
 
 BACKGROUND = "#f7f8fa"
 BACKGROUND_TOP = "#dde5ee"
@@ -42,7 +87,8 @@ TRAIL_COLOUR = "#e377c2"
 GHOST_COLOURS = ("#ff7f0e", "#9467bd", "#17becf", "#8c564b", "#bcbd22")
 GHOST_OPACITY = 0.35
 CMAP = "viridis"
-UNITS = {"speed": "speed [m/s]", "rotational energy": "rot. energy [J]"}
+UNITS = {"speed": "speed [m/s]", "rotational energy": "rot. energy [J]",
+         "body group": "body group"}
 
 AXIS_LENGTH = 0.95
 """Body-frame axis length in sphere diameters from the centre (0.45 D shows outside)."""
@@ -82,6 +128,100 @@ def _nice_ceil(v: float) -> float:
         if m * 10.0**k >= v * (1 - 1e-12):
             return m * 10.0**k
     return 10.0 ** (k + 1)
+
+
+def body_groups(model: Model) -> np.ndarray:
+    """Per body, the index of the group it belongs to: its ring (torus) for models of
+    ``n_particles`` bonded spheres per ring (the torus, the pile: body ``i`` is in ring
+    ``i // n_particles``), otherwise each body its own group."""
+    n = int(model.n_bodies)
+    n_p = (getattr(model, "params", None) or {}).get("n_particles")
+    if isinstance(n_p, (int, np.integer)) and n_p > 0 and n % int(n_p) == 0:
+        return np.arange(n) // int(n_p)
+    return np.arange(n)
+
+
+class _ImpostorMapper(vtkOpenGLPointGaussianMapper):
+    """A ``vtkPointGaussianMapper`` (its OpenGL class) with the few PyVista-style
+    properties the scene and ``add_scalar_bar`` use.  (PyVista's own
+    ``PointGaussianMapper`` crashed VTK 9.7 on llvmpipe at the first render after a
+    screenshot once scalars were shown.)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lut: pv.LookupTable | None = None
+
+    @property
+    def scalar_range(self) -> tuple[float, float]:
+        """The range of the colour map."""
+        return tuple(self.GetScalarRange())
+
+    @scalar_range.setter
+    def scalar_range(self, rng: tuple[float, float]) -> None:
+        self.SetScalarRange(float(rng[0]), float(rng[1]))
+
+    @property
+    def scalar_visibility(self) -> bool:
+        """Whether the ``value`` array colours the points."""
+        return bool(self.GetScalarVisibility())
+
+    @scalar_visibility.setter
+    def scalar_visibility(self, on: bool) -> None:
+        self.SetScalarVisibility(bool(on))
+
+    @property
+    def lookup_table(self) -> pv.LookupTable | None:
+        """The colour map (a :class:`pyvista.LookupTable`)."""
+        return self._lut
+
+    @lookup_table.setter
+    def lookup_table(self, lut: pv.LookupTable) -> None:
+        self._lut = lut
+        self.SetLookupTable(lut)
+
+
+class _SpriteSet:
+    """Many spheres as one point each (the centre, with a ``radius`` and a ``value``
+    array), drawn as sphere impostors by a ``vtkPointGaussianMapper``; rewritten in
+    place.  Same interface as :class:`_SphereSet` (``k = 1`` point per sphere)."""
+
+    k = 1
+
+    def __init__(self, radii: np.ndarray) -> None:
+        n = int(radii.shape[0])
+        self.n = n
+        self.mesh = pv.PolyData(np.zeros((n, 3)))
+        self.mesh.point_data.set_array(np.asarray(radii, dtype=np.float64), "radius")
+        self.mesh.point_data.set_array(np.zeros(n), "value")
+        self._pts = self.mesh.points
+        self._val = self.mesh.point_data["value"]
+
+    def move(self, centres: np.ndarray) -> None:
+        self._pts[:] = centres
+        self.mesh.GetPoints().Modified()
+
+    def set_values(self, per_body: np.ndarray) -> None:
+        self._val[:] = per_body
+        self.mesh.GetPointData().GetArray("value").Modified()
+
+    def centres(self) -> np.ndarray:
+        """Current centres."""
+        return np.asarray(self._pts)
+
+    def add_to(self, plotter: pv.BasePlotter, name: str) -> pv.Actor:
+        """An actor drawing these points as sphere impostors (scalars off)."""
+        mapper = _ImpostorMapper()
+        mapper.SetInputData(self.mesh)
+        mapper.SetScaleArray("radius")
+        mapper.SetScaleFactor(1.0)
+        mapper.SetEmissive(False)
+        mapper.SetSplatShaderCode(SPHERE_SPLAT)
+        mapper.SetScalarModeToUsePointFieldData()
+        mapper.SelectColorArray("value")
+        mapper.scalar_visibility = False
+        actor = pv.Actor(mapper=mapper)
+        plotter.add_actor(actor, name=name, reset_camera=False, render=False)
+        return actor
 
 
 class _SphereSet:
@@ -168,17 +308,31 @@ class BodyScene:
         st = model.initial_state
         self._centres = self._drawn_centres(st.x, quat_to_matrix(st.q))
 
-        # spheres
-        self._spheres = _SphereSet(0.5 * np.repeat(self.diameter, self.k), self._resolution)
+        # spheres: a mesh of low-poly spheres, or point impostors for large models
+        radii = 0.5 * np.repeat(self.diameter, self.k)
+        self.sprites = self.n * self.k >= SPRITE_MIN_SPHERES
+        self._groups = body_groups(model)
+        self._spheres: _SphereSet | _SpriteSet
+        if self.sprites:
+            self._spheres = _SpriteSet(radii)
+        else:
+            self._spheres = _SphereSet(radii, self._resolution)
         self._spheres.move(self._sphere_centres(self._centres, quat_to_matrix(st.q)))
         self._rods_mesh = None
         if self.k > 1:
             self._add_rods()
-        self._sphere_actor = plotter.add_mesh(
-            self._spheres.mesh, scalars="value", cmap=CMAP, clim=[0.0, 1.0],
-            show_scalar_bar=False, color=SPHERE_COLOUR, specular=0.3, specular_power=20,
-            diffuse=0.8, ambient=0.15, name="rrp-spheres", reset_camera=False)
-        self._sphere_actor.prop.interpolation = "gouraud"
+        if self.sprites:
+            self._sphere_actor = self._spheres.add_to(plotter, "rrp-spheres")
+            self._sphere_actor.prop.color = SPHERE_COLOUR
+        else:
+            self._sphere_actor = plotter.add_mesh(
+                self._spheres.mesh, scalars="value", cmap=CMAP, clim=[0.0, 1.0],
+                show_scalar_bar=False, color=SPHERE_COLOUR, specular=0.3, specular_power=20,
+                diffuse=0.8, ambient=0.15, name="rrp-spheres", reset_camera=False)
+            self._sphere_actor.prop.interpolation = "gouraud"
+        self._lut = pv.LookupTable(CMAP)
+        self._group_lut = pv.LookupTable(GROUP_CMAP, n_values=GROUP_COLOURS)
+        self._sphere_actor.mapper.lookup_table = self._lut
 
         # body-frame axes: points [c, c + L e1, c + L e2, c + L e3] per body
         n = self.n
@@ -191,14 +345,13 @@ class BodyScene:
             self._axis_base = np.maximum(self._axis_base, PIVOT_AXIS_REACH * arm)
         self.axis_scale = float(axis_scale) if axis_scale > 0 else 1.0
         self._axis_len = self.axis_scale * self._axis_base
-        base = 4 * np.arange(n)
-        lines = np.empty((n, 3, 3), dtype=np.int64)
-        lines[:, :, 0] = 2
-        lines[:, :, 1] = base[:, None]
-        lines[:, :, 2] = base[:, None] + np.arange(1, 4)[None]
-        self._axes_mesh = pv.PolyData(np.zeros((4 * n, 3)), lines=lines.ravel())
-        self._axes_mesh.cell_data.set_array(np.tile(AXIS_RGB, (n, 1)), "rgb")
-        self._axes_pts = self._axes_mesh.points.reshape(n, 4, 3)
+        # level of detail: the axes of the bodies in _axes_idx only (see AXES_DETAILS)
+        self.axes_on = bool(axes)
+        self.axes_detail = "auto"
+        self.highlighted: int | None = None
+        self._axes_idx = self._wanted_axes()
+        self._axes_mesh = pv.PolyData()
+        self._build_axes_mesh()
         self._axes_actor = plotter.add_mesh(
             self._axes_mesh, scalars="rgb", rgb=True, line_width=4.0 if n <= 8 else 2.5,
             lighting=False, name="rrp-axes", reset_camera=False)
@@ -206,7 +359,7 @@ class BodyScene:
         mapper = self._axes_actor.GetMapper()
         mapper.SetResolveCoincidentTopologyToPolygonOffset()
         mapper.SetRelativeCoincidentTopologyLineOffsetParameters(0.0, -8.0)
-        self._axes_actor.SetVisibility(bool(axes))
+        self._axes_actor.SetVisibility(self._axes_shown())
 
         # wall
         self._wall_actor = None
@@ -237,10 +390,9 @@ class BodyScene:
         self.set_colour_by(colour_by)
 
         # ghosts (compare mode)
-        self._ghosts: list[tuple[_SphereSet, object]] = []
+        self._ghosts: list[tuple[_SphereSet | _SpriteSet, object]] = []
 
         # the picked body (inspector): a wire cage around its spheres
-        self.highlighted: int | None = None
         self._halo: _SphereSet | None = None
         self._halo_actor = None
 
@@ -252,6 +404,45 @@ class BodyScene:
         self.reset_camera()
 
     # ------------------------------------------------------------------ building
+    def _wanted_axes(self) -> np.ndarray:
+        """The bodies whose axes the detail level asks for (see :data:`AXES_DETAILS`)."""
+        mode = self.axes_detail
+        if mode == "all" or (mode == "auto" and self.n <= AXES_ALL_LIMIT):
+            return np.arange(self.n)
+        if self.highlighted is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.array([self.highlighted])
+
+    def _axes_shown(self) -> bool:
+        return self.axes_on and len(self._axes_idx) > 0
+
+    def _build_axes_mesh(self) -> None:
+        """(Re)build the axes mesh for the bodies ``_axes_idx``: points ``[c, c + L e1,
+        c + L e2, c + L e3]`` per body, three coloured segments.  Only when the set of
+        bodies changes (the detail level, the inspected body); per frame the points are
+        rewritten in place (:meth:`_move_axes`)."""
+        m = max(len(self._axes_idx), 1)  # (an empty set keeps one hidden frame)
+        base = 4 * np.arange(m)
+        lines = np.empty((m, 3, 3), dtype=np.int64)
+        lines[:, :, 0] = 2
+        lines[:, :, 1] = base[:, None]
+        lines[:, :, 2] = base[:, None] + np.arange(1, 4)[None]
+        mesh = pv.PolyData(np.zeros((4 * m, 3)), lines=lines.ravel())
+        mesh.cell_data.set_array(np.tile(AXIS_RGB, (m, 1)), "rgb")
+        self._axes_mesh.copy_from(mesh)
+        self._axes_pts = self._axes_mesh.points.reshape(m, 4, 3)
+
+    def _refresh_axes(self) -> None:
+        """Follow a change of the detail level, the inspected body or the axes toggle."""
+        idx = self._wanted_axes()
+        if not np.array_equal(idx, self._axes_idx):
+            self._axes_idx = idx
+            self._build_axes_mesh()
+        shown = self._axes_shown()
+        self._axes_actor.SetVisibility(shown)
+        if shown:
+            self._move_axes(self._centres, self._last_R)
+
     def _wall_corners(self) -> np.ndarray:
         """Corners ``(4, 3)`` of the drawn wall: a rectangle in the plane ``n·x = x_w``,
         upright (its second side along the part of e₃ in the plane), sized to the bodies."""
@@ -487,7 +678,7 @@ class BodyScene:
         if self._rods_mesh is not None:
             self._rods_mesh.points[:] = sc
             self._rods_mesh.GetPoints().Modified()
-        if self._axes_actor.GetVisibility():
+        if self._axes_shown():
             self._move_axes(c, R)
         if v is not None:
             self._last_v = np.asarray(v, dtype=np.float64)
@@ -565,10 +756,17 @@ class BodyScene:
             self.plotter.renderer.ResetCameraClippingRange()
 
     def _move_axes(self, c: np.ndarray, R: np.ndarray) -> None:
+        idx = self._axes_idx
+        if not len(idx):
+            return
+        if len(idx) < self.n:
+            c, R, length = c[idx], R[idx], self._axis_len[idx]
+        else:
+            length = self._axis_len
         pts = self._axes_pts
         pts[:, 0] = c
         # column j of R is body e_j in the inertial frame
-        pts[:, 1:] = c[:, None, :] + self._axis_len[:, None, None] * np.swapaxes(R, 1, 2)
+        pts[:, 1:] = c[:, None, :] + length[:, None, None] * np.swapaxes(R, 1, 2)
         self._axes_mesh.GetPoints().Modified()
 
     def _append_trail(self, p: np.ndarray) -> None:
@@ -605,6 +803,8 @@ class BodyScene:
             if self._has_offset:
                 v = v + np.cross(om, self._last_R @ self.offset)
             return np.linalg.norm(v, axis=1)
+        if mode == "body group":
+            return self._groups.astype(np.float64)
         if mode == "rotational energy":
             b = self.model.bodies
             if b.spherical:
@@ -614,6 +814,9 @@ class BodyScene:
 
     def _recolour(self) -> None:
         vals = self.body_values()
+        if self.colour_by == "body group":  # fixed per body: a qualitative map
+            self._spheres.set_values(np.repeat(vals % GROUP_COLOURS, self.k))
+            return
         self._spheres.set_values(np.repeat(vals, self.k))
         vmax = float(np.max(vals)) if vals.size else 0.0
         if math.isfinite(vmax) and vmax > self._vmax[self.colour_by]:
@@ -621,8 +824,13 @@ class BodyScene:
             self._apply_range()
 
     def _apply_range(self) -> None:
-        top = self._vmax[self.colour_by] or 1.0
-        self._sphere_actor.mapper.scalar_range = (0.0, top)
+        if self.colour_by == "body group":  # value k ↦ colour k of the table
+            rng = (-0.5, GROUP_COLOURS - 0.5)
+        else:
+            rng = (0.0, self._vmax[self.colour_by] or 1.0)
+        mapper = self._sphere_actor.mapper
+        mapper.scalar_range = rng
+        mapper.lookup_table.scalar_range = rng  # (the mapper sets it when drawing, too)
 
     # ------------------------------------------------------------------ options
     @property
@@ -644,8 +852,11 @@ class BodyScene:
             mapper.scalar_visibility = False
             return
         mapper.scalar_visibility = True
+        mapper.lookup_table = self._group_lut if mode == "body group" else self._lut
         self._recolour()
         self._apply_range()
+        if mode == "body group":  # categories: no colour bar
+            return
         self._bar_title = UNITS[mode]
         self.plotter.add_scalar_bar(
             self._bar_title, mapper=mapper, vertical=True, n_labels=3, fmt="%.3g",
@@ -665,10 +876,24 @@ class BodyScene:
             self._refresh_trail()
 
     def set_axes(self, on: bool) -> None:
-        """Show or hide the body-frame axes."""
-        self._axes_actor.SetVisibility(bool(on))
-        if on:
-            self._move_axes(self._centres, self._last_R)
+        """Show or hide the body-frame axes (of the bodies the detail level picks)."""
+        self.axes_on = bool(on)
+        self._refresh_axes()
+
+    def set_axes_detail(self, mode: str) -> None:
+        """Level of detail of the body axes, one of :data:`AXES_DETAILS`: "auto" (all
+        bodies' up to :data:`AXES_ALL_LIMIT` bodies, else the inspected body's), "all",
+        or "inspected" (the inspected body's only)."""
+        if mode not in AXES_DETAILS:
+            raise ValueError(f"unknown axes detail {mode!r}; allowed: "
+                             + ", ".join(repr(m) for m in AXES_DETAILS))
+        self.axes_detail = mode
+        self._refresh_axes()
+
+    @property
+    def axes_bodies(self) -> np.ndarray:
+        """The bodies whose axes are drawn now (empty when hidden)."""
+        return self._axes_idx.copy() if self._axes_shown() else np.zeros(0, dtype=np.int64)
 
     def set_axis_scale(self, scale: float) -> None:
         """Draw the body axes ``scale`` times their default length (which is scaled to
@@ -677,7 +902,8 @@ class BodyScene:
             raise ValueError(f"axis scale must be a positive number, got {scale!r}")
         self.axis_scale = float(scale)
         self._axis_len = self.axis_scale * self._axis_base
-        self._move_axes(self._centres, self._last_R)
+        if self._axes_shown():
+            self._move_axes(self._centres, self._last_R)
 
     # ------------------------------------------------------------------ picking
     def pick(self, x: float, y: float) -> int | None:
@@ -722,6 +948,7 @@ class BodyScene:
         if body is not None and not 0 <= int(body) < self.n:
             body = None
         self.highlighted = None if body is None else int(body)
+        self._refresh_axes()  # (the inspected body's axes, for a large model)
         if self.highlighted is None:
             if self._halo_actor is not None:
                 self.plotter.remove_actor(self._halo_actor, render=False)
@@ -750,15 +977,23 @@ class BodyScene:
             self.plotter.remove_actor(actor, render=False)
         for i, (x, q) in enumerate(states):
             if i == len(self._ghosts):
-                gs = _SphereSet(0.5 * np.repeat(self.diameter, self.k),
-                                max(6, self._resolution // 2 + 2))
+                radii = 0.5 * np.repeat(self.diameter, self.k)
+                gs: _SphereSet | _SpriteSet
                 R = quat_to_matrix(q)
-                gs.move(self._sphere_centres(self._drawn_centres(x, R), R))
-                actor = self.plotter.add_mesh(
-                    gs.mesh, color=GHOST_COLOURS[i % len(GHOST_COLOURS)],
-                    opacity=GHOST_OPACITY, scalars=None, name=f"rrp-ghost-{i}",
-                    reset_camera=False)
-                actor.mapper.scalar_visibility = False
+                if self.sprites:
+                    gs = _SpriteSet(radii)
+                    gs.move(self._sphere_centres(self._drawn_centres(x, R), R))
+                    actor = gs.add_to(self.plotter, f"rrp-ghost-{i}")
+                    actor.prop.color = GHOST_COLOURS[i % len(GHOST_COLOURS)]
+                    actor.prop.opacity = GHOST_OPACITY
+                else:
+                    gs = _SphereSet(radii, max(6, self._resolution // 2 + 2))
+                    gs.move(self._sphere_centres(self._drawn_centres(x, R), R))
+                    actor = self.plotter.add_mesh(
+                        gs.mesh, color=GHOST_COLOURS[i % len(GHOST_COLOURS)],
+                        opacity=GHOST_OPACITY, scalars=None, name=f"rrp-ghost-{i}",
+                        reset_camera=False)
+                    actor.mapper.scalar_visibility = False
                 self._ghosts.append((gs, actor))
             else:
                 gs = self._ghosts[i][0]

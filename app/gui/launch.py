@@ -1,5 +1,5 @@
 """Start the desktop app: ``rrp gui [SCENARIO] [--integrator] [--h] [--set k=v]
-[--play] [--screenshot PATH --quit-after SECONDS] [--size WxH]``."""
+[--play] [--screenshot PATH --quit-after SECONDS] [--size WxH] [--threads N]``."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def launch(args: argparse.Namespace) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("RRP Studio")
     app.setOrganizationName("RRP Studio")
-    win = MainWindow(request, run=run)
+    win = MainWindow(request, run=run, threads=getattr(args, "threads", None))
     if run is not None and win.recording is not None:
         if args.integrator:
             win.set_integrator(args.integrator)

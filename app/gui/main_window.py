@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 from PyQt6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer, pyqtSignal
-from PyQt6.QtGui import QAction, QKeySequence
+from PyQt6.QtGui import QAction, QActionGroup, QKeySequence
 from PyQt6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -28,7 +28,7 @@ from engine.integrators import INTEGRATORS
 from engine.io import RunFileError
 from engine.models.base import ParameterError
 
-from ..scene import BodyScene
+from ..scene import AXES_ALL_LIMIT, AXES_DETAILS, COLOUR_MODES, BodyScene
 from .controls import ControlPanel
 from .plots import PlotPanel, TimedPlotWidget
 from .recorder import Recorder, RecorderError
@@ -46,6 +46,12 @@ from .worker import (
 
 PLOT_HZ = 10
 DEFAULT_REQUEST = LoadRequest("torus")
+AXES_DETAIL_LABELS = {
+    "auto": f"Automatic (all up to {AXES_ALL_LIMIT} bodies, else the inspected one)",
+    "all": "All bodies",
+    "inspected": "The inspected body only",
+}
+"""View → Axes detail: the menu's words for :data:`app.scene.AXES_DETAILS`."""
 
 
 def _vec(a) -> str:
@@ -99,12 +105,23 @@ class MainWindow(QMainWindow):
     request_ping = pyqtSignal(int)
     request_branch = pyqtSignal(object)  # BranchRequest
     request_branch_live = pyqtSignal(object, float)  # integrators, h
+    request_threads = pyqtSignal(int)  # 0: all cores
 
     def __init__(self, request: LoadRequest | None = None, *,
-                 settings: QSettings | None = None, run: str | Path | None = None) -> None:
+                 settings: QSettings | None = None, run: str | Path | None = None,
+                 threads: int | None = None) -> None:
+        """``threads``: the engine's threads for this session (``rrp gui --threads``;
+        remembered as the setting); ``None``: the setting, by default all cores."""
         super().__init__()
         self.setWindowTitle("RRP Studio")
         self.settings = settings or QSettings("RRP Studio", "rrp-studio")
+        if threads is not None:
+            self.settings.setValue("threads", int(threads))
+        self.threads = self._threads_from_settings()
+        """Threads asked of the engine: 0 means all cores."""
+        self.axes_detail = str(self.settings.value("axes_detail", "auto"))
+        if self.axes_detail not in AXES_DETAILS:
+            self.axes_detail = "auto"
         self.loaded: Loaded | None = None
         self.last_frame: Frame | None = None
         self.failure: str | None = None
@@ -170,8 +187,12 @@ class MainWindow(QMainWindow):
         # worker -----------------------------------------------------------------
         self.thread = QThread(self)
         self.thread.setObjectName("rrp-simulation")
-        self.worker = SimulationWorker()
+        self.worker = SimulationWorker(self.threads or None)
         self.worker.moveToThread(self.thread)
+        # in the worker's thread (Numba's thread count is per calling thread)
+        self.thread.started.connect(self.worker.start_thread)
+        self.request_threads.connect(self.worker.set_threads)
+        self.worker.threads_set.connect(self._on_threads_set)
         self.request_load.connect(self.worker.load)
         self.request_play.connect(self.worker.play)
         self.request_pause.connect(self.worker.pause)
@@ -285,6 +306,21 @@ class MainWindow(QMainWindow):
         sm.addSeparator()
         self.branch_action = self._add_action(sm, "&Continue from here", self.branch_here,
                                               "Ctrl+B")
+        sm.addSeparator()
+        from engine.parallel import max_threads
+
+        tm = sm.addMenu("&Threads")
+        tm.setToolTip("threads of the parallel force kernels (models of 4096 bodies or "
+                      "more; the results do not depend on it)")
+        group = QActionGroup(self)
+        self.threads_actions: dict[int, QAction] = {}
+        for n in range(max_threads() + 1):
+            a = self._add_action(tm, f"All cores ({max_threads()})" if n == 0 else str(n),
+                                 lambda k=n: self.set_threads(k))
+            a.setCheckable(True)
+            a.setChecked(n == self.threads)
+            group.addAction(a)
+            self.threads_actions[n] = a
         vm = self.menuBar().addMenu("&View")
         self._add_action(vm, "Reset camera", self.reset_camera, "Home")
         self.follow_action = self._add_action(vm, "&Follow the bodies", lambda: None, "F")
@@ -301,6 +337,29 @@ class MainWindow(QMainWindow):
                          "]")
         self._add_action(vm, "Shorter axes", lambda: sb.setValue(sb.value() - sb.singleStep()),
                          "[")
+        dm = vm.addMenu("Axes &detail")
+        dm.setToolTip("which bodies' axes are drawn (large models: the inspected one)")
+        group = QActionGroup(self)
+        self.axes_detail_actions: dict[str, QAction] = {}
+        for mode in AXES_DETAILS:
+            a = self._add_action(dm, AXES_DETAIL_LABELS[mode],
+                                 lambda m=mode: self.set_axes_detail(m))
+            a.setCheckable(True)
+            a.setChecked(mode == self.axes_detail)
+            group.addAction(a)
+            self.axes_detail_actions[mode] = a
+        cm = vm.addMenu("&Colour by")
+        group = QActionGroup(self)
+        self.colour_actions: dict[str, QAction] = {}
+        combo = self.controls.colour
+        for mode in COLOUR_MODES:
+            a = self._add_action(cm, mode, lambda m=mode: combo.setCurrentText(m))
+            a.setCheckable(True)
+            a.setChecked(mode == combo.currentText())
+            group.addAction(a)
+            self.colour_actions[mode] = a
+        combo.currentTextChanged.connect(
+            lambda m: m in self.colour_actions and self.colour_actions[m].setChecked(True))
         vm.addSeparator()
         self._add_action(vm, "Clear trail", lambda: self.scene and self.scene.clear_trail())
         self._add_action(vm, "Stop inspecting", lambda: self.inspect(None), "Esc")
@@ -396,6 +455,41 @@ class MainWindow(QMainWindow):
             return
         self.load(LoadRequest(r.scenario, r.overrides, self.controls.integrator.currentData(),
                               self.last_frame.h if self.last_frame else r.h, tuple(names)))
+
+    def set_threads(self, n: int) -> None:
+        """Run the engine's parallel kernels on ``n`` threads (``0``: all cores), from
+        the next chunk on; remembered as the setting.  The worker applies it in its own
+        thread and answers with the count the engine reports there."""
+        self.threads = int(n)
+        self.settings.setValue("threads", self.threads)
+        if self.threads in self.threads_actions:
+            self.threads_actions[self.threads].setChecked(True)
+        self.request_threads.emit(self.threads)
+
+    def _threads_from_settings(self) -> int:
+        from engine.parallel import max_threads
+
+        try:
+            n = int(self.settings.value("threads", 0))
+        except (TypeError, ValueError):
+            n = 0
+        return n if 0 <= n <= max_threads() else 0
+
+    def _on_threads_set(self, n: int) -> None:
+        self.show_message(f"the engine runs its parallel kernels on {n} thread"
+                          f"{'s' if n != 1 else ''}", 4000)
+
+    def set_axes_detail(self, mode: str) -> None:
+        """View → Axes detail: which bodies' axes are drawn (see
+        :data:`app.scene.AXES_DETAILS`); remembered."""
+        if mode not in AXES_DETAILS:
+            raise ValueError(f"unknown axes detail {mode!r}")
+        self.axes_detail = mode
+        self.axes_detail_actions[mode].setChecked(True)
+        self.settings.setValue("axes_detail", mode)
+        if self.scene is not None:
+            self.scene.set_axes_detail(mode)
+            self.view.update()
 
     def reset_camera(self) -> None:
         """Fit the camera to the scene (also done on every scenario load)."""
@@ -706,6 +800,7 @@ class MainWindow(QMainWindow):
         self.scene = BodyScene(self.view, ld.model, colour_by=c.colour.currentText(),
                                trail=c.trail.isChecked(), axes=c.axes.isChecked(),
                                axis_scale=c.axis_scale.value(), follow=follow)
+        self.scene.set_axes_detail(self.axes_detail)
         c.follow.blockSignals(True)
         c.follow.setChecked(follow)
         c.follow.blockSignals(False)
@@ -792,6 +887,9 @@ class MainWindow(QMainWindow):
         self.show_message(text, 15000)
 
     def _on_rejected(self, what: str, message: str) -> None:
+        if what == "threads":
+            self.show_message(message)
+            return
         if what == "h":
             self.controls.show_h_message(message, "error")
             self.show_message(message)

@@ -2,8 +2,10 @@
 momentum, with a labelled marker wherever the integrator or ``h`` was changed.
 
 The plots only show what the worker sends (:class:`app.gui.worker.Frame`); the curves
-are redrawn at a bounded rate (:meth:`PlotPanel.redraw`), peak-downsampled to the
-visible range so that long runs stay fluid.
+are redrawn at a bounded rate (:meth:`PlotPanel.redraw`), and what is handed to them is
+decimated first (:func:`decimate`: the rows in the visible time range, at most
+:data:`MAX_BUCKETS` min/max pairs per curve), so that 10⁶ recorded samples cost a
+redraw what a few thousand do; pyqtgraph's own peak downsampling stays on as well.
 """
 
 from __future__ import annotations
@@ -45,6 +47,49 @@ CURSOR_MS = 300
 """Least interval between two moves of the plots' cursor line (see
 :meth:`PlotPanel.set_cursor`)."""
 FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31")
+MAX_BUCKETS = 2000
+"""Most time buckets a curve is decimated to (:func:`decimate`): each gives its minimum
+and its maximum, so a curve gets at most ``2 * MAX_BUCKETS`` points — about twice the
+pixels of a wide plot, so nothing visible is lost."""
+
+
+def _visible_rows(t: np.ndarray, t_range: tuple[float, float] | None) -> tuple[int, int]:
+    """Rows ``[a, b)`` of the ascending times ``t`` within ``t_range`` and one beyond each
+    end (all rows for ``None``)."""
+    n = len(t)
+    if t_range is None or not n:
+        return 0, n
+    a = max(int(np.searchsorted(t, t_range[0], side="left")) - 1, 0)
+    b = min(int(np.searchsorted(t, t_range[1], side="right")) + 1, n)
+    return a, b
+
+
+def decimate(t: np.ndarray, y: np.ndarray, t_range: tuple[float, float] | None = None,
+             buckets: int = MAX_BUCKETS) -> tuple[np.ndarray, np.ndarray]:
+    """Peak decimation of the rows ``(t, y)`` (``t`` ascending; ``y`` of shape ``(n,)`` or
+    ``(n, k)``) for drawing: the rows within ``t_range`` (all if ``None``; one row beyond
+    each end is kept, so lines leave the view) split into at most ``buckets`` runs of
+    equal row counts, each drawn as its minimum and maximum (in the columns separately)
+    at the times of the run's first and last rows.  Every extreme of every run is kept:
+    a one-sample spike still shows.  At most ``2 * buckets`` points; fewer rows than
+    that are returned as they are (NaNs included)."""
+    a, b = _visible_rows(t, t_range)
+    t, y = t[a:b], y[a:b]
+    n = len(t)
+    if n <= 2 * buckets:
+        return t, y
+    starts = (np.arange(buckets) * n) // buckets
+    ends = np.append(starts[1:], n) - 1
+    with np.errstate(invalid="ignore"):  # (a run of NaNs stays NaN: a gap)
+        lo = np.fmin.reduceat(y, starts, axis=0)
+        hi = np.fmax.reduceat(y, starts, axis=0)
+    tt = np.empty(2 * buckets)
+    tt[0::2], tt[1::2] = t[starts], t[ends]
+    yy = np.empty((2 * buckets, *y.shape[1:]))
+    # within a run: the extreme that comes first, first (so the line does not zig-zag
+    # back in time when the run rises or falls)
+    yy[0::2], yy[1::2] = lo, hi
+    return tt, yy
 
 
 def energy_colour(name: str) -> str:
@@ -99,14 +144,108 @@ class Grow:
         return self._a[: self.n]
 
 
+def _stack(cols: list[np.ndarray], a: int, b: int) -> np.ndarray:
+    """Rows ``a:b`` of the columns as one ``(b - a, k)`` array."""
+    out = np.empty((max(b - a, 0), len(cols)))
+    for j, c in enumerate(cols):
+        out[:, j] = c[a:b]
+    return out
+
+
+class PeakCache:
+    """Incremental :func:`decimate` of an append-only series over all its rows: buckets
+    of ``size`` rows (a power of two, doubled — by merging neighbours — whenever the
+    series outgrows ``buckets`` of them), the minimum and maximum of every column kept
+    for each complete bucket.  A redraw then costs the new rows and the ``2 * buckets``
+    output points, not the whole series (10⁶ samples: milliseconds instead of the
+    ~0.4 s of decimating everything again)."""
+
+    def __init__(self, buckets: int = MAX_BUCKETS) -> None:
+        self.buckets = int(buckets)
+        self.size = 1
+        self.done = 0  # rows summarised in complete buckets
+        self.lo: np.ndarray | None = None  # (nb, k)
+        self.hi: np.ndarray | None = None
+        self.t0 = np.zeros(0)  # time of each bucket's first and last row
+        self.t1 = np.zeros(0)
+
+    def get(self, t: np.ndarray, cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The decimated ``(t, y)``, ``y`` of shape ``(·, k)`` for the ``k`` columns
+        ``cols``; ``t`` and the columns are the whole series so far, the previous call's
+        rows unchanged at their start (only the new rows are read)."""
+        n = len(t)
+        if n <= 2 * self.buckets:
+            return t, _stack(cols, 0, n)
+        k = len(cols)
+        if self.lo is None:
+            self.lo, self.hi = np.zeros((0, k)), np.zeros((0, k))
+        while n > self.buckets * self.size:  # coarser buckets: merge pairs
+            m = len(self.t0) // 2
+            self.lo = np.fmin(self.lo[0:2 * m:2], self.lo[1:2 * m:2])
+            self.hi = np.fmax(self.hi[0:2 * m:2], self.hi[1:2 * m:2])
+            self.t0, self.t1 = self.t0[0:2 * m:2], self.t1[1:2 * m:2]
+            self.size *= 2
+            self.done = m * self.size
+        s = self.size
+        full = (n // s) * s
+        if full > self.done:  # the new complete buckets
+            blk = _stack(cols, self.done, full).reshape(-1, s, k)
+            self.lo = np.concatenate([self.lo, np.fmin.reduce(blk, axis=1)])
+            self.hi = np.concatenate([self.hi, np.fmax.reduce(blk, axis=1)])
+            self.t0 = np.concatenate([self.t0, t[self.done:full:s]])
+            self.t1 = np.concatenate([self.t1, t[self.done + s - 1:full:s]])
+            self.done = full
+        lo, hi, t0, t1 = self.lo, self.hi, self.t0, self.t1
+        if full < n:  # the incomplete last bucket
+            tail = _stack(cols, full, n)
+            lo = np.concatenate([lo, np.fmin.reduce(tail, axis=0)[None]])
+            hi = np.concatenate([hi, np.fmax.reduce(tail, axis=0)[None]])
+            t0, t1 = np.append(t0, t[full]), np.append(t1, t[-1])
+        tt = np.empty(2 * len(t0))
+        tt[0::2], tt[1::2] = t0, t1
+        yy = np.empty((2 * len(t0), k))
+        yy[0::2], yy[1::2] = lo, hi
+        return tt, yy
+
+
 class _RunData:
-    def __init__(self) -> None:
+    def __init__(self, stack: tuple[int, ...] = ()) -> None:
         self.t = Grow()
         self.energy = Grow(len(ENERGY_NAMES))
         self.total = Grow()
         self.rel = Grow()
         self.P = Grow(3)
         self.L = Grow(3)
+        self.stack_columns = stack
+        """The energy columns stacked (in order): :attr:`stacked` holds their running
+        sums, row by row, computed as rows arrive (not at every redraw)."""
+        self.stacked = Grow(max(len(stack), 1))
+        self.caches: dict[str, PeakCache] = {}
+
+    def extend(self, s: Series) -> None:
+        """Append a series' new rows."""
+        self.t.extend(s.t)
+        self.energy.extend(s.energy)
+        self.total.extend(s.total)
+        self.rel.extend(s.rel_error)
+        self.P.extend(s.P)
+        self.L.extend(s.L)
+        if self.stack_columns:
+            self.stacked.extend(np.cumsum(np.asarray(s.energy)[:, list(self.stack_columns)],
+                                          axis=1))
+        else:
+            self.stacked.extend(np.zeros((len(s.t), 1)))
+
+    def peaks(self, key: str, cols: list[np.ndarray], first: int,
+              t_range: tuple[float, float] | None) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`decimate` of the columns ``cols`` (rows from ``first`` on) against
+        time, as ``(t, y)`` with ``y`` of shape ``(·, len(cols))``: from the incremental
+        :class:`PeakCache` ``key`` when all rows are shown (``t_range`` ``None``)."""
+        t = self.t.data
+        if t_range is not None or first:
+            a, b = _visible_rows(t[first:], t_range)
+            return decimate(t[first + a:first + b], _stack(cols, first + a, first + b))
+        return self.caches.setdefault(key, PeakCache()).get(t, cols)
 
 
 class TimedPlotWidget(pg.PlotWidget):
@@ -208,6 +347,12 @@ class PlotPanel(QWidget):
             lay.addWidget(w, 1)
         for w in self.plots[1:]:
             w.setXLink(self.energy_plot)
+        # a zoom or pan needs the visible rows decimated anew
+        self.energy_plot.getPlotItem().getViewBox().sigXRangeChanged.connect(
+            self._on_x_range)
+        self._decimated_for: tuple[float, float] | None = None
+        self.points_handed = 0
+        """Points handed to the curves by the last :meth:`redraw` (all curves)."""
 
         self.loaded: Loaded | None = None
         self.runs: dict[str, _RunData] = {}
@@ -244,16 +389,12 @@ class PlotPanel(QWidget):
     def append(self, frame: Frame) -> None:
         """Add the frame's new rows; markers for its events."""
         for label, s in frame.series.items():
+            d = self.runs.get(label)
+            if d is None:
+                d = self.runs[label] = _RunData(self._stack_columns())
             if len(s.t) == 0:
-                self.runs.setdefault(label, _RunData())
                 continue
-            d = self.runs.setdefault(label, _RunData())
-            d.t.extend(s.t)
-            d.energy.extend(s.energy)
-            d.total.extend(s.total)
-            d.rel.extend(s.rel_error)
-            d.P.extend(s.P)
-            d.L.extend(s.L)
+            d.extend(s)
             self._dirty = True
         for ev in frame.events:
             self.add_marker(ev)
@@ -264,13 +405,10 @@ class PlotPanel(QWidget):
         """A recording: the whole series at once (after :meth:`reset`) and a marker for
         each recorded event, drawn as a live run's."""
         for label, s in series.items():
-            d = self.runs.setdefault(label, _RunData())
-            d.t.extend(s.t)
-            d.energy.extend(s.energy)
-            d.total.extend(s.total)
-            d.rel.extend(s.rel_error)
-            d.P.extend(s.P)
-            d.L.extend(s.L)
+            d = self.runs.get(label)
+            if d is None:
+                d = self.runs[label] = _RunData(self._stack_columns())
+            d.extend(s)
         for ev in events:
             self.add_marker(ev)
         self._rebuild_curves()
@@ -338,6 +476,17 @@ class PlotPanel(QWidget):
         """Labels of the relative-energy-error curves (one per run in compare mode)."""
         return list(self._curves.get("error", {}))
 
+    def _stack_order(self) -> list[str]:
+        """The stacked components, bottom first (the dissipated energy on top)."""
+        if self.loaded is None:
+            return []
+        stack = [n for n in self.loaded.energy_names if n not in SIGNED_COMPONENTS]
+        stack.sort(key=lambda n: n == DISSIPATED)
+        return stack
+
+    def _stack_columns(self) -> tuple[int, ...]:
+        return tuple(ENERGY_NAMES.index(n) for n in self._stack_order())
+
     # ------------------------------------------------------------------ drawing
     def _rebuild_curves(self) -> None:
         for w in self.plots:
@@ -358,8 +507,7 @@ class PlotPanel(QWidget):
             # cumulative sums, each filled down to 0; the lower ones drawn on top, so the
             # band between two curves shows the upper one's colour (no FillBetweenItem:
             # its polygons are not downsampled and cost O(rows) to paint)
-            stack = [n for n in names if n not in SIGNED_COMPONENTS]
-            stack.sort(key=lambda n: n == DISSIPATED)  # D on top of the stack
+            stack = self._stack_order()  # D on top of the stack
             for k, n in enumerate(stack):
                 # D in neutral grey: energy that has left the system (a hatch pattern
                 # would scale with the view's transform and paint solid)
@@ -401,6 +549,19 @@ class PlotPanel(QWidget):
         self._dirty = True
         self.redraw()
 
+    def _view_t_range(self) -> tuple[float, float] | None:
+        """The time range to decimate for: ``None`` (all rows) while the x axis follows
+        the data (auto range), else the visible range."""
+        vb = self.energy_plot.getPlotItem().getViewBox()
+        if vb.autoRangeEnabled()[0]:
+            return None
+        x0, x1 = vb.viewRange()[0]
+        return float(x0), float(x1)
+
+    def _on_x_range(self, *_args) -> None:
+        if self._view_t_range() != self._decimated_for:
+            self._dirty = True
+
     @property
     def dirty(self) -> bool:
         """New data not drawn yet."""
@@ -411,40 +572,59 @@ class PlotPanel(QWidget):
         if not self._dirty or self.loaded is None or not self.runs:
             return
         self._dirty = False
+        rng = self._decimated_for = self._view_t_range()
+        handed = 0
         first = next(iter(self.runs.values()))
         k = _drawable_from(first.t.data)
-        t = first.t.data[k:]
-        e = first.energy.data[k:]
+        curves = self._curves["energy"]
+        # the energy plot's columns (stacked: the running sums kept per row), decimated
+        # together: they share their times
         if self.stacked.isChecked():  # (the curves were built for the current choice)
-            acc = np.zeros_like(t)
-            for n, c in self._curves["energy"].items():
-                col = e[:, ENERGY_NAMES.index(n)]
-                if n in SIGNED_COMPONENTS:
-                    c.setData(t, col)
-                    continue
-                acc = acc + col
-                c.setData(t, acc)
+            order = self._stack_order()
+            cols = [first.stacked.data[:, order.index(n)] if n in order
+                    else first.energy.data[:, ENERGY_NAMES.index(n)] for n in curves]
+            key = "stacked"
         else:
-            for n, c in self._curves["energy"].items():
-                c.setData(t, e[:, ENERGY_NAMES.index(n)])
-        self._curves["total"].setData(t, first.total.data[k:])
+            cols = [first.energy.data[:, ENERGY_NAMES.index(n)] for n in curves]
+            key = "energy"
+        cols.append(first.total.data)
+        td, yd = first.peaks(key, cols, k, rng)
+        for j, c in enumerate([*curves.values(), self._curves["total"]]):
+            c.setData(td, yd[:, j])
+            handed += len(td)
         log = self.log_error.isChecked()
         for lab, c in self._curves["error"].items():
             d = self.runs.get(lab)
             if d is None:
                 continue
             kd = _drawable_from(d.t.data)
-            y = d.rel.data[kd:]
+            td, y = d.peaks("error", [d.rel.data], kd, rng)
+            y = y[:, 0]
             if log:
                 y = np.abs(y)
                 y = np.where(y > 0, y, np.nan)  # log of 0: no point
-            c.setData(d.t.data[kd:], y, connect="finite")
-        P, L = first.P.data[k:], first.L.data[k:]
-        if self.drift.isChecked() and len(P):
-            P, L = P - first.P.data[0], L - first.L.data[0]
-        for k in range(3):
-            self._curves["P"][k].setData(t, P[:, k])
-            self._curves["L"][k].setData(t, L[:, k])
+            c.setData(td, y, connect="finite")
+            handed += len(td)
+        P, L = first.P.data, first.L.data
+        td, yd = first.peaks("PL", [P[:, 0], P[:, 1], P[:, 2], L[:, 0], L[:, 1], L[:, 2]],
+                             k, rng)
+        if self.drift.isChecked() and len(P):  # (a shift commutes with min and max)
+            yd = yd - np.concatenate([P[0], L[0]])
+        for j in range(3):
+            self._curves["P"][j].setData(td, yd[:, j])
+            self._curves["L"][j].setData(td, yd[:, 3 + j])
+            handed += 2 * len(td)
+        self.points_handed = handed
+
+    def drawn_points(self) -> dict[str, int]:
+        """Points each curve draws now (after pyqtgraph's own downsampling and
+        clipping), by a label ``plot:curve``: what painting costs."""
+        out: dict[str, int] = {}
+        for tag, w in zip(("energy", "error", "P", "L"), self.plots, strict=True):
+            for j, item in enumerate(w.getPlotItem().listDataItems()):
+                x, _ = item.getData()
+                out[f"{tag}:{item.name() or j}"] = 0 if x is None else len(x)
+        return out
 
     # ------------------------------------------------------------------ export
     def export_png(self, path: str | Path) -> list[Path]:

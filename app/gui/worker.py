@@ -268,9 +268,16 @@ class SimulationWorker(QObject):
     saved = pyqtSignal(str)  # path of an exported data file
     stopped = pyqtSignal()
     pong = pyqtSignal(int)  # answer to ping(token): the worker's event loop is alive
+    threads_set = pyqtSignal(int)  # the engine's thread count, read in the worker's thread
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int | None = None) -> None:
         super().__init__()
+        self.threads_wanted = threads
+        """Threads of the parallel force kernels (``None``: all cores); applied in the
+        worker's own thread by :meth:`set_threads` (Numba's count is per thread)."""
+        self.engine_threads: int | None = None
+        """The engine's thread count as read in the worker's thread (after
+        :meth:`set_threads`), ``None`` before."""
         self._runs: list[_Run] = []
         self._request: LoadRequest | None = None
         self._timer: QTimer | None = None
@@ -301,6 +308,30 @@ class SimulationWorker(QObject):
         return self._timer
 
     # ------------------------------------------------------------------ slots
+    @pyqtSlot()
+    def start_thread(self) -> None:
+        """Connected to the thread's ``started``: applies :attr:`threads_wanted`."""
+        self.set_threads(0 if self.threads_wanted is None else self.threads_wanted)
+
+    @pyqtSlot(int)
+    def set_threads(self, n: int) -> None:
+        """Run the parallel force kernels (models of ``PARALLEL_MIN_BODIES`` bodies or
+        more) on ``n`` threads, ``0``: all cores.  Must run in the worker's thread:
+        Numba's thread count belongs to the thread that launches the kernels.  Emits
+        ``threads_set`` with the count the engine reports there; a count out of range is
+        ``rejected`` ("threads")."""
+        from engine.parallel import get_threads, max_threads, set_threads
+
+        want = max_threads() if not n else int(n)
+        try:
+            set_threads(want)
+        except ValueError as exc:
+            self.rejected.emit("threads", str(exc))
+            return
+        self.threads_wanted = None if not n else want
+        self.engine_threads = get_threads()
+        self.threads_set.emit(self.engine_threads)
+
     @pyqtSlot(object)
     def load(self, req: LoadRequest) -> None:
         """Build the scenario (compiling the kernels on first use) and send ``loaded`` and
