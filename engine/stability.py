@@ -17,6 +17,9 @@ for every body ``i``, over its interactions of stiffness ``k_ij``,
   every wall of ``ff.walls``)
   at the overlap ``δ_peak`` where the relative kinetic energy would be stored,
   ``(2/5) K δ_peak^{5/2} = ½ μ v_n² + U(δ)`` — the stiffness of the impact to come;
+* friction springs ``k_t`` of the contacts above (translation; rotation with the lever
+  ``D/2``), and normal damping ``ζ``, which lowers a damped spring's limit to
+  ``2 (sqrt(1 + ζ²) − ζ)/ω`` (the contact stiffnesses are scaled accordingly);
 * the pendulum ``m g |ρ₀|`` (rotational).  Uniform gravity on free bodies adds no
   stiffness; but the impact overlaps depend on the current velocities, so for a pile
   that starts at rest the estimate at ``t = 0`` (the binder: ``h ≈ 1.1e-2`` for the
@@ -38,15 +41,19 @@ import numpy as np
 from numba import njit
 
 from .layout import (
+    P_DAMPING,
     P_K_AXIAL,
     P_K_BEND,
     P_K_CONTACT,
     P_K_SHEAR,
+    P_K_TANGENT,
     P_K_WALL,
     P_MG,
+    P_MU,
     P_RHO0,
     T_BONDS,
     T_CONTACT,
+    T_HISTORY,
     T_PIVOT_GRAVITY,
     T_WALL,
 )
@@ -60,8 +67,9 @@ K_BENDING = 3
 K_CONTACT = 4
 K_WALL = 5
 K_GRAVITY = 6
+K_FRICTION = 7
 KIND_NAMES = ("none", "axial binder", "shear binder", "bending binder", "particle contact",
-              "wall contact", "gravity")
+              "wall contact", "gravity", "friction spring")
 
 
 @njit(nogil=True, cache=True)
@@ -129,6 +137,17 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
             add(j, 1, kb * vj, K_BENDING)
             add(i, 1, k_sh * vi, K_SHEAR)
             add(j, 1, k_sh * vj, K_SHEAR)
+    # penalty contacts with history (engine.potentials.friction): the tangential spring
+    # k_t of every contact (translation, and rotation with the lever D/2), and the
+    # damping ratio ζ, which lowers a damped spring's limit to
+    # h < 2 (sqrt(1 + ζ²) − ζ)/ω: the normal stiffnesses are scaled to match
+    kt = 0.0
+    damp = 1.0
+    if flags[T_HISTORY]:
+        if fp[P_MU] > 0.0:
+            kt = fp[P_K_TANGENT]
+        z = fp[P_DAMPING]
+        damp = 1.0 / (math.sqrt(1.0 + z * z) - z) ** 2
     if flags[T_CONTACT]:
         kc = fp[P_K_CONTACT]
         for p in range(nl_state[0]):
@@ -147,9 +166,16 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
             dp = _peak_overlap(1.0 - r / sigma, kc, mu, vn)
             if dp <= 0.0:
                 continue
-            k = 1.5 * kc / (sigma * sigma) * math.sqrt(dp)
+            k = 1.5 * kc / (sigma * sigma) * math.sqrt(dp) * damp
             add(i, 0, k * (1.0 / m[i] + 1.0 / math.sqrt(m[i] * m[j])), K_CONTACT)
             add(j, 0, k * (1.0 / m[j] + 1.0 / math.sqrt(m[i] * m[j])), K_CONTACT)
+            if kt > 0.0:  # (bonded neighbours carry no spring, but bound it anyway)
+                add(i, 0, kt * (1.0 / m[i] + 1.0 / math.sqrt(m[i] * m[j])), K_FRICTION)
+                add(j, 0, kt * (1.0 / m[j] + 1.0 / math.sqrt(m[i] * m[j])), K_FRICTION)
+                ai = 0.5 * D[i]
+                aj = 0.5 * D[j]
+                add(i, 1, kt * (ai * ai / J[i] + ai * aj / math.sqrt(J[i] * J[j])), K_FRICTION)
+                add(j, 1, kt * (aj * aj / J[j] + ai * aj / math.sqrt(J[i] * J[j])), K_FRICTION)
     if flags[T_WALL]:
         kw = fp[P_K_WALL]
         walls = ff[12]
@@ -166,7 +192,10 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
                 dp = _peak_overlap(1.0 - g / rad, kw, m[i], vn)
                 if dp <= 0.0:
                     continue
-                add(i, 0, 1.5 * kw / (rad * rad) * math.sqrt(dp) / m[i], K_WALL)
+                add(i, 0, 1.5 * kw / (rad * rad) * math.sqrt(dp) / m[i] * damp, K_WALL)
+                if kt > 0.0:
+                    add(i, 0, kt / m[i], K_FRICTION)
+                    add(i, 1, kt * rad * rad / J[i], K_FRICTION)
 
 
 @dataclass(frozen=True)

@@ -234,3 +234,17 @@ def test_every_sphere_scheme_runs_the_frictional_pile(damping):
         # too: its own numerical dissipation, not the contacts')
         tol = 0.5 if name == "campello-implicit" else 0.05 if damping else 5e-3
         assert abs(sim.relative_energy_error) < tol, (name, sim.relative_energy_error)
+
+
+def test_the_stability_estimate_sees_the_friction_spring_and_the_damping():
+    """A sphere resting on the floor: the tangential spring bounds the rotation row by
+    ``k_t (D/2)²/J`` (the stiffest here), and damping lowers the Hertz limit by
+    ``sqrt(1 + ζ²) − ζ``."""
+    rad, J = 0.1, 1e-3
+    free = Simulation(one_sphere(mu=0.0), "rrp-newmark", 1e-4).stability()
+    stiff = Simulation(one_sphere(mu=0.5, k_t=1e6), "rrp-newmark", 1e-4).stability()
+    assert stiff.kind == "friction spring" and stiff.body == 0
+    assert stiff.h_stable == pytest.approx(2.0 / np.sqrt(1e6 * rad * rad / J), rel=1e-12)
+    assert free.kind == "wall contact"
+    damped = Simulation(one_sphere(mu=0.0, damping=0.5), "rrp-newmark", 1e-4).stability()
+    assert damped.h_stable == pytest.approx(free.h_stable * (np.sqrt(1.25) - 0.5), rel=1e-9)
