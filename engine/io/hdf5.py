@@ -20,8 +20,8 @@ Layout (schema 2; schema 1 files, written before, lack the starred entries):
   ``failed``/``interrupted``) and ``message``.
 
 Frames (the ``(frames, N, w)`` datasets under ``/bodies``) are chunked, a chunk holding
-whole frames (one frame, or several of a small model, at most :data:`FRAME_CHUNK_ROWS`
-body rows; a large model's frame split into blocks of that many bodies) and compressed
+whole frames (several of a small model, at most :data:`FRAME_CHUNK_ROWS` body rows; one
+frame of a larger one, split into blocks of :data:`FRAME_BLOCK_BODIES`) and compressed
 with :data:`FRAME_COMPRESSION` (LZF, built into h5py: no plugin needed to read them);
 readers see plain arrays, so the layout (and ``schema_version``) is unchanged.  At scale
 the checkpoint is not rewritten at every flush but kept within
@@ -65,7 +65,8 @@ FRAME_COMPRESSION: dict[str, Any] = {"compression": "lzf"}
 """The filter of the frame datasets: LZF, the fastest filter h5py has without plugins.
 Measured on tori-pile frames (BENCHMARKS.md, "Issue #9: HDF5 output at scale"): LZF
 writes float64 frames at ≈ 170 MB/s to 0.67 of their size, gzip level 1 (with or
-without shuffle) at ≈ 57 MB/s to 0.62-0.64: three times the time for 5 % less disk."""
+without shuffle) at ≈ 57 MB/s to 0.62-0.64: three times the time for 5 % less disk
+(in a 10⁵-sphere run, gzip made the writer slower than the stepping, LZF did not)."""
 
 FRAME_CHUNK_ROWS = 16384
 """Body rows per frame chunk: ``max(1, FRAME_CHUNK_ROWS // N)`` frames of a small model
@@ -76,7 +77,7 @@ of :data:`FRAME_BLOCK_BODIES` bodies."""
 FRAME_BLOCK_BODIES = 131072
 """Bodies per chunk of a frame of a large model (4 MB of quaternions)."""
 
-CHECKPOINT_BUDGET = 0.1
+CHECKPOINT_BUDGET = 0.05
 """At most this fraction of the wall-clock time since the writer started goes into
 checkpoints: a flush skips the checkpoint while the checkpoints written so far already
 took more (one that takes less than :data:`CHECKPOINT_CHEAP` seconds is always written,
