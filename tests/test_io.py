@@ -297,20 +297,20 @@ def _torus_run(tmp_path, name, every=5, steps=40, **kw):
 
 
 def test_frames_are_chunked_by_whole_frames_and_compressed(tmp_path):
-    from engine.io.hdf5 import FRAME_BLOCK_BODIES, FRAME_CHUNK_ROWS, frame_chunks
+    from engine.io.hdf5 import FRAME_BLOCK_BODIES, frame_chunks
 
     _torus_run(tmp_path, "t.h5")
     with h5py.File(tmp_path / "t.h5", "r") as f:
         for c in FRAME_COLUMNS:
             ds = f["bodies"][c]
             n, w = ds.shape[1:]
-            assert ds.chunks == frame_chunks(n, w) == (min(64, FRAME_CHUNK_ROWS // 80), 80, w), c
+            assert ds.chunks == frame_chunks(n, w) == (1, 80, w), c
             assert ds.compression == "lzf", c
             assert ds.shape[0] == 9 and np.all(np.isfinite(ds[()])), c
     # a large model: one frame per chunk, split into blocks of bodies
     assert frame_chunks(10**6, 4) == (1, FRAME_BLOCK_BODIES, 4)
     assert frame_chunks(50_000, 3) == (1, 50_000, 3)
-    assert frame_chunks(1, 3) == (64, 1, 3)
+    assert frame_chunks(1, 3) == (1, 1, 3)
 
 
 def test_cli_every_writes_a_frame_every_so_many_steps(tmp_path):

@@ -19,9 +19,9 @@ Layout (schema 2; schema 1 files, written before, lack the starred entries):
   attribute per parameter on ``/parameters``), ``status`` (``running``/``complete``/
   ``failed``/``interrupted``) and ``message``.
 
-Frames (the ``(frames, N, w)`` datasets under ``/bodies``) are chunked, a chunk holding
-whole frames (several of a small model, at most :data:`FRAME_CHUNK_ROWS` body rows; one
-frame of a larger one, split into blocks of :data:`FRAME_BLOCK_BODIES`) and compressed
+Frames (the ``(frames, N, w)`` datasets under ``/bodies``) are chunked one frame per
+chunk (a large model's frame split into blocks of :data:`FRAME_BLOCK_BODIES` bodies, see
+:func:`frame_chunks`) and compressed
 with :data:`FRAME_COMPRESSION` (LZF, built into h5py: no plugin needed to read them);
 readers see plain arrays, so the layout (and ``schema_version``) is unchanged.  At scale
 the checkpoint is not rewritten at every flush but kept within
@@ -68,12 +68,6 @@ writes float64 frames at ≈ 170 MB/s to 0.67 of their size, gzip level 1 (with 
 without shuffle) at ≈ 57 MB/s to 0.62-0.64: three times the time for 5 % less disk
 (in a 10⁵-sphere run, gzip made the writer slower than the stepping, LZF did not)."""
 
-FRAME_CHUNK_ROWS = 16384
-"""Body rows per frame chunk: ``max(1, FRAME_CHUNK_ROWS // N)`` frames of a small model
-(≤ 512 kB of float64 per chunk, within the chunk cache, so appending one frame to a
-chunk does not re-read and re-compress it), one frame of a larger one, split into blocks
-of :data:`FRAME_BLOCK_BODIES` bodies."""
-
 FRAME_BLOCK_BODIES = 131072
 """Bodies per chunk of a frame of a large model (4 MB of quaternions)."""
 
@@ -88,14 +82,19 @@ CHECKPOINT_CHEAP = 0.05
 """Seconds below which the last checkpoint counts as cheap (see :data:`CHECKPOINT_BUDGET`)."""
 
 _CHUNK_CACHE_BYTES = 16 * 1024 * 1024
-"""Raw chunk cache of the writer's file (h5py's default is 1 MB)."""
+"""Raw chunk cache of the writer's file (h5py's default is 1 MB): a frame's chunks of a
+large model (up to 4 MB each) are compressed and written from the cache at the flush."""
 
 
 def frame_chunks(n_bodies: int, width: int) -> tuple[int, int, int]:
-    """The chunk shape of a ``(frames, n_bodies, width)`` frame dataset (see
-    :data:`FRAME_CHUNK_ROWS`)."""
+    """The chunk shape of a ``(frames, n_bodies, width)`` frame dataset: one frame, in
+    blocks of at most :data:`FRAME_BLOCK_BODIES` bodies.  Never several frames: a
+    compressed chunk that takes one more frame is rewritten, in a new place in the file,
+    and a writer killed meanwhile could leave the frames before it unreadable (seen with
+    64-frame chunks in ``tests/test_resume.py``'s killed run); a chunk written once stays
+    where it is."""
     n = max(1, int(n_bodies))
-    return (max(1, min(64, FRAME_CHUNK_ROWS // n)), min(n, FRAME_BLOCK_BODIES), int(width))
+    return (1, min(n, FRAME_BLOCK_BODIES), int(width))
 
 
 class RunFileError(ValueError):
