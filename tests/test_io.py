@@ -5,6 +5,11 @@ still leave a readable file with its status."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -274,3 +279,117 @@ def test_frames_left_out_cannot_branch(tmp_path, pendulum):
     with RunFile(tmp_path / "nf.h5") as rf:
         assert rf.n_frames == 0 and not rf.can_branch(0)[0]
         assert rf.has_checkpoint  # the run itself can still be resumed
+
+
+# ------------------------------------------------------------------ at scale (issue #9)
+FRAME_COLUMNS = ("position", "quaternion", "omega", "velocity", "momentum_body")
+
+
+def _torus_run(tmp_path, name, every=5, steps=40, **kw):
+    model = load_scenario("torus").build_model()
+    sim = Simulation(model, "rrp-newmark", 1e-3, record_every=every)
+    w = RunWriter(tmp_path / name, sim, **kw)
+    for _ in range(steps // every):
+        sim.advance(every)
+        w.flush()
+    w.close()
+    return sim, w
+
+
+def test_frames_are_chunked_by_whole_frames_and_compressed(tmp_path):
+    from engine.io.hdf5 import FRAME_BLOCK_BODIES, frame_chunks
+
+    _torus_run(tmp_path, "t.h5")
+    with h5py.File(tmp_path / "t.h5", "r") as f:
+        for c in FRAME_COLUMNS:
+            ds = f["bodies"][c]
+            n, w = ds.shape[1:]
+            assert ds.chunks == frame_chunks(n, w) == (1, 80, w), c
+            assert ds.compression == "lzf", c
+            assert ds.shape[0] == 9 and np.all(np.isfinite(ds[()])), c
+    # a large model: one frame per chunk, split into blocks of bodies
+    assert frame_chunks(10**6, 4) == (1, FRAME_BLOCK_BODIES, 4)
+    assert frame_chunks(50_000, 3) == (1, 50_000, 3)
+    assert frame_chunks(1, 3) == (1, 1, 3)
+
+
+def test_cli_every_writes_a_frame_every_so_many_steps(tmp_path):
+    from engine.io import RunFile
+
+    root = Path(__file__).resolve().parent.parent
+    res = subprocess.run([sys.executable, "-m", "app", "run", "pendulum", "--h", "0.01",
+                          "--t-end", "1", "--every", "7", "--out", "e.h5", "--quiet"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(root)})
+    assert res.returncode == 0, res.stderr
+    with RunFile(tmp_path / "e.h5") as rf:  # 100 steps: frames at steps 0, 7, …, 98
+        assert rf.record_every == 7 and rf.n_frames == 100 // 7 + 1
+        steps = rf._f["bodies/step"][()]
+        np.testing.assert_array_equal(steps, np.arange(0, 100, 7))
+        np.testing.assert_allclose(rf.frame_times, 0.01 * steps, rtol=0, atol=1e-12)
+        assert len(rf.times) == rf.n_frames and rf.status == "complete"
+
+
+def test_frames_released_from_memory_are_the_same_in_the_file(tmp_path):
+    kept, _ = _torus_run(tmp_path, "keep.h5")
+    sim, w = _torus_run(tmp_path, "drop.h5", keep_frames=False)
+    a, b = read_run(tmp_path / "keep.h5"), read_run(tmp_path / "drop.h5")
+    for c in (*FRAME_COLUMNS, "time", "step"):
+        np.testing.assert_array_equal(a["bodies"][c], b["bodies"][c])
+    np.testing.assert_array_equal(a["energy"]["total"], b["energy"]["total"])
+    # the simulation keeps its series, without the frames
+    s = sim.series.arrays()
+    assert len(s["t"]) == 9 and len(s["x"]) == 0 and "v" not in s
+    assert len(kept.series.arrays()["x"]) == 9
+
+
+def test_expensive_checkpoints_are_written_within_the_budget(tmp_path, monkeypatch):
+    from engine.io import RunFile
+    from engine.io import hdf5 as h5mod
+
+    monkeypatch.setattr(h5mod, "CHECKPOINT_CHEAP", 0.0)  # every checkpoint counts as costly
+    model = load_scenario("torus").build_model()
+    sim = Simulation(model, "rrp-newmark", 1e-3, record_every=5)
+    w = RunWriter(tmp_path / "c.h5", sim, checkpoint_budget=1e-9)
+    for _ in range(6):
+        sim.advance(5)
+        w.flush()
+    assert w.checkpoints_written == 1  # the first one only: the rest would pass the budget
+    shutil.copyfile(w.partial, tmp_path / "killed.h5.partial")  # as a killed run leaves it
+    with RunFile(tmp_path / "killed.h5.partial") as rf:  # resumes from the first checkpoint
+        d, n_records = rf.resume_state()
+        assert n_records == 1 and len(rf.times) == 7 and d["step_index"] == 0
+    w.close()
+    assert w.checkpoints_written == 2  # close always writes one
+    with RunFile(tmp_path / "c.h5") as rf:
+        d, n_records = rf.resume_state()
+        assert n_records == 7 and d["step_index"] == 30
+    with pytest.raises(ValueError, match="checkpoint_budget"):
+        RunWriter(tmp_path / "x.h5", sim, checkpoint_budget=0)
+
+
+def test_files_with_the_previous_frame_layout_read_and_resume(tmp_path):
+    """Files written before frames were compressed (uncompressed chunks of up to 64
+    frames) read, branch and resume, the resumed run appending to those datasets."""
+    from engine.io import RunFile
+
+    _torus_run(tmp_path, "old.h5")
+    with h5py.File(tmp_path / "old.h5", "r+") as f:
+        gb = f["bodies"]
+        for c in FRAME_COLUMNS:
+            data = gb[c][()]
+            del gb[c]
+            n, w = data.shape[1:]
+            gb.create_dataset(c, data=data, maxshape=(None, n, w), chunks=(64, n, w))
+        assert gb["position"].compression is None
+    with RunFile(tmp_path / "old.h5") as rf:
+        assert rf.n_frames == 9 and rf.can_branch(4)[0]
+        d, n_records = rf.resume_state()
+        model = rf.build_model()
+    sim = Simulation.from_resume_state(model, d)
+    w = RunWriter.resume(tmp_path / "old.h5", sim, tmp_path / "old.h5", n_records)
+    sim.advance(10)
+    w.close()
+    with RunFile(tmp_path / "old.h5") as rf:
+        assert rf.n_frames == 11 and rf.status == "complete"
+        np.testing.assert_array_equal(rf._f["bodies/step"][()], np.arange(0, 55, 5))

@@ -19,6 +19,15 @@ Layout (schema 2; schema 1 files, written before, lack the starred entries):
   attribute per parameter on ``/parameters``), ``status`` (``running``/``complete``/
   ``failed``/``interrupted``) and ``message``.
 
+Frames (the ``(frames, N, w)`` datasets under ``/bodies``) are chunked one frame per
+chunk (a large model's frame split into blocks of :data:`FRAME_BLOCK_BODIES` bodies, see
+:func:`frame_chunks`) and compressed
+with :data:`FRAME_COMPRESSION` (LZF, built into h5py: no plugin needed to read them);
+readers see plain arrays, so the layout (and ``schema_version``) is unchanged.  At scale
+the checkpoint is not rewritten at every flush but kept within
+:data:`CHECKPOINT_BUDGET` of the run's wall-clock time (BENCHMARKS.md, "Issue #9: HDF5
+output at scale").
+
 The file is written to ``<name>.partial`` and renamed over ``<name>`` when closed, so
 an existing file is never half-overwritten; every appended chunk is flushed, so a run
 that blows up, is interrupted or killed still leaves a readable file with everything
@@ -31,6 +40,7 @@ import json
 import os
 import shutil
 import socket
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +61,41 @@ _STATE_COLS = (("velocity", "v", 3), ("momentum_body", "pi", 3))
 CHECKPOINT_GROUPS = ("checkpoint", "checkpoint_alt")
 """The two groups the checkpoint alternates between (docs/output.md)."""
 
+FRAME_COMPRESSION: dict[str, Any] = {"compression": "lzf"}
+"""The filter of the frame datasets: LZF, the fastest filter h5py has without plugins.
+Measured on tori-pile frames (BENCHMARKS.md, "Issue #9: HDF5 output at scale"): LZF
+writes float64 frames at ≈ 170 MB/s to 0.67 of their size, gzip level 1 (with or
+without shuffle) at ≈ 57 MB/s to 0.62-0.64: three times the time for 5 % less disk
+(in a 10⁵-sphere run, gzip made the writer slower than the stepping, LZF did not)."""
+
+FRAME_BLOCK_BODIES = 131072
+"""Bodies per chunk of a frame of a large model (4 MB of quaternions)."""
+
+CHECKPOINT_BUDGET = 0.05
+"""At most this fraction of the wall-clock time since the writer started goes into
+checkpoints: a flush skips the checkpoint while the checkpoints written so far already
+took more (one that takes less than :data:`CHECKPOINT_CHEAP` seconds is always written,
+so small models keep a checkpoint at every flush).  :meth:`RunWriter.close` always
+writes one."""
+
+CHECKPOINT_CHEAP = 0.05
+"""Seconds below which the last checkpoint counts as cheap (see :data:`CHECKPOINT_BUDGET`)."""
+
+_CHUNK_CACHE_BYTES = 16 * 1024 * 1024
+"""Raw chunk cache of the writer's file (h5py's default is 1 MB): a frame's chunks of a
+large model (up to 4 MB each) are compressed and written from the cache at the flush."""
+
+
+def frame_chunks(n_bodies: int, width: int) -> tuple[int, int, int]:
+    """The chunk shape of a ``(frames, n_bodies, width)`` frame dataset: one frame, in
+    blocks of at most :data:`FRAME_BLOCK_BODIES` bodies.  Never several frames: a
+    compressed chunk that takes one more frame is rewritten, in a new place in the file,
+    and a writer killed meanwhile could leave the frames before it unreadable (seen with
+    64-frame chunks in ``tests/test_resume.py``'s killed run); a chunk written once stays
+    where it is."""
+    n = max(1, int(n_bodies))
+    return (1, min(n, FRAME_BLOCK_BODIES), int(width))
+
 
 class RunFileError(ValueError):
     """A file that cannot be read as a run, or lacks what was asked of it; the message
@@ -60,19 +105,27 @@ class RunFileError(ValueError):
 class RunWriter:
     """Stream a :class:`Simulation`'s records into an HDF5 file.
 
-    ``checkpoint``: at every flush, (over)write ``/checkpoint`` with the simulation's
-    :meth:`~engine.simulation.Simulation.resume_state` (``rrp run --resume``).  With
-    frames, the simulation is switched to recording its full state
+    ``checkpoint``: (over)write ``/checkpoint`` with the simulation's
+    :meth:`~engine.simulation.Simulation.resume_state` (``rrp run --resume``) at every
+    flush while that is cheap, else as often as ``checkpoint_budget`` (a fraction of the
+    wall-clock time, :data:`CHECKPOINT_BUDGET`) allows, and always at :meth:`close`.
+    With frames, the simulation is switched to recording its full state
     (:meth:`~engine.simulation.Simulation.set_record_state`) so that a run can be
-    started from any frame.  :meth:`resume` continues an existing file."""
+    started from any frame.  ``keep_frames=False``: drop the frames from the
+    simulation's series once they are in the file (``rrp run --out``: a 10⁶-sphere
+    frame is 128 MB; the series keeps ``t``, the energies and the momenta).
+    :meth:`resume` continues an existing file.  ``seconds`` holds the time spent writing
+    the records and the checkpoints (``benchmarks/bench_io_scale.py``)."""
 
     def __init__(self, path: str | Path, sim: Simulation, *, scenario: str = "",
-                 frames: bool = True, checkpoint: bool = True) -> None:
+                 frames: bool = True, checkpoint: bool = True, keep_frames: bool = True,
+                 checkpoint_budget: float = CHECKPOINT_BUDGET) -> None:
         self.path = Path(path)
         self.partial = self.path.with_name(self.path.name + ".partial")
         self.sim = sim
         self.frames = frames and sim.record_frames
         self.checkpoint = checkpoint
+        self._init_accounting(keep_frames, checkpoint_budget)
         self.written = 0
         self.base = 0  # rows in the file before this writer's first (resume)
         self.events_written = 0
@@ -80,7 +133,7 @@ class RunWriter:
             raise OSError(f"the output directory {str(self.path.parent)!r} does not exist")
         if self.frames:
             sim.set_record_state(True)
-        self.f = h5py.File(self.partial, "w")
+        self.f = h5py.File(self.partial, "w", rdcc_nbytes=_CHUNK_CACHE_BYTES)
         model = sim.model
         n = model.n_bodies
         f = self.f
@@ -119,7 +172,6 @@ class RunWriter:
         if len(bonds):
             f.create_group("model")["bonds"] = bonds
         if self.frames:
-            fc = max(1, min(64, 65536 // max(1, n)))
             cols = [("position", 3), ("quaternion", 4), ("omega", 3), ("velocity", 3)]
             if self._generalized:
                 gg = f.create_group("generalized")
@@ -130,12 +182,22 @@ class RunWriter:
                 cols.append(("momentum_body", 3))
             for c, w in cols:
                 gb.create_dataset(c, (0, n, w), maxshape=(None, n, w), dtype="f8",
-                                  chunks=(fc, n, w))
+                                  chunks=frame_chunks(n, w), **FRAME_COMPRESSION)
             gb.create_dataset("time", (0,), maxshape=(None,), dtype="f8", chunks=(4096,))
             gb.create_dataset("step", (0,), maxshape=(None,), dtype="i8", chunks=(4096,))
             gb.create_dataset("dissipated", (0,), maxshape=(None,), dtype="f8",
                               chunks=(4096,))
-        self.flush()
+        self.flush(checkpoint=True)
+
+    def _init_accounting(self, keep_frames: bool, checkpoint_budget: float) -> None:
+        if not 0.0 < float(checkpoint_budget) <= 1.0:
+            raise ValueError(f"checkpoint_budget must be in (0, 1], got {checkpoint_budget}")
+        self.keep_frames = bool(keep_frames)
+        self.checkpoint_budget = float(checkpoint_budget)
+        self.seconds = {"records": 0.0, "checkpoint": 0.0}
+        self.checkpoints_written = 0
+        self._last_checkpoint_cost = 0.0
+        self._t_start = time.perf_counter()
 
     @property
     def _generalized(self) -> bool:
@@ -143,17 +205,20 @@ class RunWriter:
 
     @classmethod
     def resume(cls, path: str | Path, sim: Simulation, source: str | Path,
-               n_records: int, *, checkpoint: bool = True) -> RunWriter:
+               n_records: int, *, checkpoint: bool = True, keep_frames: bool = True,
+               checkpoint_budget: float = CHECKPOINT_BUDGET) -> RunWriter:
         """Append ``sim`` (a run resumed from ``source``'s checkpoint, taken after
         ``n_records`` rows) to a copy of ``source`` written as ``path``: the rows the
         file holds beyond the checkpoint (a run killed between the two) are dropped.
         ``source`` may be ``path``, ``path.partial`` or another run file; it is left
-        untouched until :meth:`close` renames the copy over ``path``."""
+        untouched until :meth:`close` renames the copy over ``path``.  The other
+        arguments are the constructor's."""
         self = cls.__new__(cls)
         self.path = Path(path)
         self.partial = self.path.with_name(self.path.name + ".partial")
         self.sim = sim
         self.checkpoint = checkpoint
+        self._init_accounting(keep_frames, checkpoint_budget)
         self.written = 0
         self.base = int(n_records)
         self.events_written = 0
@@ -162,7 +227,7 @@ class RunWriter:
         source = Path(source)
         if source.resolve() != self.partial.resolve():
             shutil.copyfile(source, self.partial)
-        self.f = h5py.File(self.partial, "r+", locking=False)
+        self.f = h5py.File(self.partial, "r+", locking=False, rdcc_nbytes=_CHUNK_CACHE_BYTES)
         f = self.f
         self.frames = "position" in f["bodies"] and sim.record_frames
         if self.frames:
@@ -175,17 +240,20 @@ class RunWriter:
         f.attrs["status"] = "running"
         f.attrs["message"] = ""
         self._mark_writer()
-        self.flush()
+        self.flush(checkpoint=True)
         return self
 
     def _mark_writer(self) -> None:
         self.f.attrs["writer_pid"] = os.getpid()
         self.f.attrs["writer_host"] = socket.gethostname()
 
-    def flush(self) -> None:
-        """Append the records not yet written, the events and the checkpoint; flush to
-        disk."""
-        a = self.sim.series.arrays(self.written)
+    def flush(self, *, checkpoint: bool | None = None) -> None:
+        """Append the records not yet written and the events, write the checkpoint
+        (``checkpoint=None``: when due, see :data:`CHECKPOINT_BUDGET`; ``True``: now;
+        ``False``: not), flush to disk.  Only the new rows are concatenated
+        (:meth:`~engine.simulation.TimeSeries.tail`), so a flush costs what it writes."""
+        t0 = time.perf_counter()
+        a = self.sim.series.tail(self.written)
         k = len(a["t"])
         if k:
             idx = ENERGY_NAMES.index
@@ -217,11 +285,28 @@ class RunWriter:
                         self._append(self.f["generalized"][c],
                                      a.get("g" + c, np.full((k, 2), np.nan)))
             self.written += k
+            if self.frames and not self.keep_frames:
+                _release_frames(self.sim.series)
         if len(self.sim.events) > self.events_written:
             self._write_events(self.sim.events)
-        if self.checkpoint:
-            self._write_checkpoint()
         self.f.flush()
+        self.seconds["records"] += time.perf_counter() - t0
+        if self.checkpoint and (self._checkpoint_due() if checkpoint is None else checkpoint):
+            t0 = time.perf_counter()
+            self._write_checkpoint()
+            self.f.flush()
+            self._last_checkpoint_cost = time.perf_counter() - t0
+            self.seconds["checkpoint"] += self._last_checkpoint_cost
+            self.checkpoints_written += 1
+
+    def _checkpoint_due(self) -> bool:
+        """Whether a flush writes the checkpoint: always while the last one was cheap,
+        else while the checkpoints, this one included, stay within the budget."""
+        cost = self._last_checkpoint_cost
+        if cost < CHECKPOINT_CHEAP:
+            return True
+        elapsed = time.perf_counter() - self._t_start
+        return self.seconds["checkpoint"] + cost <= self.checkpoint_budget * elapsed
 
     def _write_checkpoint(self) -> None:
         """Write the checkpoint into the older of the two groups ``/checkpoint`` and
@@ -259,7 +344,7 @@ class RunWriter:
     def close(self, status: str = "complete", message: str = "") -> Path:
         """Write the remaining records, the final status, and move the file in place."""
         if self.f.id.valid:
-            self.flush()
+            self.flush(checkpoint=True)
             self.f.attrs["status"] = status
             self.f.attrs["message"] = message
             self.f.attrs["steps"] = self.sim.step_index
@@ -293,6 +378,21 @@ class RunWriter:
         arr = np.array([(e.step, e.t, e.kind, e.old, e.new) for e in events], dtype=dt)
         self.f.create_dataset("events", data=arr)
         self.events_written = len(events)
+
+
+def _release_frames(series) -> None:
+    """Drop the per-body columns (``x``, ``q``, ``Ω`` and the state ``v``, ``Π``,
+    ``gq``, ``gv``) of every chunk of ``series`` (a
+    :class:`~engine.simulation.TimeSeries` whose rows are all in the file), keeping
+    ``t``, the energies, the momenta and ``step``: ``RunWriter(keep_frames=False)``."""
+    per_body = ("v", "pi", "gq", "gv")
+    for i, c in enumerate(series._chunks):
+        if c[4] is not None:
+            series._chunks[i] = (*c[:4], None, None, None)
+        ex = series._extra[i]
+        if any(k in ex for k in per_body):
+            series._extra[i] = {k: a for k, a in ex.items() if k not in per_body}
+    series._cache = None
 
 
 def _row_datasets(f: h5py.File) -> list:
