@@ -208,7 +208,9 @@ class ForceField:
         if self.nl_xref.shape != (n, 3):
             self.nl_xref = np.zeros((n, 3))
         if self.nl_pairs.shape[0] < 2:
-            self.nl_pairs = np.zeros((max(16, 16 * n), 2), dtype=np.int64)
+            # (4 candidate pairs a body to start with, doubled on overflow: a dense
+            # pile needs ≈ 6; the list and its parallel adjacency cost 32 bytes a pair)
+            self.nl_pairs = np.zeros((max(16, 4 * n), 2), dtype=np.int64)
         iso = self.J[:, None, None] * np.eye(3)[None]
         if self.inertia is None:
             self.inertia = iso

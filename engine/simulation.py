@@ -21,7 +21,7 @@ from .contact import new_contact_work
 from .diagnostics import energy_scale, momentum_scales, rotational_energy, spin_momentum
 from .forcefield import ForceField, compute_forces
 from .integrators.advance import advance as _advance_kernel
-from .integrators.advance import new_state_buffer, new_work, prime_kernels
+from .integrators.advance import needs_scratch, new_state_buffer, new_work, prime_kernels
 from .integrators.registry import INTEGRATORS, IntegratorInfo, get_integrator
 from .layout import (
     ENERGY_NAMES,
@@ -231,6 +231,20 @@ class TimeSeries:
         self._cache: dict[str, np.ndarray] | None = None
         self.n = 0
 
+    def release_frames(self) -> None:
+        """Drop the per-body columns (``x``, ``q``, ``Ω`` and the state ``v``, ``Π``,
+        ``gq``, ``gv``) of every chunk recorded so far, keeping ``t``, the energies, the
+        momenta and ``step`` (a writer that streams the frames to a file calls it once
+        they are written: a 10⁶-sphere run cannot keep them in memory)."""
+        per_body = ("v", "pi", "gq", "gv")
+        for i, c in enumerate(self._chunks):
+            if c[4] is not None:
+                self._chunks[i] = (*c[:4], None, None, None)
+            ex = self._extra[i]
+            if any(k in ex for k in per_body):
+                self._extra[i] = {k: a for k, a in ex.items() if k not in per_body}
+        self._cache = None
+
     def append(self, t, e, P, L, x, q, o, **extra) -> None:
         if len(t) == 0:
             return
@@ -342,8 +356,10 @@ class Simulation:
             self.ff.reset_history(self._s0[0], self._s0[2])
         hard = getattr(model, "contact", "none") == "hard"
         # the percussion work arrays (≈ 4 kB a sphere) only where percussions are solved
-        self._work = new_work(n, n_pairs_capacity=None if hard else 0,
-                              n_walls=self.ff.n_walls if hard else 0)
+        # (the per-body scratch of RK4, Yoshida and the Moreau schemes, ≈ 280 bytes a
+        # body, is allocated when such a scheme first steps: _ensure_scratch)
+        self._work = new_work(n, n_pairs_capacity=self.ff.nl_pairs.shape[0] if hard else 0,
+                              n_walls=self.ff.n_walls if hard else 0, scratch=False)
         self._info = np.zeros(4)
         self.aux = {"pi": self._s0[7]}
         """Per-scheme state: the body angular momentum ``Π`` (a view of the buffer)."""
@@ -831,6 +847,13 @@ class Simulation:
                           new_contact_work(self.ff.n_bodies, self.ff.nl_pairs.shape[0],
                                            self.ff.n_walls))
 
+    def _ensure_scratch(self) -> None:
+        """Allocate the per-body scratch of ``work`` if the current scheme uses it."""
+        n = self.ff.n_bodies
+        if needs_scratch(self._integrator.scheme_id) and self._work[0].shape[0] != n:
+            full = new_work(n, scratch=True, n_pairs_capacity=0, n_walls=0)
+            self._work = (*full[:5], *self._work[5:])
+
     def _evaluate_forces(self) -> None:
         x, v, q, o, F, RM, e = self._s0[:7]
         while True:
@@ -867,6 +890,7 @@ class Simulation:
         tol = self.energy_tolerance if self.energy_tolerance is not None else 0.0
         e_ctrl = np.array([self.e_ref, self.e_scale, tol])
         self._work[5][IP_PHI] = self._integrator.phi
+        self._ensure_scratch()
         t0 = time.perf_counter()
         done, nrec, status = _advance_kernel(
             self._integrator.scheme_id, n, self.h, self.t, self.step_index, stride,

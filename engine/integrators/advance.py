@@ -86,12 +86,24 @@ def new_state_buffer(x: np.ndarray, v: np.ndarray, q: np.ndarray, omega: np.ndar
     return (x, v, q, omega, np.zeros((n, 3)), np.zeros((n, 3)), np.zeros(N_ENERGY), pi)
 
 
+def needs_scratch(scheme_id: int) -> bool:
+    """Whether the scheme uses the per-body scratch of ``work`` (``work[0:5]``: RK4's
+    accumulators, the Moreau schemes' midpoint arrays, Yoshida's third state buffer)."""
+    return scheme_id in (S_RK4, S_MOREAU, S_MOREAU_SYMMETRIC) or scheme_id >= S_YOSHIDA
+
+
 def new_work(n: int, phi: float = 0.5, tol: float = DEFAULT_TOLERANCE,
              max_iterations: int = DEFAULT_MAX_ITERATIONS,
-             n_pairs_capacity: int | None = None, n_walls: int = 1) -> tuple:
+             n_pairs_capacity: int | None = None, n_walls: int = 1,
+             scratch: bool = True) -> tuple:
     """The ``work`` tuple of :func:`advance` for ``n`` bodies (contact arrays sized for a
     neighbour list of ``n_pairs_capacity`` pairs, default that of a new ``ForceField``,
-    and ``n_walls`` walls: pass ``ForceField.n_walls``)."""
+    and ``n_walls`` walls: pass ``ForceField.n_walls``).  ``scratch=False``: the
+    per-body scratch ``work[0:5]`` (≈ 280 bytes a body) is left empty, for a scheme
+    that does not use it (:func:`needs_scratch`; the stepping kernels then must not
+    be called with one that does)."""
+    full = n
+    n = n if scratch else 0
     ip = np.zeros(N_IP)
     ip[IP_PHI] = phi
     ip[IP_TOL] = tol
@@ -100,9 +112,9 @@ def new_work(n: int, phi: float = 0.5, tol: float = DEFAULT_TOLERANCE,
     ip[IP_CONTACT_MAX_IT] = DEFAULT_CONTACT_MAX_ITERATIONS
     s2 = new_state_buffer(np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)),
                           np.zeros((n, 3)))
-    cap = max(16, 16 * n) if n_pairs_capacity is None else n_pairs_capacity
+    cap = max(16, 16 * full) if n_pairs_capacity is None else n_pairs_capacity
     return (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), s2, ip,
-            np.zeros(N_IS), new_contact_work(n, cap, n_walls))
+            np.zeros(N_IS), new_contact_work(full, cap, n_walls))
 
 
 @njit(nogil=True, cache=True)
@@ -361,17 +373,26 @@ _PRIMED: list[bool] = [False]
 
 def prime_kernels(s0: tuple, ff: tuple) -> None:
     """Compile (or load from the disk cache) the step kernels bottom-up, once per process:
-    the sub-step dispatcher, the composition, then the loop.
+    the sub-step dispatcher, the composition, then the loop (``s0`` and ``ff`` are not
+    used: the kernels are compiled for their types, on a one-body stand-in).
 
     Measured on the dev box with an empty cache: letting Numba compile :func:`advance`
     top-down takes ≈ 270 s (callees of the inlined ``step_ws`` are compiled over and
     over), bottom-up ≈ 45 s.  Works on copies: nothing of ``s0`` changes."""
     if _PRIMED[0]:
         return
-    n = s0[0].shape[0]
-    a = tuple(x.copy() for x in s0)
-    b = tuple(x.copy() for x in s0)
-    work = new_work(n, n_walls=ff[12].shape[0])
+    # the kernels are compiled for the argument *types*: one free body with an empty
+    # force field of the same types, so that priming a 10⁶-body model costs no memory
+    from ..forcefield import ForceField
+
+    n = 1
+    one = np.ones(1)
+    ff = ForceField(one, one.copy(), one.copy()).arrays
+    q = np.zeros((1, 4))
+    q[0, 0] = 1.0
+    a = new_state_buffer(np.zeros((1, 3)), np.zeros((1, 3)), q, np.zeros((1, 3)))
+    b = tuple(x.copy() for x in a)
+    work = new_work(n, n_walls=1)
     info = np.zeros(4)
     ws = new_scratch(n, ff)
     other_step_ws(S_RRP_NEWMARK, 1e-9, a, b, ff, work, info, ws)

@@ -286,7 +286,7 @@ class RunWriter:
                                      a.get("g" + c, np.full((k, 2), np.nan)))
             self.written += k
             if self.frames and not self.keep_frames:
-                _release_frames(self.sim.series)
+                self.sim.series.release_frames()
         if len(self.sim.events) > self.events_written:
             self._write_events(self.sim.events)
         self.f.flush()
@@ -378,21 +378,6 @@ class RunWriter:
         arr = np.array([(e.step, e.t, e.kind, e.old, e.new) for e in events], dtype=dt)
         self.f.create_dataset("events", data=arr)
         self.events_written = len(events)
-
-
-def _release_frames(series) -> None:
-    """Drop the per-body columns (``x``, ``q``, ``Ω`` and the state ``v``, ``Π``,
-    ``gq``, ``gv``) of every chunk of ``series`` (a
-    :class:`~engine.simulation.TimeSeries` whose rows are all in the file), keeping
-    ``t``, the energies, the momenta and ``step``: ``RunWriter(keep_frames=False)``."""
-    per_body = ("v", "pi", "gq", "gv")
-    for i, c in enumerate(series._chunks):
-        if c[4] is not None:
-            series._chunks[i] = (*c[:4], None, None, None)
-        ex = series._extra[i]
-        if any(k in ex for k in per_body):
-            series._extra[i] = {k: a for k, a in ex.items() if k not in per_body}
-    series._cache = None
 
 
 def _row_datasets(f: h5py.File) -> list:
