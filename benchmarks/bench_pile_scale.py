@@ -24,7 +24,7 @@ touch).  Each measurement starts from the initial state, takes ``--warmup`` unti
 steps (100: they include Numba's compile or cache load and LAMMPS's setup), then times
 ``--steps`` steps (200), the same window of simulated time for both programs and every
 ``N``; the best of several fresh runs counts (``--repeat``; at least 2·10⁶ timed
-particle-steps per measurement below 10⁶ spheres, ``--repeat-large`` runs at 10⁶).  The
+particle-steps per measurement below 10⁶ spheres, ``--repeat-large`` (2) runs at 10⁶).  The
 load average is recorded before and after every measurement (the machine is shared).
 
     python benchmarks/bench_pile_scale.py --lammps-python /work/lammps-venv/bin/python
@@ -324,6 +324,29 @@ def measure_memory(n_spheres: int, velocity_noise: float) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def measure_cli_rss(n_spheres: int, velocity_noise: float, steps: int = 10) -> dict[str, Any]:
+    """Peak RSS of a fresh ``rrp run tori-pile`` of ``steps`` steps (1 thread, no output
+    file): what a user's process holds at this size, kernels, warm-up (which runs the
+    step kernels once on copies of the state) and stability estimate included."""
+    sets = []
+    for k, v in pile_params(n_spheres, velocity_noise).items():
+        sets += ["--set", f"{k}={v!r}"]
+    cmd = [sys.executable, "-m", "app", "run", "tori-pile", *sets, "--h", repr(H),
+           "--t-end", repr(steps * H), "--threads", "1", "--quiet", "--json"]
+    wrapper = ("import resource, subprocess, sys; "
+               f"r = subprocess.run({cmd!r}, capture_output=True, text=True); "
+               "sys.stderr.write(r.stderr[-2000:]); "
+               "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True,
+                         cwd=ROOT)
+    rc, kb = out.stdout.split()
+    if int(rc) != 0:
+        raise RuntimeError(f"rrp run at N = {n_spheres} failed: {out.stderr}")
+    return {"n": n_spheres, "command": " ".join(["rrp", *cmd[3:]]),
+            "max_rss": int(kb) * 1024, "seconds": time.perf_counter() - t0}
+
+
 # --------------------------------------------------------------------------- report
 def _fmt_n(n: int) -> str:
     e = round(math.log10(n))
@@ -401,6 +424,9 @@ def tables(res: dict[str, Any]) -> str:
             f"**{m['peak_minus_base_per_sphere']:.0f}**" for m in mem) + " |")
         lines.append("| peak RSS of the process (MB) | " + " | ".join(
             f"{m['rss_peak'] / 1e6:.0f}" for m in mem) + " |")
+    if res.get("cli_rss"):
+        lines.append("| **max RSS of a fresh `rrp run` (MB)** | " + " | ".join(
+            f"**{c['max_rss'] / 1e6:.0f}**" for c in res["cli_rss"]) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -493,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=200, help="timed steps")
     ap.add_argument("--warmup", type=int, default=100, help="untimed steps before them")
     ap.add_argument("--repeat", type=int, default=3, help="fresh runs (best counts), N < 10⁶")
-    ap.add_argument("--repeat-large", type=int, default=1, help="fresh runs at N ≥ 10⁶")
+    ap.add_argument("--repeat-large", type=int, default=2, help="fresh runs at N ≥ 10⁶")
     ap.add_argument("--velocity-noise", type=float, default=1.0,
                     help="std. dev. of each ring's initial velocity (m/s)")
     ap.add_argument("--lammps-python", default=None,
@@ -516,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_start": load(), "sizes": args.sizes, "threads": args.threads,
         "dt": H, "steps": args.steps, "warmup": args.warmup,
         "velocity_noise": args.velocity_noise, "lammps": has_lammps or why,
-        "timings": [], "memory": []}
+        "timings": [], "memory": [], "cli_rss": []}
     if not has_lammps:
         print(f"LAMMPS side skipped: {why}", flush=True)
     with tempfile.TemporaryDirectory(prefix="rrp-pile-") as tmpdir:
@@ -551,6 +577,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{m['peak_minus_base_per_sphere']:.0f} B/sphere, arrays "
                   f"{m['arrays_total_per_sphere']:.0f} B/sphere, peak "
                   f"{m['rss_peak'] / 1e6:.0f} MB", flush=True)
+        for n in args.sizes:
+            c = measure_cli_rss(n, args.velocity_noise)
+            res["cli_rss"].append(c)
+            print(f"rrp run N={n:>8}: max RSS {c['max_rss'] / 1e6:.0f} MB", flush=True)
     res["load_end"] = load()
     res["goals"] = goals(res)
     args.out.mkdir(parents=True, exist_ok=True)
