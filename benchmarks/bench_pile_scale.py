@@ -403,7 +403,10 @@ def _fmt_n(n: int) -> str:
 def tables(res: dict[str, Any]) -> str:
     """Markdown tables of the timings, the goals and the memory."""
     rows = res["timings"]
-    lines = ["| N | threads | ours µs/particle-step (best; median) | ours particle-steps/s "
+    lines = [f"{res['machine']}, {res['date']}; Numba {res['numba']}, NumPy {res['numpy']}, "
+             f"Python {res['python']}; OMP_WAIT_POLICY {res.get('omp_wait_policy', 'unset')}; "
+             f"load at start {res['load_start']}, at end {res.get('load_end', '?')}.", "",
+             "| N | threads | ours µs/particle-step (best; median) | ours particle-steps/s "
              "| LAMMPS µs/particle-step (best; median) | LAMMPS particle-steps/s "
              "| ours/LAMMPS speed | load before → after (ours; LAMMPS) |",
              "|---|---|---|---|---|---|---|---|"]
@@ -553,8 +556,9 @@ def plot(res: dict[str, Any], path: Path) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("spheres N")
     ax.set_ylabel("µs per particle-step (best of runs)")
-    ax.set_title(f"tori-pile, h = {H:g}: cost per particle-step\n{res['machine']}, "
-                 f"{res['date']}, load {res['load_start']}", fontsize=9)
+    ax.set_title(f"tori-pile, h = {H:g}: cost per particle-step, OMP_WAIT_POLICY "
+                 f"{res.get('omp_wait_policy', 'unset')}\n{res['machine']}, {res['date']}, "
+                 f"load {res['load_start']} at the start", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -615,7 +619,8 @@ def main(argv: list[str] | None = None) -> int:
         "date": _dt.date.today().isoformat(), "machine": machine(),
         "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "load_start": load(), "sizes": args.sizes, "threads": args.threads,
+        "load_start": load(), "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "unset"),
+        "sizes": args.sizes, "threads": args.threads,
         "dt": H, "steps": args.steps, "warmup": args.warmup,
         "velocity_noise": args.velocity_noise, "lammps": has_lammps or why,
         "timings": [], "memory": [], "cli_rss": [], "phases": {}}
