@@ -14,26 +14,55 @@ from importlib import metadata
 from pathlib import Path
 
 
+def _sources_digest(here: Path) -> str:
+    """A digest of the engine's sources (every ``.py`` under ``engine/``)."""
+    import hashlib
+
+    h = hashlib.sha1()
+    for path in sorted(here.rglob("*.py")):
+        h.update(str(path.relative_to(here)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
 def _ensure_numba_cache_dir() -> None:
-    """Numba's ``cache=True`` writes next to the sources; when that directory is not
-    writable (an installed package), point NUMBA_CACHE_DIR at the user's cache."""
+    """Point ``NUMBA_CACHE_DIR`` at a cache of *these* sources.
+
+    Numba's ``cache=True`` checks a cached function against its own file only: a kernel
+    whose callee in another module changed (or an upgraded package) would load stale
+    machine code, which can crash.  So the cache lives in a directory named by a digest
+    of all engine sources — ``engine/__pycache__/numba/<digest>`` in a writable tree,
+    else the user's cache — and older digests there are removed.  A
+    ``NUMBA_CACHE_DIR`` set by the user is kept."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     here = Path(__file__).resolve().parent
+    digest = _sources_digest(here)
     if os.access(here, os.W_OK):
-        return
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rrp-studio" / "numba"
+        base = here / "__pycache__" / "numba"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rrp-studio" \
+            / "numba"
     try:
-        cache.mkdir(parents=True, exist_ok=True)
+        (base / digest).mkdir(parents=True, exist_ok=True)
     except OSError:
         import tempfile
 
-        cache = Path(tempfile.gettempdir()) / "rrp-studio-numba"
-        cache.mkdir(parents=True, exist_ok=True)
-    os.environ["NUMBA_CACHE_DIR"] = str(cache)
+        base = Path(tempfile.gettempdir()) / "rrp-studio-numba"
+        (base / digest).mkdir(parents=True, exist_ok=True)
+    for old in base.iterdir():  # caches of other sources: never valid again here
+        if old.is_dir() and old.name != digest and len(old.name) == 12:
+            import shutil
+
+            shutil.rmtree(old, ignore_errors=True)
+    os.environ["NUMBA_CACHE_DIR"] = str(base / digest)
 
 
 _ensure_numba_cache_dir()
+# Numba's OpenMP threading layer: threads that wait spin by default and take the core
+# from the one that works (measured on 2 cores: 2 threads 3.6–15x slower than 1, issue
+# #9); passive waiting unless the user chose otherwise (read when the layer loads)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 try:
     __version__ = metadata.version("rrp-studio")

@@ -321,6 +321,22 @@ class ForceField:
         h[3][0, :, :k] = xi
         self.history = h
 
+    def working_copy(self) -> ForceField:
+        """A copy for a simulation to step: the arrays a run changes (neighbour list,
+        friction history, flags, parameters) are copied; the model's constant data
+        (masses, inertias, diameters, bonds, walls) is shared, not duplicated (≈ 400
+        bytes a sphere at 10⁶ spheres).  Replace, never write into, the shared arrays."""
+        import copy as _copy
+
+        ff = _copy.copy(self)
+        ff.flags = self.flags.copy()
+        ff.fp = self.fp.copy()
+        ff.nl_pairs = self.nl_pairs.copy()
+        ff.nl_state = self.nl_state.copy()
+        ff.nl_xref = self.nl_xref.copy()
+        ff.history = tuple(a.copy() for a in self.history)
+        return ff
+
     def copy(self) -> ForceField:
         return ForceField(self.m.copy(), self.J.copy(), self.D.copy(), self.flags.copy(),
                           self.fp.copy(), self.bonds.copy(), self.bond_ref.copy(),

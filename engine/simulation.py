@@ -339,7 +339,7 @@ class Simulation:
                  state: State | None = None, record_state: bool = False) -> None:
         self.model = model
         self.record_state = bool(record_state)
-        self.ff: ForceField = model.forcefield.copy()
+        self.ff: ForceField = model.forcefield.working_copy()
         self.ff.invalidate_neighbours()
         if int(record_every) < 1:
             raise SimulationError(f"record_every must be a positive integer, got {record_every}")
