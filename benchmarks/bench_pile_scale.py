@@ -614,6 +614,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     import numba
 
+    import engine  # noqa: F401  (sets OMP_WAIT_POLICY=PASSIVE unless the user chose one)
+
     has_lammps, why = lammps_runs(args.lammps_python)
     res: dict[str, Any] = {
         "date": _dt.date.today().isoformat(), "machine": machine(),
