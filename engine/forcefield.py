@@ -307,7 +307,8 @@ class ForceField:
             self.history[3][0] = springs[1]
 
     def committed_springs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Copies of the committed ``(partner (n, slots), xi (n, slots, 3))``."""
+        """Copies of the committed ``(partner (n, slots), xi (n, slots, 4))`` (springs and
+        damping forces)."""
         cur = int(self.history[1][HI_CURRENT])
         return self.history[2][cur].copy(), self.history[3][cur].copy()
 

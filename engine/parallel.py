@@ -357,7 +357,7 @@ def _body_pass(x, q, m, D, nb, bptr, badj, bout, n_pairs, cptr, cadj, k_contact,
     either side (the same bits), and its trial spring is stored by the lower index."""
     n = x.shape[0]
     nc = (n + CHUNK - 1) // CHUNK
-    track = hist_on and mu > 0.0 and k_t > 0.0
+    track = hist_on and ((mu > 0.0 and k_t > 0.0) or zeta > 0.0)
     for c in prange(nc):
         e_contact = 0.0
         e_wall = 0.0
@@ -396,8 +396,8 @@ def _body_pass(x, q, m, D, nb, bptr, badj, bout, n_pairs, cptr, cadj, k_contact,
                     j = cadj[a]
                     lo = min(i, j)
                     hi = max(i, j)
-                    (hit, h0, h1, h2, ti0, ti1, ti2, tj0, tj1, tj2, e, dd, t0, t1,
-                     t2) = sphere_pair(lo, hi, x, q, D, m, k_contact, k_t, mu, zeta, hist)
+                    (hit, h0, h1, h2, ti0, ti1, ti2, tj0, tj1, tj2, e, dd, t0, t1, t2,
+                     gd) = sphere_pair(lo, hi, x, q, D, m, k_contact, k_t, mu, zeta, hist)
                     if not hit:
                         continue
                     if i == lo:
@@ -409,7 +409,7 @@ def _body_pass(x, q, m, D, nb, bptr, badj, bout, n_pairs, cptr, cadj, k_contact,
                         r2 += ti2
                         e_contact += e
                         diss += dd
-                        if track and not store_trial(hist, i, hi, t0, t1, t2):
+                        if track and not store_trial(hist, i, hi, t0, t1, t2, gd):
                             over = 1.0
                     else:
                         f0 -= h0
@@ -419,8 +419,8 @@ def _body_pass(x, q, m, D, nb, bptr, badj, bout, n_pairs, cptr, cadj, k_contact,
                         r1 += tj1
                         r2 += tj2
                 for w in range(nw):
-                    (hit, h0, h1, h2, ti0, ti1, ti2, e, dd, t0, t1,
-                     t2) = sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist)
+                    (hit, h0, h1, h2, ti0, ti1, ti2, e, dd, t0, t1, t2,
+                     gd) = sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist)
                     if not hit:
                         continue
                     f0 += h0
@@ -431,7 +431,7 @@ def _body_pass(x, q, m, D, nb, bptr, badj, bout, n_pairs, cptr, cadj, k_contact,
                     r2 += ti2
                     e_wall += e
                     diss += dd
-                    if track and not store_trial(hist, i, n + w, t0, t1, t2):
+                    if track and not store_trial(hist, i, n + w, t0, t1, t2, gd):
                         over = 1.0
                 if track:
                     diss += close_trial(hist, i, k_t)

@@ -136,10 +136,10 @@ def test_damping_makes_a_dropped_sphere_bounce_lower_and_d_balances():
         e0[-1, 0] + e0[-1, ENERGY_NAMES.index("gravity")]
 
 
-def test_e_plus_d_balances_to_first_order_in_h():
-    """The work of damping is taken at the step's end: ``E + D − E₀`` is at least first
-    order in ``h`` (a pile with friction and damping: halving h more than halves it;
-    were D not the work removed, the error would tend to ``D/E₀``, not 0)."""
+def test_e_plus_d_balances_to_second_order_in_h():
+    """The work of slip and damping is taken as the kicks apply it: ``E + D − E₀`` is
+    second order in ``h`` (a pile with friction and damping: halving h about quarters
+    it; were D not the work removed, the error would tend to ``D/E₀``, not 0)."""
     errs = []
     for h in (1e-3, 5e-4):
         model = PILE.make({"n_tori": 6, "mu": 0.5, "damping": 0.2, "box": 4.0})
@@ -149,7 +149,7 @@ def test_e_plus_d_balances_to_first_order_in_h():
         d_rel = sim.energy[D_IDX] / abs(sim.e_ref)
     assert d_rel > 0.2  # much was dissipated
     assert errs[0] < 0.1 * d_rel
-    assert errs[0] / errs[1] > 1.7, errs
+    assert errs[0] / errs[1] > 3.0, errs
 
 
 def test_springs_outlive_neighbour_list_rebuilds_and_grow_their_slots():
@@ -183,7 +183,7 @@ def test_too_few_slots_are_grown_without_changing_the_run():
         if slots:
             sim.ff.reset_history(sim.state.x, sim.state.q,
                                  (np.full((model.n_bodies, slots), -1, np.int32),
-                                  np.zeros((model.n_bodies, slots, 3))))
+                                  np.zeros((model.n_bodies, slots, 4))))
         assert sim.advance(2500).ok
         runs.append(sim)
     assert runs[0].ff.history[2].shape[2] >= 2  # grown
@@ -228,11 +228,11 @@ def test_every_sphere_scheme_runs_the_frictional_pile(damping):
         assert rep.ok, (name, rep.failure)
         e = sim.series.arrays()["energy"]
         assert e[-1, D_IDX] > 0.0 and (np.diff(e[:, D_IDX]) >= 0.0).all(), name
-        # friction's work is taken as the kicks apply it: E + D is the scheme's own
-        # accuracy; damping's at the step's end: first order (test below)
+        # friction's and damping's work is taken as the kicks apply it: E + D is the
+        # scheme's own accuracy
         # (campello-implicit, φ = ½, loses 40 % of E₀ on this pile without friction
         # too: its own numerical dissipation, not the contacts')
-        tol = 0.5 if name == "campello-implicit" else 0.05 if damping else 5e-3
+        tol = 0.5 if name == "campello-implicit" else 1e-2
         assert abs(sim.relative_energy_error) < tol, (name, sim.relative_energy_error)
 
 

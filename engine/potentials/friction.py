@@ -30,12 +30,14 @@ A rejected step therefore leaves the history of the last good state untouched.
 **Energy.**  The committed spring's ``½ k_t |ξ|²`` is counted with the contact energy
 (``contact``, ``wall``).  The work removed in the step is returned in
 ``hist_f[H_DISSIPATED]`` and added to the ``dissipated`` component by the loop, so that
-``E + D ≈ E₀`` checks dissipative runs.  It has three parts:
+``E + D ≈ E₀`` checks dissipative runs, to the scheme's own accuracy.  It has three
+parts:
 
 * slip: the work of the springs' forces over the step as the velocity-Verlet kicks
   apply it, ``½ k_t (ξ_k + ξ)·Δ_T`` (trapezoidal), less the change of ``½ k_t |ξ|²``
   (zero while sticking): ``E + D`` then keeps the scheme's own accuracy;
-* damping: ``−f_d Δ_N`` with the force at the step's end (first order in ``h``);
+* damping: likewise ``−½ (f_d,k + f_d)·Δ_N`` (the damping force at the step's start is
+  kept in the slot with the spring);
 * the springs of contacts that ended in the step, ``½ k_t |ξ|²``, released as the
   spheres part.
 
@@ -47,12 +49,12 @@ and no damping between them (their relative motion is the binder's).
 History table (``ff[13]``, :func:`new_history`): ``(hist_f, hist_i, partner, xi,
 x_ref, q_ref, count, bptr, bpart)``.  ``partner[b, i, s]`` (``int32``) is the partner of
 slot ``s`` of sphere ``i`` in buffer ``b`` (``j > i`` a sphere, ``n + w`` the wall ``w``,
-``−1`` the end of the list), ``xi[b, i, s]`` its spring (only non-zero springs are
-kept); ``hist_i[HI_CURRENT]`` is the committed buffer; ``bptr``, ``bpart``: the bonded
-partners (CSR).  A contact's spring lives with its lower index, so it survives rebuilds
-of the neighbour list and needs no pair identity from it; a sphere with more contacts
-than slots makes the kernel return ``ERR_HISTORY_OVERFLOW`` and the driver doubles the
-slots.
+``−1`` the end of the list), ``xi[b, i, s]`` its spring (``0:3``) and damping force
+(``3``), kept when not both zero; ``hist_i[HI_CURRENT]`` is the committed buffer;
+``bptr``, ``bpart``: the bonded partners (CSR).  A contact's spring lives with its lower
+index, so it survives rebuilds of the neighbour list and needs no pair identity from
+it; a sphere with more contacts than slots makes the kernel return
+``ERR_HISTORY_OVERFLOW`` and the driver doubles the slots.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def new_history(n: int, slots: int = DEFAULT_SLOTS, x: np.ndarray | None = None,
     hist_f = np.zeros(4)
     hist_i = np.zeros(4, dtype=np.int64)
     partner = np.full((2, n, slots), -1, dtype=np.int32)
-    xi = np.zeros((2, n, slots, 3))
+    xi = np.zeros((2, n, slots, 4))
     x_ref = np.zeros((n, 3)) if x is None else np.array(x, dtype=np.float64)
     q_ref = np.zeros((n, 4)) if q is None else np.array(q, dtype=np.float64)
     bptr, bpart = bonded_partners(n, np.zeros((0, 2), np.int64) if bonds is None else bonds)
@@ -134,18 +136,19 @@ def _increment_rotation(q, q_ref, i):
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def _committed_spring(partner, xi, cur, i, key):
-    """The committed spring of sphere ``i``'s contact with ``key`` (zero if none)."""
+    """The committed spring of sphere ``i``'s contact with ``key`` and its damping force
+    (zeros if none)."""
     for s in range(partner.shape[2]):
         p = partner[cur, i, s]
         if p == key:
-            return xi[cur, i, s, 0], xi[cur, i, s, 1], xi[cur, i, s, 2]
+            return xi[cur, i, s, 0], xi[cur, i, s, 1], xi[cur, i, s, 2], xi[cur, i, s, 3]
         if p < 0:
             break
-    return 0.0, 0.0, 0.0
+    return 0.0, 0.0, 0.0, 0.0
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def contact_law(n0, n1, n2, fh, kn, m_eff, a_i, a_j, d0, d1, d2, s0, s1, s2, k_t, mu,
+def contact_law(n0, n1, n2, fh, kn, m_eff, a_i, a_j, d0, d1, d2, s0, s1, s2, gd0, k_t, mu,
                 zeta, tau):
     """One contact's damping and friction (the module docstring's laws).
 
@@ -153,6 +156,8 @@ def contact_law(n0, n1, n2, fh, kn, m_eff, a_i, a_j, d0, d1, d2, s0, s1, s2, k_t
     its tangent stiffness; ``a_i``, ``a_j``: the lever lengths (``r_i = −a_i n``,
     ``r_j = a_j n``); ``d``: the relative displacement of the contact point of ``i``
     with respect to ``j`` since the anchor; ``s``: the committed spring.
+
+    ``gd0``: the damping part of the normal force at the step's start (committed).
 
     Returns ``(fN, ξ₀, ξ₁, ξ₂, dissipated)``: the normal force magnitude (damped,
     ``≥ 0``), the spring after the Coulomb projection (``f_T = −k_t ξ``) and the work
@@ -165,7 +170,9 @@ def contact_law(n0, n1, n2, fh, kn, m_eff, a_i, a_j, d0, d1, d2, s0, s1, s2, k_t
         fn = fh - gamma * dn / tau
         if fn < 0.0:
             fn = 0.0
-        diss = (fh - fn) * dn  # −f_d·Δ_N ≥ 0 (f_d = fn − fh opposes Δ_N)
+        # the damping forces' work over the step as the kicks apply it (trapezoidal:
+        # the step's start, gd0, and end): −½ (f_d,k + f_d) Δ_N, f_d = fn − fh
+        diss = -0.5 * (gd0 + (fn - fh)) * dn
     if mu <= 0.0 or k_t <= 0.0:
         return fn, 0.0, 0.0, 0.0, diss
     # the committed spring, turned into the current tangent plane (length kept)
@@ -216,7 +223,7 @@ def sphere_pair(i, j, x, q, D, m, k_contact, k_t, mu, zeta, hist):
     sigma = 0.5 * (D[i] + D[j])
     if rr >= sigma * sigma or rr == 0.0:
         return (False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                0.0)
+                0.0, 0.0)
     r = math.sqrt(rr)
     n0 = d0 / r
     n1 = d1 / r
@@ -239,14 +246,14 @@ def sphere_pair(i, j, x, q, D, m, k_contact, k_t, mu, zeta, hist):
     u0 = (x[i, 0] - x_ref[i, 0]) - (x[j, 0] - x_ref[j, 0]) + c0
     u1 = (x[i, 1] - x_ref[i, 1]) - (x[j, 1] - x_ref[j, 1]) + c1
     u2 = (x[i, 2] - x_ref[i, 2]) - (x[j, 2] - x_ref[j, 2]) + c2
-    s0, s1, s2 = _committed_spring(partner, xi, hist_i[HI_CURRENT], i, j)
+    s0, s1, s2, gd0 = _committed_spring(partner, xi, hist_i[HI_CURRENT], i, j)
     m_eff = m[i] * m[j] / (m[i] + m[j])
     for b in range(bptr[i], bptr[i + 1]):
         if bpart[b] == j:  # bonded neighbours: the Hertz law only (the binder acts)
             mu = 0.0
             zeta = 0.0
     fn, t0, t1, t2, diss = contact_law(n0, n1, n2, fh, kn, m_eff, a_i, a_j, u0, u1, u2,
-                                       s0, s1, s2, k_t, mu, zeta, hist_f[H_TAU])
+                                       s0, s1, s2, gd0, k_t, mu, zeta, hist_f[H_TAU])
     g0 = fn * n0 - k_t * t0
     g1 = fn * n1 - k_t * t1
     g2 = fn * n2 - k_t * t2
@@ -256,7 +263,7 @@ def sphere_pair(i, j, x, q, D, m, k_contact, k_t, mu, zeta, hist):
     c1 = k_t * (n2 * t0 - n0 * t2)
     c2 = k_t * (n0 * t1 - n1 * t0)
     return (True, g0, g1, g2, a_i * c0, a_i * c1, a_i * c2, a_j * c0, a_j * c1, a_j * c2, e,
-            diss, t0, t1, t2)
+            diss, t0, t1, t2, fn - fh)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
@@ -264,7 +271,7 @@ def sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist):
     """The contact of sphere ``i`` with wall ``w`` (a particle of zero diameter, B&G
     eqs. (58), (59)): as :func:`sphere_pair` without the partner's moment.
 
-    Returns ``(hit, f0, f1, f2, t0, t1, t2, e, diss, ξ₀, ξ₁, ξ₂)``."""
+    Returns ``(hit, f0, f1, f2, t0, t1, t2, e, diss, ξ₀, ξ₁, ξ₂, f_d)``."""
     hist_f, hist_i, partner, xi, x_ref, q_ref, count, bptr, bpart = hist
     n0 = walls[w, 0]
     n1 = walls[w, 1]
@@ -272,7 +279,7 @@ def sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist):
     rad = 0.5 * D[i]
     g = n0 * x[i, 0] + n1 * x[i, 1] + n2 * x[i, 2] - walls[w, 3]
     if g >= rad:
-        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     delta = 1.0 - g / rad
     sq = math.sqrt(delta)
     e = 0.4 * k_wall * delta * delta * sq
@@ -283,21 +290,22 @@ def sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist):
     u0 = x[i, 0] - x_ref[i, 0] - a_i * (ai1 * n2 - ai2 * n1)
     u1 = x[i, 1] - x_ref[i, 1] - a_i * (ai2 * n0 - ai0 * n2)
     u2 = x[i, 2] - x_ref[i, 2] - a_i * (ai0 * n1 - ai1 * n0)
-    s0, s1, s2 = _committed_spring(partner, xi, hist_i[HI_CURRENT], i, x.shape[0] + w)
+    s0, s1, s2, gd0 = _committed_spring(partner, xi, hist_i[HI_CURRENT], i, x.shape[0] + w)
     fn, t0, t1, t2, diss = contact_law(n0, n1, n2, fh, kn, m[i], a_i, 0.0, u0, u1, u2,
-                                       s0, s1, s2, k_t, mu, zeta, hist_f[H_TAU])
+                                       s0, s1, s2, gd0, k_t, mu, zeta, hist_f[H_TAU])
     e += 0.5 * k_t * (t0 * t0 + t1 * t1 + t2 * t2)
     return (True, fn * n0 - k_t * t0, fn * n1 - k_t * t1, fn * n2 - k_t * t2,
             a_i * k_t * (n1 * t2 - n2 * t1), a_i * k_t * (n2 * t0 - n0 * t2),
-            a_i * k_t * (n0 * t1 - n1 * t0), e, diss, t0, t1, t2)
+            a_i * k_t * (n0 * t1 - n1 * t0), e, diss, t0, t1, t2, fn - fh)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def store_trial(hist, i, key, t0, t1, t2):
-    """Write the (non-zero) trial spring of sphere ``i``'s contact with ``key`` into the
-    next free slot of the trial buffer; ``False`` when ``i`` has no free slot left."""
+def store_trial(hist, i, key, t0, t1, t2, gd):
+    """Write the trial spring and damping force ``gd`` of sphere ``i``'s contact with
+    ``key`` (when not both zero) into the next free slot of the trial buffer; ``False``
+    when ``i`` has no free slot left."""
     hist_f, hist_i, partner, xi, x_ref, q_ref, count, bptr, bpart = hist
-    if t0 == 0.0 and t1 == 0.0 and t2 == 0.0:
+    if t0 == 0.0 and t1 == 0.0 and t2 == 0.0 and gd == 0.0:
         return True  # (no spring: nothing to keep)
     s = count[i]
     if s >= partner.shape[2]:
@@ -307,6 +315,7 @@ def store_trial(hist, i, key, t0, t1, t2):
     xi[b, i, s, 0] = t0
     xi[b, i, s, 1] = t1
     xi[b, i, s, 2] = t2
+    xi[b, i, s, 3] = gd
     count[i] = s + 1
     return True
 
@@ -348,7 +357,7 @@ def history_contacts(x, q, D, m, pairs, n_pairs, walls, n_walls, k_contact, k_wa
     ``ERR_HISTORY_OVERFLOW``."""
     hist_f, hist_i, partner, xi, x_ref, q_ref, count, bptr, bpart = hist
     n = x.shape[0]
-    track = mu > 0.0 and k_t > 0.0
+    track = (mu > 0.0 and k_t > 0.0) or zeta > 0.0
     for i in range(n):
         count[i] = 0
     e_c = 0.0
@@ -360,8 +369,8 @@ def history_contacts(x, q, D, m, pairs, n_pairs, walls, n_walls, k_contact, k_wa
         j = pairs[p, 1]
         if i > j:
             i, j = j, i
-        (hit, f0, f1, f2, ti0, ti1, ti2, tj0, tj1, tj2, e, dd, t0, t1,
-         t2) = sphere_pair(i, j, x, q, D, m, k_contact, k_t, mu, zeta, hist)
+        (hit, f0, f1, f2, ti0, ti1, ti2, tj0, tj1, tj2, e, dd, t0, t1, t2,
+         gd) = sphere_pair(i, j, x, q, D, m, k_contact, k_t, mu, zeta, hist)
         if not hit:
             continue
         F[i, 0] += f0
@@ -378,12 +387,12 @@ def history_contacts(x, q, D, m, pairs, n_pairs, walls, n_walls, k_contact, k_wa
         RM[j, 2] += tj2
         e_c += e
         diss += dd
-        if track and not store_trial(hist, i, j, t0, t1, t2):
+        if track and not store_trial(hist, i, j, t0, t1, t2, gd):
             status = ERR_HISTORY_OVERFLOW
     for w in range(n_walls):
         for i in range(n):
-            (hit, f0, f1, f2, ti0, ti1, ti2, e, dd, t0, t1,
-             t2) = sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist)
+            (hit, f0, f1, f2, ti0, ti1, ti2, e, dd, t0, t1, t2,
+             gd) = sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist)
             if not hit:
                 continue
             F[i, 0] += f0
@@ -394,7 +403,7 @@ def history_contacts(x, q, D, m, pairs, n_pairs, walls, n_walls, k_contact, k_wa
             RM[i, 2] += ti2
             e_w += e
             diss += dd
-            if track and not store_trial(hist, i, n + w, t0, t1, t2):
+            if track and not store_trial(hist, i, n + w, t0, t1, t2, gd):
                 status = ERR_HISTORY_OVERFLOW
     if track:
         for i in range(n):
