@@ -148,13 +148,12 @@ def _committed_spring(partner, xi, cur, i, key):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def contact_law(n0, n1, n2, fh, kn, m_eff, a_i, a_j, d0, d1, d2, s0, s1, s2, gd0, k_t, mu,
-                zeta, tau):
+def contact_law(n0, n1, n2, fh, kn, m_eff, d0, d1, d2, s0, s1, s2, gd0, k_t, mu, zeta,
+                tau):
     """One contact's damping and friction (the module docstring's laws).
 
     ``n``: unit normal from ``j`` to ``i``; ``fh``: the Hertz force magnitude; ``kn``
-    its tangent stiffness; ``a_i``, ``a_j``: the lever lengths (``r_i = −a_i n``,
-    ``r_j = a_j n``); ``d``: the relative displacement of the contact point of ``i``
+    its tangent stiffness; ``d``: the relative displacement of the contact point of ``i``
     with respect to ``j`` since the anchor; ``s``: the committed spring.
 
     ``gd0``: the damping part of the normal force at the step's start (committed).
@@ -252,8 +251,8 @@ def sphere_pair(i, j, x, q, D, m, k_contact, k_t, mu, zeta, hist):
         if bpart[b] == j:  # bonded neighbours: the Hertz law only (the binder acts)
             mu = 0.0
             zeta = 0.0
-    fn, t0, t1, t2, diss = contact_law(n0, n1, n2, fh, kn, m_eff, a_i, a_j, u0, u1, u2,
-                                       s0, s1, s2, gd0, k_t, mu, zeta, hist_f[H_TAU])
+    fn, t0, t1, t2, diss = contact_law(n0, n1, n2, fh, kn, m_eff, u0, u1, u2, s0, s1, s2,
+                                       gd0, k_t, mu, zeta, hist_f[H_TAU])
     g0 = fn * n0 - k_t * t0
     g1 = fn * n1 - k_t * t1
     g2 = fn * n2 - k_t * t2
@@ -291,8 +290,8 @@ def sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist):
     u1 = x[i, 1] - x_ref[i, 1] - a_i * (ai2 * n0 - ai0 * n2)
     u2 = x[i, 2] - x_ref[i, 2] - a_i * (ai0 * n1 - ai1 * n0)
     s0, s1, s2, gd0 = _committed_spring(partner, xi, hist_i[HI_CURRENT], i, x.shape[0] + w)
-    fn, t0, t1, t2, diss = contact_law(n0, n1, n2, fh, kn, m[i], a_i, 0.0, u0, u1, u2,
-                                       s0, s1, s2, gd0, k_t, mu, zeta, hist_f[H_TAU])
+    fn, t0, t1, t2, diss = contact_law(n0, n1, n2, fh, kn, m[i], u0, u1, u2, s0, s1, s2,
+                                       gd0, k_t, mu, zeta, hist_f[H_TAU])
     e += 0.5 * k_t * (t0 * t0 + t1 * t1 + t2 * t2)
     return (True, fn * n0 - k_t * t0, fn * n1 - k_t * t1, fn * n2 - k_t * t2,
             a_i * k_t * (n1 * t2 - n2 * t1), a_i * k_t * (n2 * t0 - n0 * t2),
