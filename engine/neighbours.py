@@ -5,6 +5,12 @@ as soon as any body has moved more than ``skin/2`` since, so every pair with ``r
 at any step is in the list: contact forces are exactly those of an all-pairs loop, at
 O(N) cost per step (O(N) per rebuild through the cell list).
 
+The pairs ``(i, j)`` have ``i < j`` and are sorted by ``i`` (``engine.parallel`` gives
+each chunk of bodies the contiguous run of pairs whose lower index it holds).  The cell
+list is a counting sort of the bodies by cell with a copy of their positions in that
+order, so that the neighbouring cells of a body are read as three contiguous runs of
+memory rather than by following linked lists to scattered bodies.
+
 The ``*_ws`` kernels take an integer scratch array of at least
 ``neighbour_scratch_size(n)`` entries (the cell list) and allocate nothing, so that the
 stepping loop calling them has no error path (see ``engine.forcefield``); the plain
@@ -31,9 +37,10 @@ from .layout import (
 
 @njit(nogil=True, cache=True)
 def neighbour_scratch_size(n):
-    """Length of the integer scratch of the cell list: ``max(64, 8 n)`` cell heads, and
-    ``n`` links and ``3 n`` cell indices."""
-    return max(64, 8 * n) + 4 * n
+    """Length of the integer scratch of the cell list: ``max(64, 8 n) + 1`` cell starts,
+    ``n`` body indices sorted by cell, ``n`` cell indices, and ``4 n`` words holding the
+    positions and radii in cell order (as doubles)."""
+    return max(64, 8 * n) + 1 + 6 * n
 
 
 @njit(nogil=True, cache=True)
@@ -122,45 +129,68 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
     z0 = (hi0 - lo0) / m0 if hi0 - lo0 > 0.0 else 1.0
     z1 = (hi1 - lo1) / m1 if hi1 - lo1 > 0.0 else 1.0
     z2 = (hi2 - lo2) / m2 if hi2 - lo2 > 0.0 else 1.0
-    # scratch: cell heads, links, cell indices of the bodies
-    head = 0
-    nxt = cap
-    cell = cap + n
-    for c in range(m0 * m1 * m2):
-        iw[head + c] = -1
+    # scratch: cell starts (a counting sort of the bodies by cell), the bodies sorted by
+    # cell (by index within a cell), the cell of each body
+    start = 0
+    order = cap + 1
+    cell = cap + 1 + n
+    xs = iw[cap + 1 + 2 * n:cap + 1 + 6 * n].view(np.float64)  # (x, D/2) in cell order
+    nc = m0 * m1 * m2
+    for c in range(nc + 1):
+        iw[start + c] = 0
     for i in range(n):
         c0 = min(max(int((x[i, 0] - lo0) / z0), 0), m0 - 1)
         c1 = min(max(int((x[i, 1] - lo1) / z1), 0), m1 - 1)
         c2 = min(max(int((x[i, 2] - lo2) / z2), 0), m2 - 1)
-        iw[cell + 3 * i] = c0
-        iw[cell + 3 * i + 1] = c1
-        iw[cell + 3 * i + 2] = c2
-        idx = (c0 * m1 + c1) * m2 + c2
-        iw[nxt + i] = iw[head + idx]
-        iw[head + idx] = i
+        idx = (c2 * m1 + c1) * m0 + c0  # (x fastest: see the loop below)
+        iw[cell + i] = idx
+        iw[start + idx + 1] += 1
+    for c in range(nc):
+        iw[start + c + 1] += iw[start + c]
+    for i in range(n):  # iw[start + c]: the next free place of cell c ...
+        c = iw[cell + i]
+        k = iw[start + c]
+        iw[order + k] = i
+        xs[4 * k] = x[i, 0]
+        xs[4 * k + 1] = x[i, 1]
+        xs[4 * k + 2] = x[i, 2]
+        xs[4 * k + 3] = 0.5 * D[i]
+        iw[start + c] = k + 1
+    for c in range(nc, 0, -1):  # ... back to the starts
+        iw[start + c] = iw[start + c - 1]
+    iw[start] = 0
+    # every pair once, from its lower index (the list is sorted by its first column);
+    # the neighbouring cells along the last axis are one run of the sorted bodies
     count = 0
     capacity = pairs.shape[0]
     for i in range(n):
-        c0 = iw[cell + 3 * i]
-        c1 = iw[cell + 3 * i + 1]
-        c2 = iw[cell + 3 * i + 2]
-        for a in range(max(0, c0 - 1), min(m0, c0 + 2)):
+        idx = iw[cell + i]
+        c0 = idx % m0
+        c1 = (idx // m0) % m1
+        c2 = idx // (m0 * m1)
+        b0 = max(0, c0 - 1)
+        b1 = min(m0, c0 + 2)
+        xi0 = x[i, 0]
+        xi1 = x[i, 1]
+        xi2 = x[i, 2]
+        ri = 0.5 * D[i] + skin
+        for a in range(max(0, c2 - 1), min(m2, c2 + 2)):
             for b in range(max(0, c1 - 1), min(m1, c1 + 2)):
-                for c in range(max(0, c2 - 1), min(m2, c2 + 2)):
-                    j = iw[head + (a * m1 + b) * m2 + c]
-                    while j >= 0:
-                        if j > i:
-                            d0 = x[i, 0] - x[j, 0]
-                            d1 = x[i, 1] - x[j, 1]
-                            d2 = x[i, 2] - x[j, 2]
-                            lim = 0.5 * (D[i] + D[j]) + skin
-                            if d0 * d0 + d1 * d1 + d2 * d2 < lim * lim:
-                                if count >= capacity:
-                                    return ERR_NEIGHBOUR_OVERFLOW
-                                pairs[count, 0] = i
-                                pairs[count, 1] = j
-                                count += 1
-                        j = iw[nxt + j]
+                row = (a * m1 + b) * m0
+                for k in range(iw[start + row + b0], iw[start + row + b1]):
+                    j = iw[order + k]
+                    if j <= i:
+                        continue
+                    d0 = xi0 - xs[4 * k]
+                    d1 = xi1 - xs[4 * k + 1]
+                    d2 = xi2 - xs[4 * k + 2]
+                    lim = ri + xs[4 * k + 3]
+                    if d0 * d0 + d1 * d1 + d2 * d2 < lim * lim:
+                        if count >= capacity:
+                            return ERR_NEIGHBOUR_OVERFLOW
+                        pairs[count, 0] = i
+                        pairs[count, 1] = j
+                        count += 1
     nl_state[NL_COUNT] = count
     nl_state[NL_REBUILDS] += 1
     nl_state[NL_VALID] = 1

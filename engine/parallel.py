@@ -2,35 +2,42 @@
 thread count.
 
 Used by ``engine.forcefield.compute_forces_ws`` for models of at least
-``PARALLEL_MIN_BODIES`` bodies whose terms are among binder bonds, penalty contacts,
-penalty walls and uniform gravity (the pile); everything else, and every smaller model,
-keeps the serial kernels, bit for bit.  (``prange`` has a fixed cost of some µs per
-loop: at 80 bodies it is ~50x slower than the serial loop.)
+``PARALLEL_MIN_BODIES`` bodies whose terms are among binder bonds, penalty contacts
+(with or without friction springs and damping), penalty walls and uniform gravity (the
+pile); everything else, and every smaller model, keeps the serial kernels, bit for bit.
+(``prange`` has a fixed cost of some µs per loop: at 80 bodies it is ~50x slower than
+the serial loop.)
 
 **The same bits for any thread count.**  No floating-point atomics and no reduction
-whose order depends on the threads: every ``prange`` loop runs over *fixed* chunks (of
-``CHUNK`` bodies or ``BOND_CHUNK`` bonds, set by the model size only), each chunk writes
-only its own outputs, and the partial energies of the chunks are summed serially in
-chunk order.
+whose order depends on the threads: one ``prange`` loop runs over *fixed* chunks of
+``CHUNK`` bodies (set by the model size only); a chunk writes the forces and moments of
+its own bodies only, and its partial energies, which are summed serially in chunk order.
 
-1. bonds (``prange`` over bond chunks): each bond is evaluated once, by the binder's
-   vectorised block kernel (``engine.potentials.binder``), into ``bond_out`` ``(nb, 12)``:
-   its force on the first end, the moments on both ends, its three energies;
-2. bodies (``prange`` over body chunks): each body *gathers* — sums in a fixed order —
-   the forces and moments of its own bonds (through the per-body bond adjacency, built
-   once per scratch), then its contacts (through a per-body CSR adjacency of the
-   neighbour list, both directions, in pair-list order, rebuilt serially whenever the
-   list is), then the walls and gravity.  A contact is evaluated from both sides
-   (``x_j - x_i = -(x_i - x_j)`` exactly, so the two forces are exact opposites); its
-   energy is counted by the lower index.
+**Owner computes.**  Each chunk, in one pass and in a fixed order:
 
-The forces equal the serial kernels' to round-off (the sums are in another order), not
-bit for bit; hence the threshold rather than a switch at every size.
+1. the bonds with an end among its bodies (a list per chunk, in bond order, built once
+   per scratch), by the binder's vectorised block kernel (``engine.potentials.binder``),
+   adding to its own ends; a bond's energy is counted by the chunk of its first end;
+2. for each of its bodies ``i``: the contacts of the neighbour list whose lower index is
+   ``i`` (the list is sorted by it, so a chunk's pairs are one contiguous run), adding to
+   ``i`` and, when it is in the chunk too, to the partner; then the walls and gravity;
+3. the contacts whose higher index is in the chunk and lower index is not (a list per
+   chunk, in pair order, rebuilt serially with the neighbour list), added to the partner
+   in the chunk.  Such a contact is evaluated once by each of its two chunks, with the
+   same arguments in the same order, so both get the same bits; its energy, its trial
+   friction spring and its dissipated work are taken by the lower index's chunk alone.
+
+Every bond and contact is therefore evaluated once, as in the serial kernels, except
+those across a chunk boundary (a few per chunk of 256 bodies for rings of 20), and no
+per-bond or per-pair result goes through memory.  The forces equal the serial kernels'
+to round-off (the sums are in another order), not bit for bit; hence the threshold
+rather than a switch at every size.
 
 Scratch (in ``ws[2]`` of ``engine.forcefield.new_scratch``; ``n``: bodies, ``nb``:
-bonds, ``cap``: the neighbour list's capacity in pairs): the adjacencies ``int32``
-(``2 cap + 2 nb``) and their offsets, ``bond_out`` (12 doubles per bond), one binder
-block per bond chunk, the chunk energies.  Below the threshold it is a few empty arrays.
+bonds, ``cap``: the neighbour list's capacity in pairs): per chunk the start of its run
+of pairs and of its lists of bonds (``≤ 2 nb`` ``int32``) and of cross-chunk contacts
+(``≤ cap`` ``int32``), one binder block, its partial energies.  Below the threshold it
+is a few empty arrays.
 
 Hot path as in ``engine.forcefield``: ``_nrt=False``, no allocation, status codes.
 """
@@ -111,9 +118,20 @@ NOT_PARALLEL = -1
 (the caller runs the serial kernels)."""
 
 # the header ws[2][0]
-_H_CSR_VALID = 0  # the contact adjacency is that of the list ...
+_H_CSR_VALID = 0  # the pair runs and cross lists are those of the list ...
 _H_CSR_STAMP = 1  # ... of this rebuild count
-_H_BONDS_VALID = 2  # the bond adjacency is built
+_H_BONDS_VALID = 2  # the bond lists are built
+
+# the partial energies of a chunk, ws[2][7][c]
+_EP_CONTACT = 0
+_EP_WALL = 1
+_EP_GRAVITY = 2  # Σ m (ê·x)
+_EP_DISSIPATED = 3  # work removed by damping and slip
+_EP_OVERFLOW = 4  # 1: a sphere ran out of history slots
+_EP_BEND = 5
+_EP_AXIAL = 6
+_EP_SHEAR = 7
+_N_EP = 8
 
 
 # --------------------------------------------------------------------------- threads
@@ -144,56 +162,96 @@ def get_threads() -> int:
     return int(numba.get_num_threads())
 
 
+
+
 # --------------------------------------------------------------------------- scratch
 @njit(nogil=True, cache=True)
 def new_parallel_scratch(n, nb, cap):
     """The scratch of :func:`parallel_forces_ws` for ``n`` bodies, ``nb`` bonds and a
     neighbour list of ``cap`` pairs (empty below ``PARALLEL_MIN_BODIES``)."""
     if n < PARALLEL_MIN_BODIES:
-        n = -1
+        n = 0
         nb = 0
         cap = 0
-    nbc = (nb + BOND_CHUNK - 1) // BOND_CHUNK
-    nc = (max(n, 0) + CHUNK - 1) // CHUNK
-    hdr = np.zeros(4, dtype=np.int64)
-    return (hdr,
-            np.zeros(n + 1, dtype=np.int64),  # contact adjacency: offsets
-            np.zeros(2 * cap, dtype=np.int32),  # ... partners
-            np.zeros(n + 1, dtype=np.int64),  # bond adjacency: offsets
-            np.zeros(2 * nb, dtype=np.int32),  # ... 2 b (first end) or 2 b + 1 (second)
-            np.zeros((nb, 12)),  # per bond: F on i, RM on i, RM on j, 3 energies
-            np.zeros(nbc * SCRATCH_SIZE),  # one binder block per bond chunk
-            np.zeros((nbc, 3)),  # bond energies per bond chunk
-            np.zeros((nc, 5)))  # per body chunk: contact, wall, gravity energies, work
-    #                               removed by damping and slip, history overflow
+        nc = -1
+    else:
+        nc = (n + CHUNK - 1) // CHUNK
+    return (np.zeros(4, dtype=np.int64),  # header
+            np.zeros(nc + 1, dtype=np.int64),  # per chunk: its first pair (run by i)
+            np.zeros(cap, dtype=np.int32),  # cross-chunk pairs by the chunk of j
+            np.zeros(nc + 1, dtype=np.int64),  # ... their start per chunk
+            np.zeros(nc + 1, dtype=np.int64),  # per chunk: the start of its bonds ...
+            np.zeros(2 * nb, dtype=np.int32),  # ... in bond order
+            np.zeros(max(nc, 0) * SCRATCH_SIZE),  # one binder block per chunk
+            np.zeros((max(nc, 0), _N_EP)))  # per chunk: partial energies, overflow
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def _build_adjacency(n, pairs, count, ptr, adj, code):
-    """CSR adjacency of the pairs ``pairs[:count]`` (both directions, in pair order):
-    the partners of ``i`` are ``adj[ptr[i]:ptr[i + 1]]``; ``code``: store the partner
-    (0) or ``2 p`` / ``2 p + 1`` for the first / second end of pair ``p`` (1)."""
-    for i in range(n + 1):
-        ptr[i] = 0
+def _pair_runs(n, pairs, count, pptr, xin, xptr):
+    """The run of pairs of each chunk (``pairs[pptr[c]:pptr[c + 1]]``: lower index in
+    chunk ``c``) and, in ``xin[xptr[c]:xptr[c + 1]]``, the pairs whose higher index is
+    in chunk ``c`` and lower index is not, in pair order.  ``False`` unless the pairs
+    are ``i < j`` sorted by ``i`` (as ``engine.neighbours`` builds them)."""
+    nc = pptr.shape[0] - 1
+    for c in range(nc + 1):
+        xptr[c] = 0
+    c = 0
+    last = -1
     for p in range(count):
-        ptr[pairs[p, 0] + 1] += 1
-        ptr[pairs[p, 1] + 1] += 1
-    for i in range(n):
-        ptr[i + 1] += ptr[i]
-    for p in range(count):  # ptr[i]: the next free slot of i
         i = pairs[p, 0]
         j = pairs[p, 1]
-        if code == 0:
-            adj[ptr[i]] = j
-            adj[ptr[j]] = i
-        else:
-            adj[ptr[i]] = 2 * p
-            adj[ptr[j]] = 2 * p + 1
-        ptr[i] += 1
-        ptr[j] += 1
-    for i in range(n, 0, -1):  # back to the starts
-        ptr[i] = ptr[i - 1]
-    ptr[0] = 0
+        if not (last <= i < j < n):
+            return False
+        last = i
+        ci = i // CHUNK
+        while c <= ci:
+            pptr[c] = p
+            c += 1
+        cj = j // CHUNK
+        if cj != ci:
+            xptr[cj + 1] += 1
+    while c <= nc:
+        pptr[c] = count
+        c += 1
+    for c in range(nc):
+        xptr[c + 1] += xptr[c]
+    for p in range(count):  # xptr[c]: the next free place of chunk c ...
+        cj = pairs[p, 1] // CHUNK
+        if cj != pairs[p, 0] // CHUNK:
+            xin[xptr[cj]] = p
+            xptr[cj] += 1
+    for c in range(nc, 0, -1):  # ... back to the starts
+        xptr[c] = xptr[c - 1]
+    xptr[0] = 0
+    return True
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def _bond_lists(bonds, bcptr, cbonds):
+    """The bonds of each chunk (an end in it), in bond order:
+    ``cbonds[bcptr[c]:bcptr[c + 1]]``."""
+    nc = bcptr.shape[0] - 1
+    for c in range(nc + 1):
+        bcptr[c] = 0
+    for b in range(bonds.shape[0]):
+        ci = bonds[b, 0] // CHUNK
+        cj = bonds[b, 1] // CHUNK
+        bcptr[ci + 1] += 1
+        if cj != ci:
+            bcptr[cj + 1] += 1
+    for c in range(nc):
+        bcptr[c + 1] += bcptr[c]
+    for b in range(bonds.shape[0]):
+        ci = bonds[b, 0] // CHUNK
+        cj = bonds[b, 1] // CHUNK
+        cbonds[bcptr[ci]] = b
+        bcptr[ci] += 1
+        if cj != ci:
+            cbonds[bcptr[cj]] = b
+            bcptr[cj] += 1
+    for c in range(nc, 0, -1):
+        bcptr[c] = bcptr[c - 1]
+    bcptr[0] = 0
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
@@ -202,9 +260,11 @@ def parallel_applies(ff, n, ws):
     scratch of the right size."""
     flags = ff[3]
     par = ws[2]
-    return (n >= PARALLEL_MIN_BODIES and par[1].shape[0] == n + 1
+    nc = (n + CHUNK - 1) // CHUNK
+    return (n >= PARALLEL_MIN_BODIES and par[1].shape[0] == nc + 1
+            and par[6].shape[0] == nc * SCRATCH_SIZE and par[7].shape[0] == nc
             and not flags[T_PIVOT_GRAVITY] and not flags[T_DUMBBELLS]
-            and par[4].shape[0] >= 2 * ff[5].shape[0] and par[5].shape[0] >= ff[5].shape[0])
+            and par[5].shape[0] >= 2 * ff[5].shape[0])
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
@@ -225,11 +285,13 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
         if st != OK:
             return st
         n_pairs = nl_state[NL_COUNT]
-        if 2 * n_pairs > par[2].shape[0]:
+        if n_pairs > par[2].shape[0]:
             return NOT_PARALLEL  # (a grown list in a scratch sized for the old one)
         if (hdr[_H_CSR_VALID] == 0 or hdr[_H_CSR_STAMP] != nl_state[NL_REBUILDS]
                 or stamp != nl_state[NL_REBUILDS]):
-            _build_adjacency(n, nl_pairs, n_pairs, par[1], par[2], 0)
+            hdr[_H_CSR_VALID] = 0
+            if not _pair_runs(n, nl_pairs, n_pairs, par[1], par[2], par[3]):
+                return NOT_PARALLEL
             hdr[_H_CSR_STAMP] = nl_state[NL_REBUILDS]
             hdr[_H_CSR_VALID] = 1
     nb = 0
@@ -238,10 +300,8 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
         if not (bonds.shape[1] == 2 and bond_ref.shape[1] == 4 and bond_ref.shape[0] >= nb):
             return NOT_PARALLEL
         if hdr[_H_BONDS_VALID] == 0:
-            _build_adjacency(n, bonds, nb, par[3], par[4], 1)
+            _bond_lists(bonds, par[4], par[5])
             hdr[_H_BONDS_VALID] = 1
-        _bond_pass(x, q, bonds, bond_ref, fp[P_K_BEND], fp[P_K_AXIAL], fp[P_K_SHEAR],
-                   par[5], par[6], par[7])
     g = fp[P_G] if flags[T_GRAVITY_FIELD] else 0.0
     nw = ff[12].shape[0] if flags[T_WALL] else 0
     hist = ff[13]
@@ -249,247 +309,347 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
     if hist_on and not (hist[4].shape[0] == n and hist[4].shape[1] == 3
                         and hist[5].shape[1] == 4 and hist[6].shape[0] == n):
         return NOT_PARALLEL  # (the serial kernel reports the shape error)
-    _body_pass(x, q, m, D, nb, par[3], par[4], par[5], n_pairs, par[1], par[2],
-               fp[P_K_CONTACT], ff[12], nw, fp[P_K_WALL], g, fp[P_G_DIR], fp[P_G_DIR + 1],
-               fp[P_G_DIR + 2], hist_on, fp[P_K_TANGENT], fp[P_MU], fp[P_DAMPING], hist, F,
-               RM, par[8])
+    args = (x, q, m, D, nb, bonds, bond_ref, fp[P_K_BEND], fp[P_K_AXIAL], fp[P_K_SHEAR],
+            par[4], par[5], par[6], n_pairs, nl_pairs, par[1], par[2], par[3],
+            fp[P_K_CONTACT], ff[12], nw, fp[P_K_WALL], g, fp[P_G_DIR], fp[P_G_DIR + 1],
+            fp[P_G_DIR + 2], fp[P_K_TANGENT], fp[P_MU], fp[P_DAMPING], hist, F, RM, par[7])
+    if hist_on:
+        _chunk_pass_history(*args)
+    else:
+        _chunk_pass_hertz(*args)
     for k in range(2, E_DISSIPATED):  # as the serial kernel
         energy[k] = 0.0
-    eb = par[7]
+    ep = par[7]
+    e_c = e_w = e_g = e_d = e_o = e_b = e_a = e_s = 0.0
+    for c in range(ep.shape[0]):  # chunk order
+        e_c += ep[c, _EP_CONTACT]
+        e_w += ep[c, _EP_WALL]
+        e_g += ep[c, _EP_GRAVITY]
+        e_d += ep[c, _EP_DISSIPATED]
+        e_o += ep[c, _EP_OVERFLOW]
+        e_b += ep[c, _EP_BEND]
+        e_a += ep[c, _EP_AXIAL]
+        e_s += ep[c, _EP_SHEAR]
     if nb > 0:
-        e0 = 0.0
-        e1 = 0.0
-        e2 = 0.0
-        for c in range(eb.shape[0]):  # chunk order
-            e0 += eb[c, 0]
-            e1 += eb[c, 1]
-            e2 += eb[c, 2]
-        energy[E_BENDING] += e0
-        energy[E_AXIAL] += e1
-        energy[E_SHEAR] += e2
-    ep = par[8]
-    e0 = 0.0
-    e1 = 0.0
-    e2 = 0.0
-    for c in range(ep.shape[0]):
-        e0 += ep[c, 0]
-        e1 += ep[c, 1]
-        e2 += ep[c, 2]
+        energy[E_BENDING] += e_b
+        energy[E_AXIAL] += e_a
+        energy[E_SHEAR] += e_s
     if flags[T_CONTACT]:
-        energy[E_CONTACT] += e0
+        energy[E_CONTACT] += e_c
     if flags[T_WALL]:
-        energy[E_WALL] += e1
+        energy[E_WALL] += e_w
     if flags[T_GRAVITY_FIELD]:
-        energy[E_GRAVITY] -= g * e2
+        energy[E_GRAVITY] -= g * e_g
     if hist_on:
-        diss = 0.0
-        over = 0.0
-        for c in range(ep.shape[0]):
-            diss += ep[c, 3]
-            over += ep[c, 4]
-        hist[0][H_DISSIPATED] = diss
-        if over > 0.0:
+        hist[0][H_DISSIPATED] = e_d
+        if e_o > 0.0:
             return ERR_HISTORY_OVERFLOW
     return OK
 
 
-@njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
-def _bond_pass(x, q, bonds, bond_ref, k_bend, k_axial, k_shear, out, wall, eb):
-    """Every bond once, chunk by chunk (``prange``): ``out[b]`` = force on its first
-    end, moments on both ends, energies (bending, axial, shear); ``eb[c]``: the
-    energies of chunk ``c`` summed in bond order."""
-    nb = bonds.shape[0]
-    nbc = (nb + BOND_CHUNK - 1) // BOND_CHUNK
-    for c in prange(nbc):
-        w = wall[c * SCRATCH_SIZE:(c + 1) * SCRATCH_SIZE]
-        e_bend = 0.0
-        e_axial = 0.0
-        e_shear = 0.0
-        stop = min(nb, (c + 1) * BOND_CHUNK)
-        for start in range(c * BOND_CHUNK, stop, BLOCK):
-            count = min(BLOCK, stop - start)
-            for b in range(count):
-                i = bonds[start + b, 0]
-                j = bonds[start + b, 1]
-                for k in range(4):
-                    w[_QI + k * BLOCK + b] = q[i, k]
-                    w[_QJ + k * BLOCK + b] = q[j, k]
-                    w[_REF + k * BLOCK + b] = bond_ref[start + b, k]
-                for k in range(3):
-                    w[_D + k * BLOCK + b] = x[i, k] - x[j, k]
-            _evaluate_block(w, count, k_bend, k_axial, k_shear)
-            for b in range(count):
-                t0 = w[_TH + b]
-                t1 = w[_TH + BLOCK + b]
-                t2 = w[_TH + 2 * BLOCK + b]
-                if math.isnan(t0):
-                    t0, t1, t2 = _rotvec_wide_t(*quat_mul_t(
-                        w[_QI + b], w[_QI + BLOCK + b], w[_QI + 2 * BLOCK + b],
-                        w[_QI + 3 * BLOCK + b], w[_QJ + b], -w[_QJ + BLOCK + b],
-                        -w[_QJ + 2 * BLOCK + b], -w[_QJ + 3 * BLOCK + b]))
-                o = start + b
-                out[o, 0] = w[_F + b]
-                out[o, 1] = w[_F + BLOCK + b]
-                out[o, 2] = w[_F + 2 * BLOCK + b]
-                out[o, 3] = w[_MI + b] - k_bend * t0
-                out[o, 4] = w[_MI + BLOCK + b] - k_bend * t1
-                out[o, 5] = w[_MI + 2 * BLOCK + b] - k_bend * t2
-                out[o, 6] = w[_MJ + b] + k_bend * t0
-                out[o, 7] = w[_MJ + BLOCK + b] + k_bend * t1
-                out[o, 8] = w[_MJ + 2 * BLOCK + b] + k_bend * t2
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _hertz(xi0, xi1, xi2, xj0, xj1, xj2, di, dj, k_contact):
+    """The frictionless Hertz contact of ``i < j`` (``engine.potentials.contact``):
+    ``(hit, f, d₀, d₁, d₂, e)``, the force on ``i`` being ``f d``."""
+    d0 = xi0 - xj0
+    d1 = xi1 - xj1
+    d2 = xi2 - xj2
+    rr = d0 * d0 + d1 * d1 + d2 * d2
+    sigma = 0.5 * (di + dj)
+    if rr >= sigma * sigma:
+        return False, 0.0, d0, d1, d2, 0.0
+    r = math.sqrt(rr)
+    delta = 1.0 - r / sigma
+    sq = math.sqrt(delta)
+    e = 0.4 * k_contact * delta * delta * sq
+    f = (k_contact / sigma) * delta * sq / r if r > 0.0 else 0.0
+    return True, f, d0, d1, d2, e
+
+
+# Each chunk's work is split into functions that are *not* inlined: compiled as one
+# loop body, the friction branch's code made the frictionless contacts 1.6x slower
+# (register pressure), so the two contact laws get their own ``prange`` loop.
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def _bonds_of_chunk(i0, i1, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, lo, hi, cbonds,
+                    w, F, RM):
+    """The bonds ``cbonds[lo:hi]`` (an end in bodies ``i0 ≤ · < i1``), block by block,
+    added to their ends in the chunk; returns the bending, axial and shear energies of
+    those whose first end is in the chunk."""
+    e_bend = 0.0
+    e_axial = 0.0
+    e_shear = 0.0
+    for start in range(lo, hi, BLOCK):
+        count = min(BLOCK, hi - start)
+        for b in range(count):
+            bb = cbonds[start + b]
+            i = bonds[bb, 0]
+            j = bonds[bb, 1]
+            for k in range(4):
+                w[_QI + k * BLOCK + b] = q[i, k]
+                w[_QJ + k * BLOCK + b] = q[j, k]
+                w[_REF + k * BLOCK + b] = bond_ref[bb, k]
+            for k in range(3):
+                w[_D + k * BLOCK + b] = x[i, k] - x[j, k]
+        _evaluate_block(w, count, k_bend, k_axial, k_shear)
+        for b in range(count):
+            bb = cbonds[start + b]
+            i = bonds[bb, 0]
+            j = bonds[bb, 1]
+            t0 = w[_TH + b]
+            t1 = w[_TH + BLOCK + b]
+            t2 = w[_TH + 2 * BLOCK + b]
+            if math.isnan(t0):
+                t0, t1, t2 = _rotvec_wide_t(*quat_mul_t(
+                    w[_QI + b], w[_QI + BLOCK + b], w[_QI + 2 * BLOCK + b],
+                    w[_QI + 3 * BLOCK + b], w[_QJ + b], -w[_QJ + BLOCK + b],
+                    -w[_QJ + 2 * BLOCK + b], -w[_QJ + 3 * BLOCK + b]))
+            if i0 <= i < i1:
+                F[i, 0] += w[_F + b]
+                F[i, 1] += w[_F + BLOCK + b]
+                F[i, 2] += w[_F + 2 * BLOCK + b]
+                RM[i, 0] += w[_MI + b] - k_bend * t0
+                RM[i, 1] += w[_MI + BLOCK + b] - k_bend * t1
+                RM[i, 2] += w[_MI + 2 * BLOCK + b] - k_bend * t2
                 e_bend += 0.5 * k_bend * (t0 * t0 + t1 * t1 + t2 * t2)
                 e_axial += w[_EA + b]
                 e_shear += w[_ES + b]
-        eb[c, 0] = e_bend
-        eb[c, 1] = e_axial
-        eb[c, 2] = e_shear
+            if i0 <= j < i1:
+                F[j, 0] -= w[_F + b]
+                F[j, 1] -= w[_F + BLOCK + b]
+                F[j, 2] -= w[_F + 2 * BLOCK + b]
+                RM[j, 0] += w[_MJ + b] + k_bend * t0
+                RM[j, 1] += w[_MJ + BLOCK + b] + k_bend * t1
+                RM[j, 2] += w[_MJ + 2 * BLOCK + b] + k_bend * t2
+    return e_bend, e_axial, e_shear
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _hertz(xi0, xi1, xi2, xj0, xj1, xj2, di, dj, k_contact):
+    """The frictionless Hertz contact of ``i < j`` (``engine.potentials.contact``):
+    ``(hit, f, d₀, d₁, d₂, e)``, the force on ``i`` being ``f d``."""
+    d0 = xi0 - xj0
+    d1 = xi1 - xj1
+    d2 = xi2 - xj2
+    rr = d0 * d0 + d1 * d1 + d2 * d2
+    sigma = 0.5 * (di + dj)
+    if rr >= sigma * sigma:
+        return False, 0.0, d0, d1, d2, 0.0
+    r = math.sqrt(rr)
+    delta = 1.0 - r / sigma
+    sq = math.sqrt(delta)
+    e = 0.4 * k_contact * delta * delta * sq
+    f = (k_contact / sigma) * delta * sq / r if r > 0.0 else 0.0
+    return True, f, d0, d1, d2, e
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def _hertz_of_chunk(i0, i1, x, m, D, pairs, p, p_end, xin, a0, a1, k_contact, walls, nw,
+                    k_wall, g, g0, g1, g2, F):
+    """Bodies ``i0 ≤ i < i1``, frictionless: the Hertz contacts of the pairs
+    ``p ≤ · < p_end`` (lower index in the chunk, sorted by it), the walls and gravity of
+    each body, then the contacts ``xin[a0:a1]`` (higher index in the chunk, lower index
+    not); returns the contact, wall and ``Σ m (ê·x)`` sums of the chunk."""
+    e_contact = 0.0
+    e_wall = 0.0
+    e_g = 0.0
+    for i in range(i0, i1):
+        xi0 = x[i, 0]
+        xi1 = x[i, 1]
+        xi2 = x[i, 2]
+        di = D[i]
+        while p < p_end and pairs[p, 0] == i:
+            j = pairs[p, 1]
+            p += 1
+            hit, f, d0, d1, d2, e = _hertz(xi0, xi1, xi2, x[j, 0], x[j, 1], x[j, 2], di,
+                                           D[j], k_contact)
+            if not hit:
+                continue
+            e_contact += e
+            F[i, 0] += f * d0
+            F[i, 1] += f * d1
+            F[i, 2] += f * d2
+            if j < i1:
+                F[j, 0] -= f * d0
+                F[j, 1] -= f * d1
+                F[j, 2] -= f * d2
+        if nw > 0:
+            rad = 0.5 * di
+            for w in range(nw):
+                n0 = walls[w, 0]
+                n1 = walls[w, 1]
+                n2 = walls[w, 2]
+                gap = n0 * xi0 + n1 * xi1 + n2 * xi2 - walls[w, 3]
+                if gap >= rad:
+                    continue
+                delta = 1.0 - gap / rad
+                sq = math.sqrt(delta)
+                e_wall += 0.4 * k_wall * delta * delta * sq
+                fw = (k_wall / rad) * delta * sq
+                F[i, 0] += fw * n0
+                F[i, 1] += fw * n1
+                F[i, 2] += fw * n2
+        if g != 0.0:
+            e_g += m[i] * (g0 * xi0 + g1 * xi1 + g2 * xi2)
+            fg = m[i] * g
+            F[i, 0] += fg * g0
+            F[i, 1] += fg * g1
+            F[i, 2] += fg * g2
+    for a in range(a0, a1):
+        pp = xin[a]
+        i = pairs[pp, 0]
+        j = pairs[pp, 1]
+        hit, f, d0, d1, d2, e = _hertz(x[i, 0], x[i, 1], x[i, 2], x[j, 0], x[j, 1], x[j, 2],
+                                       D[i], D[j], k_contact)
+        if hit:
+            F[j, 0] -= f * d0
+            F[j, 1] -= f * d1
+            F[j, 2] -= f * d2
+    return e_contact, e_wall, e_g
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def _history_of_chunk(i0, i1, x, q, m, D, pairs, p, p_end, xin, a0, a1, k_contact, walls, nw,
+                      k_wall, g, g0, g1, g2, k_t, mu, zeta, hist, F, RM):
+    """:func:`_hertz_of_chunk` with friction springs and damping
+    (``engine.potentials.friction``): each sphere's trial springs are stored in its
+    slots in the order of its contacts, then its walls.  Returns the contact, wall and
+    gravity sums, the work removed and ``1.0`` if a sphere ran out of slots."""
+    n = x.shape[0]
+    track = (mu > 0.0 and k_t > 0.0) or zeta > 0.0
+    e_contact = 0.0
+    e_wall = 0.0
+    e_g = 0.0
+    diss = 0.0
+    over = 0.0
+    for i in range(i0, i1):
+        hist[6][i] = 0  # the trial slots of i are filled below
+        while p < p_end and pairs[p, 0] == i:
+            j = pairs[p, 1]
+            p += 1
+            (hit, h0, h1, h2, ti0, ti1, ti2, tj0, tj1, tj2, e, dd, t0, t1, t2,
+             gd) = sphere_pair(i, j, x, q, D, m, k_contact, k_t, mu, zeta, hist)
+            if not hit:
+                continue
+            F[i, 0] += h0
+            F[i, 1] += h1
+            F[i, 2] += h2
+            RM[i, 0] += ti0
+            RM[i, 1] += ti1
+            RM[i, 2] += ti2
+            if j < i1:
+                F[j, 0] -= h0
+                F[j, 1] -= h1
+                F[j, 2] -= h2
+                RM[j, 0] += tj0
+                RM[j, 1] += tj1
+                RM[j, 2] += tj2
+            e_contact += e
+            diss += dd
+            if track and not store_trial(hist, i, j, t0, t1, t2, gd):
+                over = 1.0
+        for w in range(nw):
+            (hit, h0, h1, h2, ti0, ti1, ti2, e, dd, t0, t1, t2,
+             gd) = sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist)
+            if not hit:
+                continue
+            F[i, 0] += h0
+            F[i, 1] += h1
+            F[i, 2] += h2
+            RM[i, 0] += ti0
+            RM[i, 1] += ti1
+            RM[i, 2] += ti2
+            e_wall += e
+            diss += dd
+            if track and not store_trial(hist, i, n + w, t0, t1, t2, gd):
+                over = 1.0
+        if track:
+            diss += close_trial(hist, i, k_t)
+        if g != 0.0:
+            e_g += m[i] * (g0 * x[i, 0] + g1 * x[i, 1] + g2 * x[i, 2])
+            fg = m[i] * g
+            F[i, 0] += fg * g0
+            F[i, 1] += fg * g1
+            F[i, 2] += fg * g2
+    for a in range(a0, a1):
+        pp = xin[a]
+        i = pairs[pp, 0]
+        j = pairs[pp, 1]
+        (hit, h0, h1, h2, ti0, ti1, ti2, tj0, tj1, tj2, e, dd, t0, t1, t2,
+         gd) = sphere_pair(i, j, x, q, D, m, k_contact, k_t, mu, zeta, hist)
+        if hit:
+            F[j, 0] -= h0
+            F[j, 1] -= h1
+            F[j, 2] -= h2
+            RM[j, 0] += tj0
+            RM[j, 1] += tj1
+            RM[j, 2] += tj2
+    return e_contact, e_wall, e_g, diss, over
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _start_chunk(c, n, nb, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, bcptr, cbonds,
+                 bwork, F, RM, ep):
+    """Zero the forces and moments of chunk ``c``'s bodies, add its bonds, store their
+    energies in ``ep[c]``; returns the chunk's bodies ``(i0, i1)``."""
+    i0 = c * CHUNK
+    i1 = min(n, i0 + CHUNK)
+    for i in range(i0, i1):
+        for k in range(3):
+            F[i, k] = 0.0
+            RM[i, k] = 0.0
+    e_bend = e_axial = e_shear = 0.0
+    if nb > 0:
+        e_bend, e_axial, e_shear = _bonds_of_chunk(
+            i0, i1, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, bcptr[c], bcptr[c + 1],
+            cbonds, bwork[c * SCRATCH_SIZE:(c + 1) * SCRATCH_SIZE], F, RM)
+    ep[c, _EP_BEND] = e_bend
+    ep[c, _EP_AXIAL] = e_axial
+    ep[c, _EP_SHEAR] = e_shear
+    return i0, i1
 
 
 @njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
-def _body_pass(x, q, m, D, nb, bptr, badj, bout, n_pairs, cptr, cadj, k_contact, walls, nw,
-               k_wall, g, g0, g1, g2, hist_on, k_t, mu, zeta, hist, F, RM, ep):
-    """Every body, chunk by chunk (``prange``): ``F``, ``RM`` gathered from its bonds,
-    contacts, the walls and gravity, in that order; ``ep[c]``: the contact (pairs
-    counted by their lower index), wall and ``Σ m (ê·x)`` sums of chunk ``c``, and
-    with ``hist_on`` (friction springs, damping: ``engine.potentials.friction``) the
-    work they removed and whether a sphere ran out of history slots.  With history a
-    contact is evaluated by ``sphere_pair`` for the ordered pair ``(min, max)`` from
-    either side (the same bits), and its trial spring is stored by the lower index."""
+def _chunk_pass_hertz(x, q, m, D, nb, bonds, bond_ref, k_bend, k_axial, k_shear, bcptr,
+                      cbonds, bwork, n_pairs, pairs, pptr, xin, xptr, k_contact, walls, nw,
+                      k_wall, g, g0, g1, g2, k_t, mu, zeta, hist, F, RM, ep):
+    """Every chunk of bodies (``prange``), owner computes (the module docstring), the
+    frictionless contacts: ``F``, ``RM`` of its bodies; ``ep[c]``: its partial
+    energies."""
     n = x.shape[0]
-    nc = (n + CHUNK - 1) // CHUNK
-    track = hist_on and ((mu > 0.0 and k_t > 0.0) or zeta > 0.0)
-    for c in prange(nc):
-        e_contact = 0.0
-        e_wall = 0.0
-        e_g = 0.0
-        diss = 0.0
-        over = 0.0
-        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            f0 = 0.0
-            f1 = 0.0
-            f2 = 0.0
-            r0 = 0.0
-            r1 = 0.0
-            r2 = 0.0
-            if nb > 0:
-                for a in range(bptr[i], bptr[i + 1]):
-                    code = badj[a]
-                    b = code >> 1
-                    if code & 1 == 0:
-                        f0 += bout[b, 0]
-                        f1 += bout[b, 1]
-                        f2 += bout[b, 2]
-                        r0 += bout[b, 3]
-                        r1 += bout[b, 4]
-                        r2 += bout[b, 5]
-                    else:
-                        f0 -= bout[b, 0]
-                        f1 -= bout[b, 1]
-                        f2 -= bout[b, 2]
-                        r0 += bout[b, 6]
-                        r1 += bout[b, 7]
-                        r2 += bout[b, 8]
-            if hist_on:
-                hist[6][i] = 0  # the trial slots of i are filled below
-                a_end = cptr[i + 1] if n_pairs > 0 else cptr[i]
-                for a in range(cptr[i], a_end):
-                    j = cadj[a]
-                    lo = min(i, j)
-                    hi = max(i, j)
-                    (hit, h0, h1, h2, ti0, ti1, ti2, tj0, tj1, tj2, e, dd, t0, t1, t2,
-                     gd) = sphere_pair(lo, hi, x, q, D, m, k_contact, k_t, mu, zeta, hist)
-                    if not hit:
-                        continue
-                    if i == lo:
-                        f0 += h0
-                        f1 += h1
-                        f2 += h2
-                        r0 += ti0
-                        r1 += ti1
-                        r2 += ti2
-                        e_contact += e
-                        diss += dd
-                        if track and not store_trial(hist, i, hi, t0, t1, t2, gd):
-                            over = 1.0
-                    else:
-                        f0 -= h0
-                        f1 -= h1
-                        f2 -= h2
-                        r0 += tj0
-                        r1 += tj1
-                        r2 += tj2
-                for w in range(nw):
-                    (hit, h0, h1, h2, ti0, ti1, ti2, e, dd, t0, t1, t2,
-                     gd) = sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist)
-                    if not hit:
-                        continue
-                    f0 += h0
-                    f1 += h1
-                    f2 += h2
-                    r0 += ti0
-                    r1 += ti1
-                    r2 += ti2
-                    e_wall += e
-                    diss += dd
-                    if track and not store_trial(hist, i, n + w, t0, t1, t2, gd):
-                        over = 1.0
-                if track:
-                    diss += close_trial(hist, i, k_t)
-            else:
-                if n_pairs > 0:
-                    xi0 = x[i, 0]
-                    xi1 = x[i, 1]
-                    xi2 = x[i, 2]
-                    di = D[i]
-                    for a in range(cptr[i], cptr[i + 1]):
-                        j = cadj[a]
-                        d0 = xi0 - x[j, 0]
-                        d1 = xi1 - x[j, 1]
-                        d2 = xi2 - x[j, 2]
-                        rr = d0 * d0 + d1 * d1 + d2 * d2
-                        sigma = 0.5 * (di + D[j])  # (the same bits from either side)
-                        if rr >= sigma * sigma:
-                            continue
-                        r = math.sqrt(rr)
-                        delta = 1.0 - r / sigma
-                        sq = math.sqrt(delta)
-                        if i < j:
-                            e_contact += 0.4 * k_contact * delta * delta * sq
-                        if r > 0.0:
-                            f = (k_contact / sigma) * delta * sq / r
-                            f0 += f * d0
-                            f1 += f * d1
-                            f2 += f * d2
-                if nw > 0:
-                    rad = 0.5 * D[i]
-                    for w in range(nw):
-                        n0 = walls[w, 0]
-                        n1 = walls[w, 1]
-                        n2 = walls[w, 2]
-                        gap = n0 * x[i, 0] + n1 * x[i, 1] + n2 * x[i, 2] - walls[w, 3]
-                        if gap >= rad:
-                            continue
-                        delta = 1.0 - gap / rad
-                        sq = math.sqrt(delta)
-                        e_wall += 0.4 * k_wall * delta * delta * sq
-                        fw = (k_wall / rad) * delta * sq
-                        f0 += fw * n0
-                        f1 += fw * n1
-                        f2 += fw * n2
-            if g != 0.0:
-                e_g += m[i] * (g0 * x[i, 0] + g1 * x[i, 1] + g2 * x[i, 2])
-                fg = m[i] * g
-                f0 += fg * g0
-                f1 += fg * g1
-                f2 += fg * g2
-            F[i, 0] = f0
-            F[i, 1] = f1
-            F[i, 2] = f2
-            RM[i, 0] = r0
-            RM[i, 1] = r1
-            RM[i, 2] = r2
-        ep[c, 0] = e_contact
-        ep[c, 1] = e_wall
-        ep[c, 2] = e_g
-        ep[c, 3] = diss
-        ep[c, 4] = over
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        i0, i1 = _start_chunk(c, n, nb, x, q, bonds, bond_ref, k_bend, k_axial, k_shear,
+                              bcptr, cbonds, bwork, F, RM, ep)
+        p = p_end = a0 = a1 = 0
+        if n_pairs > 0:
+            p, p_end, a0, a1 = pptr[c], pptr[c + 1], xptr[c], xptr[c + 1]
+        e_contact, e_wall, e_g = _hertz_of_chunk(i0, i1, x, m, D, pairs, p, p_end, xin, a0,
+                                                 a1, k_contact, walls, nw, k_wall, g, g0,
+                                                 g1, g2, F)
+        ep[c, _EP_CONTACT] = e_contact
+        ep[c, _EP_WALL] = e_wall
+        ep[c, _EP_GRAVITY] = e_g
+        ep[c, _EP_DISSIPATED] = 0.0
+        ep[c, _EP_OVERFLOW] = 0.0
+
+
+@njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
+def _chunk_pass_history(x, q, m, D, nb, bonds, bond_ref, k_bend, k_axial, k_shear, bcptr,
+                        cbonds, bwork, n_pairs, pairs, pptr, xin, xptr, k_contact, walls, nw,
+                        k_wall, g, g0, g1, g2, k_t, mu, zeta, hist, F, RM, ep):
+    """:func:`_chunk_pass_hertz` with friction springs and damping; ``ep[c]`` also
+    holds the work they removed and whether a sphere ran out of history slots."""
+    n = x.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        i0, i1 = _start_chunk(c, n, nb, x, q, bonds, bond_ref, k_bend, k_axial, k_shear,
+                              bcptr, cbonds, bwork, F, RM, ep)
+        p = p_end = a0 = a1 = 0
+        if n_pairs > 0:
+            p, p_end, a0, a1 = pptr[c], pptr[c + 1], xptr[c], xptr[c + 1]
+        e_contact, e_wall, e_g, diss, over = _history_of_chunk(
+            i0, i1, x, q, m, D, pairs, p, p_end, xin, a0, a1, k_contact, walls, nw, k_wall, g,
+            g0, g1, g2, k_t, mu, zeta, hist, F, RM)
+        ep[c, _EP_CONTACT] = e_contact
+        ep[c, _EP_WALL] = e_wall
+        ep[c, _EP_GRAVITY] = e_g
+        ep[c, _EP_DISSIPATED] = diss
+        ep[c, _EP_OVERFLOW] = over

@@ -1,0 +1,123 @@
+"""The Verlet neighbour list (engine/neighbours.py): exactly the pairs within
+``σ_ij + skin`` of an all-pairs search, ``i < j`` sorted by ``i`` (what the parallel
+kernels' chunks rely on), rebuilt only past ``skin/2``; and the parallel kernels' runs
+of pairs per chunk (engine/parallel.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.layout import (
+    ERR_NEIGHBOUR_OVERFLOW,
+    ERR_NONFINITE,
+    N_NL_STATE,
+    NL_COUNT,
+    NL_REBUILDS,
+    OK,
+)
+from engine.neighbours import build_neighbours, ensure_neighbours
+from engine.parallel import CHUNK, _pair_runs
+
+
+def _brute(x: np.ndarray, D: np.ndarray, skin: float) -> set[tuple[int, int]]:
+    d = np.linalg.norm(x[:, None, :] - x[None, :, :], axis=2)
+    lim = 0.5 * (D[:, None] + D[None, :]) + skin
+    i, j = np.nonzero(np.triu(d < lim, k=1))
+    return set(zip(i.tolist(), j.tolist(), strict=True))
+
+
+def _build(x, D, skin, capacity=None):
+    n = x.shape[0]
+    pairs = np.zeros((capacity or 8 * n, 2), dtype=np.int64)
+    state = np.zeros(N_NL_STATE, dtype=np.int64)
+    xref = np.zeros((n, 3))
+    st = build_neighbours(x, D, skin, pairs, state, xref)
+    return st, pairs[:state[NL_COUNT]], state, xref
+
+
+CLOUDS = {
+    # uniform, sizes from 0.05 to 0.2
+    "uniform": lambda rng: (rng.uniform(0.0, 2.0, (600, 3)), rng.uniform(0.05, 0.2, 600)),
+    # a dense clump and a few far away: the grid is coarsened to its cap of cells
+    "clustered": lambda rng: (np.concatenate([rng.normal(0.0, 0.3, (500, 3)),
+                                              rng.uniform(-50.0, 50.0, (20, 3))]),
+                              np.full(520, 0.1)),
+    # all in one plane: one layer of cells
+    "flat": lambda rng: (np.column_stack([rng.uniform(0.0, 3.0, (400, 2)), np.zeros(400)]),
+                         np.full(400, 0.15)),
+}
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUDS))
+@pytest.mark.parametrize("skin", [0.0, 0.05])
+def test_the_list_is_the_all_pairs_search_sorted_by_the_lower_index(cloud, skin):
+    x, D = CLOUDS[cloud](np.random.default_rng(3))
+    st, pairs, state, xref = _build(x, D, skin)
+    assert st == OK and state[NL_REBUILDS] == 1
+    expected = _brute(x, D, skin)
+    assert len(expected) > 20
+    got = [tuple(p) for p in pairs.tolist()]
+    assert len(got) == len(set(got))  # each pair once
+    assert set(got) == expected
+    assert np.all(pairs[:, 0] < pairs[:, 1])
+    assert np.all(np.diff(pairs[:, 0]) >= 0)  # sorted by the lower index
+    assert np.array_equal(xref, x)
+
+
+def test_overflow_and_non_finite_positions_are_reported():
+    x, D = CLOUDS["uniform"](np.random.default_rng(5))
+    n_pairs = len(_brute(x, D, 0.05))
+    st, *_ = _build(x, D, 0.05, capacity=n_pairs - 1)
+    assert st == ERR_NEIGHBOUR_OVERFLOW
+    st, pairs, *_ = _build(x, D, 0.05, capacity=n_pairs)
+    assert st == OK and len(pairs) == n_pairs
+    x[7, 1] = np.nan
+    st, *_ = _build(x, D, 0.05)
+    assert st == ERR_NONFINITE
+
+
+def test_rebuilt_only_when_a_body_moved_more_than_half_the_skin():
+    x, D = CLOUDS["uniform"](np.random.default_rng(6))
+    skin = 0.05
+    n = x.shape[0]
+    pairs = np.zeros((8 * n, 2), dtype=np.int64)
+    state = np.zeros(N_NL_STATE, dtype=np.int64)
+    xref = np.zeros((n, 3))
+    assert ensure_neighbours(x, D, skin, pairs, state, xref) == OK
+    assert state[NL_REBUILDS] == 1
+    y = x.copy()
+    y[11, 0] += 0.49 * skin
+    assert ensure_neighbours(y, D, skin, pairs, state, xref) == OK
+    assert state[NL_REBUILDS] == 1  # kept
+    y[11, 0] += 0.02 * skin
+    assert ensure_neighbours(y, D, skin, pairs, state, xref) == OK
+    assert state[NL_REBUILDS] == 2
+    assert {tuple(p) for p in pairs[:state[NL_COUNT]].tolist()} == _brute(y, D, skin)
+
+
+def test_each_chunk_gets_its_run_of_pairs_and_its_incoming_cross_pairs():
+    rng = np.random.default_rng(8)
+    n = 3 * CHUNK + 17
+    x = rng.uniform(0.0, 4.0, (n, 3))
+    D = np.full(n, 0.3)
+    st, pairs, *_ = _build(x, D, 0.05)
+    assert st == OK
+    count = pairs.shape[0]
+    nc = (n + CHUNK - 1) // CHUNK
+    pptr = np.zeros(nc + 1, dtype=np.int64)
+    xptr = np.zeros(nc + 1, dtype=np.int64)
+    xin = np.zeros(count, dtype=np.int32)
+    assert _pair_runs(n, pairs, count, pptr, xin, xptr)
+    crossing = 0
+    for c in range(nc):
+        run = pairs[pptr[c]:pptr[c + 1]]
+        assert np.all(run[:, 0] // CHUNK == c)
+        inc = xin[xptr[c]:xptr[c + 1]]
+        assert np.all(np.diff(inc) > 0)  # in pair order
+        assert np.all(pairs[inc, 1] // CHUNK == c) and np.all(pairs[inc, 0] // CHUNK != c)
+        crossing += len(inc)
+    assert pptr[0] == 0 and pptr[nc] == count
+    assert crossing == int(np.sum(pairs[:, 0] // CHUNK != pairs[:, 1] // CHUNK)) > 0
+    # a list not sorted by its lower index is refused (the serial kernels then run)
+    assert not _pair_runs(n, pairs[::-1].copy(), count, pptr, xin, xptr)
