@@ -108,7 +108,11 @@ from .rotations import quat_mul_t
 
 PARALLEL_MIN_BODIES = 4096
 """Models with at least this many bodies use the parallel force kernels."""
-CHUNK = 256
+PARALLEL_MIN_UPDATE = 32768
+"""Models with at least this many bodies also update their bodies (velocity-Verlet
+schemes) and sum their kinetic energy chunk by chunk in parallel.  (Below it, waking the
+sleeping threads for these short loops costs more than they take: measured at 10⁴.)"""
+CHUNK = 1024
 """Bodies per task of the parallel body loop (fixed: the results do not depend on the
 thread count)."""
 BOND_CHUNK = 8 * BLOCK
@@ -183,7 +187,8 @@ def new_parallel_scratch(n, nb, cap):
             np.zeros(nc + 1, dtype=np.int64),  # per chunk: the start of its bonds ...
             np.zeros(2 * nb, dtype=np.int32),  # ... in bond order
             np.zeros(max(nc, 0) * SCRATCH_SIZE),  # one binder block per chunk
-            np.zeros((max(nc, 0), _N_EP)))  # per chunk: partial energies, overflow
+            np.zeros((max(nc, 0), _N_EP)),  # per chunk: partial energies, overflow
+            np.zeros((max(nc, 0), 2)))  # ... and kinetic energies (engine.integrators)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
@@ -276,6 +281,9 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
             and F.shape[0] == n and RM.shape[0] == n and parallel_applies(ff, n, ws)):
         return NOT_PARALLEL
     m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff[:10]
+    if not (nl_pairs.shape[1] == 2 and ff[12].shape[1] == 4 and bonds.shape[1] == 2
+            and bond_ref.shape[1] == 4):
+        return NOT_PARALLEL  # (the serial kernels report the shape error)
     par = ws[2]
     hdr = par[0]
     n_pairs = 0
@@ -297,7 +305,7 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
     nb = 0
     if flags[T_BONDS]:
         nb = bonds.shape[0]
-        if not (bonds.shape[1] == 2 and bond_ref.shape[1] == 4 and bond_ref.shape[0] >= nb):
+        if bond_ref.shape[0] < nb:
             return NOT_PARALLEL
         if hdr[_H_BONDS_VALID] == 0:
             _bond_lists(bonds, par[4], par[5])
@@ -378,6 +386,10 @@ def _bonds_of_chunk(i0, i1, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, lo,
     e_bend = 0.0
     e_axial = 0.0
     e_shear = 0.0
+    if not (x.shape[1] == 3 and q.shape[1] == 4 and F.shape[1] == 3 and RM.shape[1] == 3
+            and bonds.shape[1] == 2 and bond_ref.shape[1] == 4):
+        return e_bend, e_axial, e_shear  # (parallel_forces_ws checked: this tells
+        #                                   the compiler the row lengths)
     for start in range(lo, hi, BLOCK):
         count = min(BLOCK, hi - start)
         for b in range(count):
@@ -443,53 +455,54 @@ def _hertz(xi0, xi1, xi2, xj0, xj1, xj2, di, dj, k_contact):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def _hertz_of_chunk(i0, i1, x, m, D, pairs, p, p_end, xin, a0, a1, k_contact, walls, nw,
+def _hertz_of_chunk(i0, i1, x, m, D, pairs, p0, p1, xin, a0, a1, k_contact, walls, nw,
                     k_wall, g, g0, g1, g2, F):
     """Bodies ``i0 ≤ i < i1``, frictionless: the Hertz contacts of the pairs
-    ``p ≤ · < p_end`` (lower index in the chunk, sorted by it), the walls and gravity of
-    each body, then the contacts ``xin[a0:a1]`` (higher index in the chunk, lower index
-    not); returns the contact, wall and ``Σ m (ê·x)`` sums of the chunk."""
+    ``p0 ≤ · < p1`` (lower index in the chunk), the walls, gravity, then the contacts
+    ``xin[a0:a1]`` (higher index in the chunk, lower index not); returns the contact,
+    wall and ``Σ m (ê·x)`` sums of the chunk.  Each term is its own loop over the
+    chunk (walls and gravity vectorise; measured: 1.8x faster than one loop per body)."""
     e_contact = 0.0
     e_wall = 0.0
     e_g = 0.0
-    for i in range(i0, i1):
-        xi0 = x[i, 0]
-        xi1 = x[i, 1]
-        xi2 = x[i, 2]
-        di = D[i]
-        while p < p_end and pairs[p, 0] == i:
-            j = pairs[p, 1]
-            p += 1
-            hit, f, d0, d1, d2, e = _hertz(xi0, xi1, xi2, x[j, 0], x[j, 1], x[j, 2], di,
-                                           D[j], k_contact)
-            if not hit:
+    if not (x.shape[1] == 3 and F.shape[1] == 3 and pairs.shape[1] == 2
+            and walls.shape[1] == 4):
+        return e_contact, e_wall, e_g  # (parallel_forces_ws checked)
+    for p in range(p0, p1):
+        i = pairs[p, 0]
+        j = pairs[p, 1]
+        hit, f, d0, d1, d2, e = _hertz(x[i, 0], x[i, 1], x[i, 2], x[j, 0], x[j, 1], x[j, 2],
+                                       D[i], D[j], k_contact)
+        if not hit:
+            continue
+        e_contact += e
+        F[i, 0] += f * d0
+        F[i, 1] += f * d1
+        F[i, 2] += f * d2
+        if j < i1:
+            F[j, 0] -= f * d0
+            F[j, 1] -= f * d1
+            F[j, 2] -= f * d2
+    for w in range(nw):
+        n0 = walls[w, 0]
+        n1 = walls[w, 1]
+        n2 = walls[w, 2]
+        c = walls[w, 3]
+        for i in range(i0, i1):
+            rad = 0.5 * D[i]
+            gap = n0 * x[i, 0] + n1 * x[i, 1] + n2 * x[i, 2] - c
+            if gap >= rad:
                 continue
-            e_contact += e
-            F[i, 0] += f * d0
-            F[i, 1] += f * d1
-            F[i, 2] += f * d2
-            if j < i1:
-                F[j, 0] -= f * d0
-                F[j, 1] -= f * d1
-                F[j, 2] -= f * d2
-        if nw > 0:
-            rad = 0.5 * di
-            for w in range(nw):
-                n0 = walls[w, 0]
-                n1 = walls[w, 1]
-                n2 = walls[w, 2]
-                gap = n0 * xi0 + n1 * xi1 + n2 * xi2 - walls[w, 3]
-                if gap >= rad:
-                    continue
-                delta = 1.0 - gap / rad
-                sq = math.sqrt(delta)
-                e_wall += 0.4 * k_wall * delta * delta * sq
-                fw = (k_wall / rad) * delta * sq
-                F[i, 0] += fw * n0
-                F[i, 1] += fw * n1
-                F[i, 2] += fw * n2
-        if g != 0.0:
-            e_g += m[i] * (g0 * xi0 + g1 * xi1 + g2 * xi2)
+            delta = 1.0 - gap / rad
+            sq = math.sqrt(delta)
+            e_wall += 0.4 * k_wall * delta * delta * sq
+            fw = (k_wall / rad) * delta * sq
+            F[i, 0] += fw * n0
+            F[i, 1] += fw * n1
+            F[i, 2] += fw * n2
+    if g != 0.0:
+        for i in range(i0, i1):
+            e_g += m[i] * (g0 * x[i, 0] + g1 * x[i, 1] + g2 * x[i, 2])
             fg = m[i] * g
             F[i, 0] += fg * g0
             F[i, 1] += fg * g1
@@ -521,6 +534,9 @@ def _history_of_chunk(i0, i1, x, q, m, D, pairs, p, p_end, xin, a0, a1, k_contac
     e_g = 0.0
     diss = 0.0
     over = 0.0
+    if not (x.shape[1] == 3 and q.shape[1] == 4 and F.shape[1] == 3 and RM.shape[1] == 3
+            and pairs.shape[1] == 2 and walls.shape[1] == 4):
+        return e_contact, e_wall, e_g, diss, over  # (parallel_forces_ws checked)
     for i in range(i0, i1):
         hist[6][i] = 0  # the trial slots of i are filled below
         while p < p_end and pairs[p, 0] == i:

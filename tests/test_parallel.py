@@ -9,7 +9,13 @@ import pytest
 from engine.forcefield import compute_forces_ws, new_scratch
 from engine.layout import E_CONTACT, E_WALL, N_ENERGY, OK
 from engine.models import MODELS
-from engine.parallel import PARALLEL_MIN_BODIES, get_threads, max_threads, set_threads
+from engine.parallel import (
+    PARALLEL_MIN_BODIES,
+    PARALLEL_MIN_UPDATE,
+    get_threads,
+    max_threads,
+    set_threads,
+)
 from engine.potentials.friction import H_DISSIPATED, H_TAU, HI_CURRENT, commit_history
 from engine.simulation import Simulation
 
@@ -106,6 +112,33 @@ def test_same_bits_for_one_and_two_threads(integrator, friction, restore_threads
     if friction:
         assert np.abs(states[0]["springs"]).max() > 0.0
         assert np.array_equal(states[0]["springs"], states[1]["springs"])
+
+
+@pytest.mark.skipif(max_threads() < 2, reason="needs NUMBA_NUM_THREADS >= 2")
+@pytest.mark.parametrize("integrator", ["rrp-newmark", "pfc-verlet", "rrp-exact"])
+def test_same_bits_above_the_update_threshold(integrator, restore_threads):
+    """From PARALLEL_MIN_UPDATE spheres the velocity-Verlet updates run chunk by chunk
+    in parallel and the kinetic energy is summed per chunk: still the same bits, energies
+    included, for 1 and 2 threads."""
+    n_tori = PARALLEL_MIN_UPDATE // 20 + 1
+    dp = np.sin(np.pi / 20)
+    box = np.ceil(n_tori ** (1 / 3)) * (1 + 2 * dp) + 0.5 * dp  # (a cube of rings)
+    model = PILE.make({"n_tori": n_tori, "box": box, "velocity_noise": 1.0,
+                       "spin_noise": 2.0, "seed": 5})
+    runs = []
+    for threads in (1, 2):
+        set_threads(threads)
+        sim = Simulation(model, integrator, 1e-3, record_every=25, record_frames=False)
+        rep = sim.advance(200)
+        assert rep.ok, rep.failure
+        runs.append(({k: getattr(sim.state, k).copy() for k in ("x", "v", "q", "omega")},
+                     sim.series.arrays()["energy"].copy()))
+    (s1, e1), (s2, e2) = runs
+    assert s1["x"].shape[0] >= PARALLEL_MIN_UPDATE
+    assert e1[:, E_CONTACT].max() > 0.0 and np.abs(s1["omega"]).max() > 0.0
+    for k in s1:
+        assert np.array_equal(s1[k], s2[k]), k
+    assert np.array_equal(e1, e2)
 
 
 def test_set_threads_validates(restore_threads):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..contact.detect import new_contact_work
 from ..forcefield import new_scratch
@@ -48,6 +48,7 @@ from ..layout import (
     OK,
     T_HISTORY,
 )
+from ..parallel import CHUNK, PARALLEL_MIN_UPDATE
 from ..potentials.friction import H_DISSIPATED, commit_history, set_anchor_time
 from ..rotations import quat_rotate_t
 from .campello import campello_implicit_step_ws, campello_step_ws
@@ -219,23 +220,56 @@ def step_ws(scheme, h, s0, s1, ff, work, info, ws):
     return verlet_step_ws(h, rot_map, s0, s1, ff, info, ws)
 
 
+@njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
+def _kinetic_chunks(v, o, m, J, part):
+    """``(Σ m|v|², Σ J|Ω|²)`` of a large model of spheres: per chunk of the force
+    kernels' ``CHUNK`` bodies (``prange``, partial sums in ``part``), added in chunk
+    order (the same bits for any thread count)."""
+    n = v.shape[0]
+    nc = (n + CHUNK - 1) // CHUNK
+    et = 0.0
+    er = 0.0
+    if not (v.shape[1] == 3 and o.shape[1] == 3 and part.shape[0] == nc
+            and part.shape[1] >= 2):
+        return math.nan, math.nan
+    for c in prange(nc):
+        a = 0.0
+        b = 0.0
+        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            a += m[i] * (v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2)
+            b += J[i] * (o[i, 0] ** 2 + o[i, 1] ** 2 + o[i, 2] ** 2)
+        part[c, 0] = a
+        part[c, 1] = b
+    for c in range(nc):
+        et += part[c, 0]
+        er += part[c, 1]
+    return et, er
+
+
 @njit(nogil=True, cache=True, _nrt=False, forceinline=True)
-def kinetic_energy(s, ff):
+def kinetic_energy(s, ff, ws):
     """Fill the kinetic slots: ``½ Σ m|v|²`` and ``½ Σ J|Ω|²`` (``½ Σ ω·𝕁ω``,
-    ``ω = RᵀΩ``, for non-spherical bodies); return the total energy."""
+    ``ω = RᵀΩ``, for non-spherical bodies); return the total energy.  From
+    ``PARALLEL_MIN_UPDATE`` spheres (and a scratch ``ws`` sized for the parallel
+    kernels) the sums are taken per chunk, in parallel, and added in chunk order."""
     x, v, q, o, F, RM, e = s[:7]
     m = ff[0]
     J = ff[1]
     et = 0.0
     er = 0.0
-    for i in range(x.shape[0]):
-        et += m[i] * (v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2)
+    chunked = (x.shape[0] >= PARALLEL_MIN_UPDATE and not ff[3][F_NONSPHERICAL]
+               and ws[2][8].shape[0] > 0)
+    if not chunked:
+        for i in range(x.shape[0]):
+            et += m[i] * (v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2)
     if ff[3][F_NONSPHERICAL]:
         for i in range(x.shape[0]):
             b0, b1, b2 = quat_rotate_t(q[i, 0], -q[i, 1], -q[i, 2], -q[i, 3], o[i, 0],
                                        o[i, 1], o[i, 2])
             p0, p1, p2 = mat_vec(ff[10], i, b0, b1, b2)
             er += b0 * p0 + b1 * p1 + b2 * p2
+    elif chunked:
+        et, er = _kinetic_chunks(v, o, m, J, ws[2][8])
     else:
         for i in range(x.shape[0]):
             er += J[i] * (o[i, 0] ** 2 + o[i, 1] ** 2 + o[i, 2] ** 2)
@@ -348,7 +382,7 @@ def advance_ws(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, 
             break
         if history:
             s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED] + ff[13][0][H_DISSIPATED]
-        total = kinetic_energy(s1, ff)
+        total = kinetic_energy(s1, ff, ws)
         if not math.isfinite(total):
             status = ERR_NONFINITE
             break

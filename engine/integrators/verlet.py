@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from numba import njit, prange
 
 from ..forcefield import compute_forces_ws, new_scratch
 from ..layout import ERR_RRP_LIMIT, ERR_SHAPE, OK
+from ..parallel import CHUNK, PARALLEL_MIN_UPDATE
 from ..rotations import quat_from_rotvec_t, quat_from_rrp_t, quat_mul_t
 
 ROT_RRP_EXACT = 0
@@ -76,6 +77,92 @@ def renormalise_quats(q):
             q[i, k] *= c
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def _before_forces(h, rot_map, m, J, s0, s1, i0, i1):
+    """Bodies ``i0 ≤ i < i1``: the half kick of the spin (but for ``rrp-exact``, whose
+    caller has made it), the drift, the attitude update and its renormalisation
+    (B&G eqs. (23a)–(23c)), each a loop of its own (they vectorise)."""
+    if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
+        return
+    x0, v0, q0, o0, F0, RM0 = s0[:6]
+    x1, v1, q1, o1 = s1[:4]
+    hh = 0.5 * h
+    if rot_map != ROT_RRP_EXACT:
+        for i in range(i0, i1):
+            c = hh / J[i]
+            for k in range(3):
+                o1[i, k] = o0[i, k] + c * RM0[i, k]  # w, the mid-step spin
+    c0 = 0.5 * h * h
+    for i in range(i0, i1):  # drift_positions
+        c = c0 / m[i]
+        for k in range(3):
+            x1[i, k] = x0[i, k] + h * v0[i, k] + c * F0[i, k]
+    if rot_map == ROT_EXPONENTIAL:
+        for i in range(i0, i1):
+            d = quat_from_rotvec_t(h * o1[i, 0], h * o1[i, 1], h * o1[i, 2])
+            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = quat_mul_t(
+                d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3]
+            )
+    elif rot_map == ROT_RRP_EXACT:
+        for i in range(i0, i1):
+            w0 = o1[i, 0]
+            w1 = o1[i, 1]
+            w2 = o1[i, 2]
+            hw2 = h * h * (w0 * w0 + w1 * w1 + w2 * w2)
+            f = 2.0 * h / (1.0 + math.sqrt(1.0 - hw2))  # B&G eq. (16), h|w| < 1
+            d = quat_from_rrp_t(f * w0, f * w1, f * w2)
+            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = quat_mul_t(
+                d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3]
+            )
+    else:
+        for i in range(i0, i1):
+            d = quat_from_rrp_t(h * o1[i, 0], h * o1[i, 1], h * o1[i, 2])
+            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = quat_mul_t(
+                d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3]
+            )
+    for i in range(i0, i1):  # renormalise_quats
+        n2 = (q1[i, 0] * q1[i, 0] + q1[i, 1] * q1[i, 1] + q1[i, 2] * q1[i, 2]
+              + q1[i, 3] * q1[i, 3])
+        c = 1.5 - 0.5 * n2
+        for k in range(4):
+            q1[i, k] *= c
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def _after_forces(h, m, J, s0, s1, i0, i1):
+    """Bodies ``i0 ≤ i < i1``: the kicks ``v₁ = v₀ + h/(2m)(F₀ + F₁)`` and
+    ``Ω₁ = w + h/(2J) RM₁`` (B&G eqs. (23d), (23e))."""
+    if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
+        return
+    v0, q0, o0, F0 = s0[1:5]
+    v1, q1, o1, F1, RM1 = s1[1:6]
+    for i in range(i0, i1):  # kick_velocities
+        c = 0.5 * h / m[i]
+        for k in range(3):
+            v1[i, k] = v0[i, k] + c * (F0[i, k] + F1[i, k])
+    hh = 0.5 * h
+    for i in range(i0, i1):
+        c = hh / J[i]
+        for k in range(3):
+            o1[i, k] = o1[i, k] + c * RM1[i, k]
+
+
+@njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
+def _before_forces_chunks(h, rot_map, m, J, s0, s1):
+    """:func:`_before_forces` chunk by chunk (``prange``)."""
+    n = s0[0].shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        _before_forces(h, rot_map, m, J, s0, s1, c * CHUNK, min(n, (c + 1) * CHUNK))
+
+
+@njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
+def _after_forces_chunks(h, m, J, s0, s1):
+    """:func:`_after_forces` chunk by chunk (``prange``)."""
+    n = s0[0].shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        _after_forces(h, m, J, s0, s1, c * CHUNK, min(n, (c + 1) * CHUNK))
+
+
 @njit(nogil=True, cache=True)
 def verlet_step(h, rot_map, s0, s1, ff, info):
     """One step ``s0 → s1`` (docs/physics.md §3.1, §3.2, §3.4):
@@ -99,12 +186,12 @@ def verlet_step_ws(h, rot_map, s0, s1, ff, info, ws):
     m = ff[0]
     J = ff[1]
     n = x0.shape[0]
-    hh = 0.5 * h
-    for i in range(n):
-        c = hh / J[i]
-        for k in range(3):
-            o1[i, k] = o0[i, k] + c * RM0[i, k]  # w, the mid-step spin
-    if rot_map == ROT_RRP_EXACT:
+    if rot_map == ROT_RRP_EXACT:  # (checked on every body before any moves)
+        hh = 0.5 * h
+        for i in range(n):
+            c = hh / J[i]
+            for k in range(3):
+                o1[i, k] = o0[i, k] + c * RM0[i, k]  # w, the mid-step spin
         bad = False
         for i in range(n):
             wn = math.sqrt(o1[i, 0] ** 2 + o1[i, 1] ** 2 + o1[i, 2] ** 2)
@@ -117,37 +204,16 @@ def verlet_step_ws(h, rot_map, s0, s1, ff, info, ws):
                     info[1] = abs(h) * wn
                     info[2] = wn
                     return ERR_RRP_LIMIT
-    drift_positions(h, m, x0, v0, F0, x1)
-    if rot_map == ROT_EXPONENTIAL:
-        for i in range(n):
-            d = quat_from_rotvec_t(h * o1[i, 0], h * o1[i, 1], h * o1[i, 2])
-            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = quat_mul_t(
-                d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3]
-            )
-    elif rot_map == ROT_RRP_EXACT:
-        for i in range(n):
-            w0 = o1[i, 0]
-            w1 = o1[i, 1]
-            w2 = o1[i, 2]
-            hw2 = h * h * (w0 * w0 + w1 * w1 + w2 * w2)
-            f = 2.0 * h / (1.0 + math.sqrt(1.0 - hw2))  # B&G eq. (16), h|w| < 1
-            d = quat_from_rrp_t(f * w0, f * w1, f * w2)
-            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = quat_mul_t(
-                d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3]
-            )
+    chunked = n >= PARALLEL_MIN_UPDATE
+    if chunked:
+        _before_forces_chunks(h, rot_map, m, J, s0, s1)
     else:
-        for i in range(n):
-            d = quat_from_rrp_t(h * o1[i, 0], h * o1[i, 1], h * o1[i, 2])
-            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = quat_mul_t(
-                d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3]
-            )
-    renormalise_quats(q1)
+        _before_forces(h, rot_map, m, J, s0, s1, 0, n)
     st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
     if st != OK:
         return st
-    kick_velocities(h, m, v0, F0, F1, v1)
-    for i in range(n):
-        c = hh / J[i]
-        for k in range(3):
-            o1[i, k] = o1[i, k] + c * RM1[i, k]
+    if chunked:
+        _after_forces_chunks(h, m, J, s0, s1)
+    else:
+        _after_forces(h, m, J, s0, s1, 0, n)
     return OK
