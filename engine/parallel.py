@@ -28,7 +28,7 @@ its own bodies only, and its partial energies, which are summed serially in chun
    friction spring and its dissipated work are taken by the lower index's chunk alone.
 
 Every bond and contact is therefore evaluated once, as in the serial kernels, except
-those across a chunk boundary (a few per chunk of 256 bodies for rings of 20), and no
+those across a chunk boundary (a few per chunk of 1024 bodies for rings of 20), and no
 per-bond or per-pair result goes through memory.  The forces equal the serial kernels'
 to round-off (the sums are in another order), not bit for bit; hence the threshold
 rather than a switch at every size.
