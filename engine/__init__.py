@@ -32,8 +32,9 @@ def _ensure_numba_cache_dir() -> None:
     whose callee in another module changed (or an upgraded package) would load stale
     machine code, which can crash.  So the cache lives in a directory named by a digest
     of all engine sources — ``engine/__pycache__/numba/<digest>`` in a writable tree,
-    else the user's cache — and older digests there are removed.  A
-    ``NUMBA_CACHE_DIR`` set by the user is kept."""
+    else the user's cache — and older digests there are removed; also when Numba was
+    imported first (found when a benchmark imported it before the engine and loaded the
+    stale cache beside the sources).  A ``NUMBA_CACHE_DIR`` set by the user is kept."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     here = Path(__file__).resolve().parent
@@ -56,6 +57,12 @@ def _ensure_numba_cache_dir() -> None:
 
             shutil.rmtree(old, ignore_errors=True)
     os.environ["NUMBA_CACHE_DIR"] = str(base / digest)
+    import sys
+
+    if "numba" in sys.modules:  # imported before us: its config has read the variable
+        from numba.core import config  # (each kernel's cache reads it when decorated)
+
+        config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 
 
 _ensure_numba_cache_dir()
