@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .layout import (
     ERR_NEIGHBOUR_OVERFLOW,
@@ -34,13 +34,21 @@ from .layout import (
     OK,
 )
 
+SEARCH_CHUNK = 1024
+"""Bodies per task of the parallel pair search (from ``PARALLEL_SEARCH_MIN`` bodies)."""
+PARALLEL_SEARCH_MIN = 4096
+"""Lists of at least this many bodies are searched in parallel, chunk by chunk, each
+chunk writing its pairs to its own share of the list, then moved together: the same
+pairs in the same order as the serial search, for any thread count."""
+
 
 @njit(nogil=True, cache=True)
 def neighbour_scratch_size(n):
     """Length of the integer scratch of the cell list: ``max(64, 8 n) + 1`` cell starts,
-    ``n`` body indices sorted by cell, ``n`` cell indices, and ``4 n`` words holding the
-    positions and radii in cell order (as doubles)."""
-    return max(64, 8 * n) + 1 + 6 * n
+    ``n`` body indices sorted by cell, ``n`` cell indices, ``4 n`` words holding the
+    positions and radii in cell order (as doubles), and the pair counts of the chunks
+    of the parallel search."""
+    return max(64, 8 * n) + 1 + 6 * n + n // SEARCH_CHUNK + 2
 
 
 @njit(nogil=True, cache=True)
@@ -159,11 +167,45 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
     for c in range(nc, 0, -1):  # ... back to the starts
         iw[start + c] = iw[start + c - 1]
     iw[start] = 0
-    # every pair once, from its lower index (the list is sorted by its first column);
-    # the neighbouring cells along the last axis are one run of the sorted bodies
-    count = 0
     capacity = pairs.shape[0]
+    count = -1
+    if n >= PARALLEL_SEARCH_MIN:
+        counts = iw[cap + 1 + 6 * n:]
+        nch = (n + SEARCH_CHUNK - 1) // SEARCH_CHUNK
+        share = capacity // nch
+        if _search_chunks(n, x, D, skin, iw, order, cell, xs, m0, m1, m2, pairs, share,
+                          counts):
+            count = counts[0]
+            for c in range(1, nch):  # the chunks' runs moved together, in chunk order
+                at = c * share
+                for p in range(counts[c]):
+                    pairs[count + p, 0] = pairs[at + p, 0]
+                    pairs[count + p, 1] = pairs[at + p, 1]
+                count += counts[c]
+    if count < 0:  # (serial, or a chunk had more pairs than its share: all at once)
+        count = _search(0, n, x, D, skin, iw, order, cell, xs, m0, m1, m2, pairs, 0,
+                        capacity)
+        if count < 0:
+            return ERR_NEIGHBOUR_OVERFLOW
+    nl_state[NL_COUNT] = count
+    nl_state[NL_REBUILDS] += 1
+    nl_state[NL_VALID] = 1
     for i in range(n):
+        for k in range(3):
+            nl_xref[i, k] = x[i, k]
+    return OK
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def _search(i0, i1, x, D, skin, iw, order, cell, xs, m0, m1, m2, pairs, at, end):
+    """The pairs ``(i, j)``, ``i0 ≤ i < i1``, ``i < j``, of the cell list in ``iw`` (every pair
+    once, from its lower index ``i``, in the order of ``i``) written to ``pairs[at:end]``;
+    returns how many, or ``-1`` when they do not fit.  The neighbouring cells along the
+    first axis are one run of the sorted bodies (``xs``: their positions and radii)."""
+    if not (x.shape[1] == 3 and pairs.shape[1] == 2):
+        return -1
+    count = at
+    for i in range(i0, i1):
         idx = iw[cell + i]
         c0 = idx % m0
         c1 = (idx // m0) % m1
@@ -177,7 +219,7 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
         for a in range(max(0, c2 - 1), min(m2, c2 + 2)):
             for b in range(max(0, c1 - 1), min(m1, c1 + 2)):
                 row = (a * m1 + b) * m0
-                for k in range(iw[start + row + b0], iw[start + row + b1]):
+                for k in range(iw[row + b0], iw[row + b1]):
                     j = iw[order + k]
                     if j <= i:
                         continue
@@ -186,15 +228,25 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
                     d2 = xi2 - xs[4 * k + 2]
                     lim = ri + xs[4 * k + 3]
                     if d0 * d0 + d1 * d1 + d2 * d2 < lim * lim:
-                        if count >= capacity:
-                            return ERR_NEIGHBOUR_OVERFLOW
+                        if count >= end:
+                            return -1
                         pairs[count, 0] = i
                         pairs[count, 1] = j
                         count += 1
-    nl_state[NL_COUNT] = count
-    nl_state[NL_REBUILDS] += 1
-    nl_state[NL_VALID] = 1
-    for i in range(n):
-        for k in range(3):
-            nl_xref[i, k] = x[i, k]
-    return OK
+    return count - at
+
+
+@njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
+def _search_chunks(n, x, D, skin, iw, order, cell, xs, m0, m1, m2, pairs, share, counts):
+    """:func:`_search` chunk by chunk (``prange``), chunk ``c`` writing to
+    ``pairs[c share:(c + 1) share]`` and its count to ``counts[c]``; ``False`` if a
+    chunk's pairs did not fit its share."""
+    nch = (n + SEARCH_CHUNK - 1) // SEARCH_CHUNK
+    for c in prange(nch):
+        counts[c] = _search(c * SEARCH_CHUNK, min(n, (c + 1) * SEARCH_CHUNK), x, D, skin,
+                            iw, order, cell, xs, m0, m1, m2, pairs, c * share,
+                            (c + 1) * share)
+    ok = True
+    for c in range(nch):
+        ok &= counts[c] >= 0
+    return ok

@@ -16,15 +16,20 @@ from engine.layout import (
     NL_REBUILDS,
     OK,
 )
-from engine.neighbours import build_neighbours, ensure_neighbours
+from engine.neighbours import PARALLEL_SEARCH_MIN, SEARCH_CHUNK, build_neighbours, ensure_neighbours
 from engine.parallel import CHUNK, _pair_runs
 
 
 def _brute(x: np.ndarray, D: np.ndarray, skin: float) -> set[tuple[int, int]]:
-    d = np.linalg.norm(x[:, None, :] - x[None, :, :], axis=2)
-    lim = 0.5 * (D[:, None] + D[None, :]) + skin
-    i, j = np.nonzero(np.triu(d < lim, k=1))
-    return set(zip(i.tolist(), j.tolist(), strict=True))
+    out: set[tuple[int, int]] = set()
+    for a in range(0, x.shape[0], 1000):  # (rows in blocks: 5000 bodies fit in memory)
+        d = np.linalg.norm(x[a:a + 1000, None, :] - x[None, :, :], axis=2)
+        lim = 0.5 * (D[a:a + 1000, None] + D[None, :]) + skin
+        i, j = np.nonzero(d < lim)
+        i += a
+        keep = i < j
+        out |= set(zip(i[keep].tolist(), j[keep].tolist(), strict=True))
+    return out
 
 
 def _build(x, D, skin, capacity=None):
@@ -46,6 +51,9 @@ CLOUDS = {
     # all in one plane: one layer of cells
     "flat": lambda rng: (np.column_stack([rng.uniform(0.0, 3.0, (400, 2)), np.zeros(400)]),
                          np.full(400, 0.15)),
+    # large enough for the parallel search, chunk by chunk
+    "parallel": lambda rng: (rng.uniform(0.0, 6.0, (PARALLEL_SEARCH_MIN + 900, 3)),
+                             rng.uniform(0.1, 0.3, PARALLEL_SEARCH_MIN + 900)),
 }
 
 
@@ -75,6 +83,26 @@ def test_overflow_and_non_finite_positions_are_reported():
     x[7, 1] = np.nan
     st, *_ = _build(x, D, 0.05)
     assert st == ERR_NONFINITE
+
+
+def test_a_chunk_with_more_pairs_than_its_share_falls_back_to_the_whole_search():
+    """The parallel search gives each chunk of bodies an equal share of the list; a
+    dense first chunk overflows its share while the list as a whole has room."""
+    rng = np.random.default_rng(9)
+    n = PARALLEL_SEARCH_MIN + SEARCH_CHUNK
+    x = rng.uniform(0.0, 40.0, (n, 3))
+    x[:SEARCH_CHUNK] = rng.uniform(0.0, 1.0, (SEARCH_CHUNK, 3))  # a dense clump
+    D = np.full(n, 0.1)
+    expected = _brute(x, D, 0.02)
+    per_chunk = len(expected) // ((n + SEARCH_CHUNK - 1) // SEARCH_CHUNK)
+    assert sum(1 for i, _ in expected if i < SEARCH_CHUNK) > 2 * per_chunk
+    st, pairs, *_ = _build(x, D, 0.02, capacity=len(expected) + 10)
+    assert st == OK
+    assert [tuple(p) for p in pairs.tolist()] == sorted(
+        [tuple(p) for p in pairs.tolist()], key=lambda p: p[0])
+    assert {tuple(p) for p in pairs.tolist()} == expected
+    st, *_ = _build(x, D, 0.02, capacity=len(expected) - 1)
+    assert st == ERR_NEIGHBOUR_OVERFLOW
 
 
 def test_rebuilt_only_when_a_body_moved_more_than_half_the_skin():
