@@ -355,25 +355,6 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
     return OK
 
 
-@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _hertz(xi0, xi1, xi2, xj0, xj1, xj2, di, dj, k_contact):
-    """The frictionless Hertz contact of ``i < j`` (``engine.potentials.contact``):
-    ``(hit, f, d₀, d₁, d₂, e)``, the force on ``i`` being ``f d``."""
-    d0 = xi0 - xj0
-    d1 = xi1 - xj1
-    d2 = xi2 - xj2
-    rr = d0 * d0 + d1 * d1 + d2 * d2
-    sigma = 0.5 * (di + dj)
-    if rr >= sigma * sigma:
-        return False, 0.0, d0, d1, d2, 0.0
-    r = math.sqrt(rr)
-    delta = 1.0 - r / sigma
-    sq = math.sqrt(delta)
-    e = 0.4 * k_contact * delta * delta * sq
-    f = (k_contact / sigma) * delta * sq / r if r > 0.0 else 0.0
-    return True, f, d0, d1, d2, e
-
-
 # Each chunk's work is split into functions that are *not* inlined: compiled as one
 # loop body, the friction branch's code made the frictionless contacts 1.6x slower
 # (register pressure), so the two contact laws get their own ``prange`` loop.
