@@ -45,8 +45,14 @@ def state_shapes_ok(s):
 def drift_positions(h, m, x0, v0, F0, x1):
     """``x₁ = x₀ + h v₀ + h²/(2m) F₀`` (B&G eq. (23a), LLM eq. (92), PFC): the
     translational drift every velocity-Verlet scheme here shares."""
+    drift_range(h, m, x0, v0, F0, x1, 0, x0.shape[0])
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def drift_range(h, m, x0, v0, F0, x1, i0, i1):
+    """:func:`drift_positions` for the bodies ``i0 ≤ i < i1``."""
     c0 = 0.5 * h * h
-    for i in range(x0.shape[0]):
+    for i in range(i0, i1):
         c = c0 / m[i]
         for k in range(3):
             x1[i, k] = x0[i, k] + h * v0[i, k] + c * F0[i, k]
@@ -56,7 +62,13 @@ def drift_positions(h, m, x0, v0, F0, x1):
 def kick_velocities(h, m, v0, F0, F1, v1):
     """``v₁ = v₀ + h/(2m) (F₀ + F₁)`` (B&G eq. (23d), LLM eq. (95)): the translational
     kick every velocity-Verlet scheme here shares."""
-    for i in range(v0.shape[0]):
+    kick_range(h, m, v0, F0, F1, v1, 0, v0.shape[0])
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def kick_range(h, m, v0, F0, F1, v1, i0, i1):
+    """:func:`kick_velocities` for the bodies ``i0 ≤ i < i1``."""
+    for i in range(i0, i1):
         c = 0.5 * h / m[i]
         for k in range(3):
             v1[i, k] = v0[i, k] + c * (F0[i, k] + F1[i, k])
@@ -70,7 +82,13 @@ def renormalise_quats(q):
     that would otherwise random-walk ``|q|`` away from 1 (≈ 1e-11 after 1e5 steps,
     visible in ``|Rρ₀|``).  One Newton step of ``1/sqrt(n²)`` about 1 (``1.5 − ½ n²``) is
     exact to O(ε²) for ``n² = 1 + ε`` and vectorises (no square root)."""
-    for i in range(q.shape[0]):
+    renormalise_range(q, 0, q.shape[0])
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def renormalise_range(q, i0, i1):
+    """:func:`renormalise_quats` for the bodies ``i0 ≤ i < i1``."""
+    for i in range(i0, i1):
         n2 = q[i, 0] * q[i, 0] + q[i, 1] * q[i, 1] + q[i, 2] * q[i, 2] + q[i, 3] * q[i, 3]
         c = 1.5 - 0.5 * n2
         for k in range(4):
@@ -92,11 +110,7 @@ def _before_forces(h, rot_map, m, J, s0, s1, i0, i1):
             c = hh / J[i]
             for k in range(3):
                 o1[i, k] = o0[i, k] + c * RM0[i, k]  # w, the mid-step spin
-    c0 = 0.5 * h * h
-    for i in range(i0, i1):  # drift_positions
-        c = c0 / m[i]
-        for k in range(3):
-            x1[i, k] = x0[i, k] + h * v0[i, k] + c * F0[i, k]
+    drift_range(h, m, x0, v0, F0, x1, i0, i1)
     if rot_map == ROT_EXPONENTIAL:
         for i in range(i0, i1):
             d = quat_from_rotvec_t(h * o1[i, 0], h * o1[i, 1], h * o1[i, 2])
@@ -120,12 +134,7 @@ def _before_forces(h, rot_map, m, J, s0, s1, i0, i1):
             q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = quat_mul_t(
                 d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3]
             )
-    for i in range(i0, i1):  # renormalise_quats
-        n2 = (q1[i, 0] * q1[i, 0] + q1[i, 1] * q1[i, 1] + q1[i, 2] * q1[i, 2]
-              + q1[i, 3] * q1[i, 3])
-        c = 1.5 - 0.5 * n2
-        for k in range(4):
-            q1[i, k] *= c
+    renormalise_range(q1, i0, i1)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
@@ -136,10 +145,7 @@ def _after_forces(h, m, J, s0, s1, i0, i1):
         return
     v0, q0, o0, F0 = s0[1:5]
     v1, q1, o1, F1, RM1 = s1[1:6]
-    for i in range(i0, i1):  # kick_velocities
-        c = 0.5 * h / m[i]
-        for k in range(3):
-            v1[i, k] = v0[i, k] + c * (F0[i, k] + F1[i, k])
+    kick_range(h, m, v0, F0, F1, v1, i0, i1)
     hh = 0.5 * h
     for i in range(i0, i1):
         c = hh / J[i]
