@@ -34,6 +34,21 @@ from .layout import (
     OK,
 )
 
+
+def _launch_threading_layer() -> None:
+    """Start Numba's threading layer now, as loading a ``parallel=True`` kernel from the
+    cache would.  A cached kernel that is not parallel itself but calls one (here
+    ``build_neighbours`` → ``_search_chunks``) does not start it, and ran into a
+    segmentation fault in a fresh process that had run no parallel kernel yet (seen in
+    CI: ``rrp list`` building the pile's placement check from a cache another process
+    had written)."""
+    from numba.np.ufunc.parallel import _launch_threads
+
+    _launch_threads()
+
+
+_launch_threading_layer()
+
 SEARCH_CHUNK = 1024
 """Bodies per task of the parallel pair search (from ``PARALLEL_SEARCH_MIN`` bodies)."""
 PARALLEL_SEARCH_MIN = 4096
