@@ -97,6 +97,7 @@ from .potentials.binder import (
     _evaluate_block,
     _rotvec_wide_t,
 )
+from .potentials.contact import wall_contacts_range
 from .potentials.friction import (
     H_DISSIPATED,
     close_trial,
@@ -435,6 +436,19 @@ def _hertz(xi0, xi1, xi2, xj0, xj1, xj2, di, dj, k_contact):
     return True, f, d0, d1, d2, e
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _gravity_of_range(i0, i1, x, m, g, g0, g1, g2, F):
+    """Uniform gravity on the bodies ``i0 ≤ i < i1``; returns their ``Σ m (ê·x)``."""
+    e_g = 0.0
+    for i in range(i0, i1):
+        e_g += m[i] * (g0 * x[i, 0] + g1 * x[i, 1] + g2 * x[i, 2])
+        fg = m[i] * g
+        F[i, 0] += fg * g0
+        F[i, 1] += fg * g1
+        F[i, 2] += fg * g2
+    return e_g
+
+
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def _hertz_of_chunk(i0, i1, x, m, D, pairs, p0, p1, xin, a0, a1, k_contact, walls, nw,
                     k_wall, g, g0, g1, g2, F):
@@ -464,30 +478,9 @@ def _hertz_of_chunk(i0, i1, x, m, D, pairs, p0, p1, xin, a0, a1, k_contact, wall
             F[j, 0] -= f * d0
             F[j, 1] -= f * d1
             F[j, 2] -= f * d2
-    for w in range(nw):
-        n0 = walls[w, 0]
-        n1 = walls[w, 1]
-        n2 = walls[w, 2]
-        c = walls[w, 3]
-        for i in range(i0, i1):
-            rad = 0.5 * D[i]
-            gap = n0 * x[i, 0] + n1 * x[i, 1] + n2 * x[i, 2] - c
-            if gap >= rad:
-                continue
-            delta = 1.0 - gap / rad
-            sq = math.sqrt(delta)
-            e_wall += 0.4 * k_wall * delta * delta * sq
-            fw = (k_wall / rad) * delta * sq
-            F[i, 0] += fw * n0
-            F[i, 1] += fw * n1
-            F[i, 2] += fw * n2
+    e_wall = wall_contacts_range(x, D, walls, nw, k_wall, F, i0, i1)
     if g != 0.0:
-        for i in range(i0, i1):
-            e_g += m[i] * (g0 * x[i, 0] + g1 * x[i, 1] + g2 * x[i, 2])
-            fg = m[i] * g
-            F[i, 0] += fg * g0
-            F[i, 1] += fg * g1
-            F[i, 2] += fg * g2
+        e_g = _gravity_of_range(i0, i1, x, m, g, g0, g1, g2, F)
     for a in range(a0, a1):
         pp = xin[a]
         i = pairs[pp, 0]
@@ -561,12 +554,8 @@ def _history_of_chunk(i0, i1, x, q, m, D, pairs, p, p_end, xin, a0, a1, k_contac
                 over = 1.0
         if track:
             diss += close_trial(hist, i, k_t)
-        if g != 0.0:
-            e_g += m[i] * (g0 * x[i, 0] + g1 * x[i, 1] + g2 * x[i, 2])
-            fg = m[i] * g
-            F[i, 0] += fg * g0
-            F[i, 1] += fg * g1
-            F[i, 2] += fg * g2
+    if g != 0.0:  # (no later term of the loop above adds to a body already passed)
+        e_g = _gravity_of_range(i0, i1, x, m, g, g0, g1, g2, F)
     for a in range(a0, a1):
         pp = xin[a]
         i = pairs[pp, 0]

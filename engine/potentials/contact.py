@@ -50,13 +50,22 @@ def wall_contacts(x, D, walls, k_wall, F, energy):
     particle of zero diameter: ``U^pw = (2/5) K^pw [1 - g_i/(D_i/2)]₊^{5/2}``,
     ``g_i = n·x_i - c``, ``F_i = (K^pw/(D_i/2)) [·]₊^{3/2} n`` (B&G eqs. (58), (59)),
     summed over the walls."""
+    energy[E_WALL] += wall_contacts_range(x, D, walls, walls.shape[0], k_wall, F, 0,
+                                          x.shape[0])
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def wall_contacts_range(x, D, walls, nw, k_wall, F, i0, i1):
+    """:func:`wall_contacts` of the first ``nw`` walls on the bodies ``i0 ≤ i < i1``;
+    returns their energy (walls outer, bodies inner: one loop per wall, it
+    vectorises)."""
     e = 0.0
-    for w in range(walls.shape[0]):
+    for w in range(nw):
         n0 = walls[w, 0]
         n1 = walls[w, 1]
         n2 = walls[w, 2]
         x_wall = walls[w, 3]
-        for i in range(x.shape[0]):
+        for i in range(i0, i1):
             rad = 0.5 * D[i]
             g = n0 * x[i, 0] + n1 * x[i, 1] + n2 * x[i, 2] - x_wall
             if g >= rad:
@@ -68,4 +77,4 @@ def wall_contacts(x, D, walls, k_wall, F, energy):
             F[i, 0] += f * n0
             F[i, 1] += f * n1
             F[i, 2] += f * n2
-    energy[E_WALL] += e
+    return e
