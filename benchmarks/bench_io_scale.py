@@ -14,7 +14,7 @@ records and checkpoints, and the peak RSS.  ``--compression`` replaces the frame
 
     python benchmarks/bench_io_scale.py [--sizes 10000 100000 1000000]
         [--boxes 8 60 190] [--frames 100] [--every 10] [--compression lzf|gzip|none]
-        [--threads N] [--dir DIR] [--json]
+        [--threads N] [--mu MU] [--damping ZETA] [--dir DIR] [--json]
 """
 
 from __future__ import annotations
@@ -43,11 +43,15 @@ FILTERS = {"lzf": {"compression": "lzf"},
 """``--compression`` choices: LZF (the writer's), gzip level 1 with shuffle, none."""
 
 
-def measure(n_spheres: int, box: float, frames: int, every: int, directory: Path) -> dict:
-    """One run of ``frames`` frames, ``every`` steps apart, on a pile of ``n_spheres``;
-    the seconds in ``sim.advance`` and in the writer, and what was written."""
+def measure(n_spheres: int, box: float, frames: int, every: int, directory: Path,
+            mu: float = 0.0, damping: float = 0.0) -> dict:
+    """One run of ``frames`` frames, ``every`` steps apart, on a pile of ``n_spheres``
+    (friction ``mu``, damping ``damping``: then the frames also hold ``F``, ``RM`` and
+    the springs, and the loop stops at each frame to keep them, within the stepping
+    time); the seconds in ``sim.advance`` and in the writer, and what was written."""
     t0 = time.perf_counter()
-    model = MODELS["tori-pile"].make({"n_tori": max(1, n_spheres // 20), "box": box})
+    model = MODELS["tori-pile"].make({"n_tori": max(1, n_spheres // 20), "box": box,
+                                      "mu": mu, "damping": damping})
     build = time.perf_counter() - t0
     sim = Simulation(model, "rrp-newmark", H, record_every=every, record_frames=True,
                      record_state=True)
@@ -71,16 +75,20 @@ def measure(n_spheres: int, box: float, frames: int, every: int, directory: Path
     write += time.perf_counter() - t0
     with RunFile(path) as rf:
         n_frames = rf.n_frames
+        springs = (len(rf.frame(-1).springs[0]) / model.n_bodies
+                   if sim.ff.has_history else 0.0)
     size = path.stat().st_size
     path.unlink()
-    raw = n_frames * model.n_bodies * 16 * 8  # x, q, Ω, v, Π in float64
+    width = 22 if sim.ff.has_history else 16  # x, q, Ω, v, Π (F, RM) in float64
+    raw = n_frames * model.n_bodies * width * 8
     return {"spheres": model.n_bodies, "box": box, "frames": n_frames, "every": every,
             "steps": frames * every, "build_s": build, "create_s": create,
             "advance_s": advance, "write_s": write, "ratio": write / advance,
             "records_s": writer.seconds["records"],
             "checkpoint_s": writer.seconds["checkpoint"],
             "checkpoints": writer.checkpoints_written,
-            "file_MB": size / 1e6, "raw_MB": raw / 1e6,
+            "file_MB": size / 1e6, "raw_MB": raw / 1e6, "mu": mu, "damping": damping,
+            "springs_per_sphere_last_frame": springs,
             "peak_rss_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -97,6 +105,8 @@ def main() -> None:
                     help="threads of the force kernels (default: Numba's)")
     ap.add_argument("--dir", default=None, help="where to write the files (default: a "
                     "temporary directory, removed afterwards)")
+    ap.add_argument("--mu", type=float, default=0.0, help="friction (tori-pile's mu)")
+    ap.add_argument("--damping", type=float, default=0.0, help="tori-pile's damping")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if len(args.boxes) < len(args.sizes):
@@ -110,7 +120,8 @@ def main() -> None:
     rows = []
     try:
         for size, box in zip(args.sizes, args.boxes, strict=False):
-            r = measure(size, box, args.frames, args.every, directory)
+            r = measure(size, box, args.frames, args.every, directory, args.mu,
+                        args.damping)
             r["compression"] = args.compression
             r["load"] = os.getloadavg()[0]
             rows.append(r)
@@ -121,7 +132,10 @@ def main() -> None:
                       f"{r['checkpoint_s']:.2f}) = {r['ratio']:.2f}× stepping; "
                       f"file {r['file_MB']:.0f} MB of {r['raw_MB']:.0f} MB raw; "
                       f"writer creation {r['create_s']:.2f} s; peak RSS "
-                      f"{r['peak_rss_MB']:.0f} MB; load {r['load']:.2f}", flush=True)
+                      f"{r['peak_rss_MB']:.0f} MB; load {r['load']:.2f}"
+                      + (f"; springs a sphere (last frame) "
+                         f"{r['springs_per_sphere_last_frame']:.2f}" if args.mu or
+                         args.damping else ""), flush=True)
     finally:
         if not args.dir:
             shutil.rmtree(directory, ignore_errors=True)

@@ -312,6 +312,44 @@ class ForceField:
         cur = int(self.history[1][HI_CURRENT])
         return self.history[2][cur].copy(), self.history[3][cur].copy()
 
+    def committed_springs_sparse(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The committed springs as a list: ``(sphere (k,) int32, partner (k,) int32,
+        xi (k, 4))``, one row per occupied slot in the order of the slot table (by
+        sphere, then slot), so that :meth:`dense_springs` rebuilds the same table.
+        What a recorded frame keeps (a settled pile has a few springs a sphere, the
+        table has ``DEFAULT_SLOTS`` or more)."""
+        cur = int(self.history[1][HI_CURRENT])
+        partner = self.history[2][cur]
+        i, s = np.nonzero(partner >= 0)
+        return (i.astype(np.int32), partner[i, s].astype(np.int32),
+                self.history[3][cur][i, s].copy())
+
+    def dense_springs(self, sphere: np.ndarray, partner: np.ndarray,
+                      xi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The slot table ``(partner (n, slots), xi (n, slots, 4))`` of the list of
+        :meth:`committed_springs_sparse` (for :meth:`reset_history`); ``ValueError``
+        when the list does not fit this model."""
+        n = self.n_bodies
+        sphere = np.asarray(sphere, dtype=np.int64).reshape(-1)
+        partner = np.asarray(partner, dtype=np.int64).reshape(-1)
+        xi = np.asarray(xi, dtype=np.float64)
+        k = sphere.shape[0]
+        if partner.shape[0] != k or xi.shape != (k, 4):
+            raise ValueError(f"the springs' arrays have different lengths ({k}, "
+                             f"{partner.shape[0]}, {xi.shape})")
+        if k and (sphere.min() < 0 or sphere.max() >= n or np.any(np.diff(sphere) < 0)
+                  or partner.max() >= n + self.n_walls or np.any(partner <= sphere)):
+            raise ValueError(f"the springs do not fit a model of {n} spheres and "
+                             f"{self.n_walls} walls")
+        counts = np.bincount(sphere, minlength=n)
+        slots = max(DEFAULT_SLOTS, int(counts.max(initial=0)))
+        slot = np.arange(k) - np.repeat(np.cumsum(counts) - counts, counts)
+        dense_p = np.full((n, slots), -1, dtype=np.int32)
+        dense_x = np.zeros((n, slots, 4))
+        dense_p[sphere, slot] = partner
+        dense_x[sphere, slot] = xi
+        return dense_p, dense_x
+
     def grow_history(self) -> None:
         """Double the slots per sphere (after ``ERR_HISTORY_OVERFLOW``), keeping the
         committed springs and the anchor."""

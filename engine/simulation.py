@@ -217,11 +217,14 @@ class TimeSeries:
     Optional columns given to :meth:`append` by keyword: ``step`` (the step index of
     each record), and with :attr:`Simulation.record_state` the rest of the state a run
     can be started from: ``v`` and ``pi`` (``Π``) per body, ``gq``/``gv`` (the node
-    ``(q, v)`` of a model in generalized coordinates).  A column given for some chunks
-    only is filled with NaN in the others."""
+    ``(q, v)`` of a model in generalized coordinates), and for contacts with history
+    ``force``/``moment`` per body (``F``, ``RM``: their damping part depends on the step
+    that led there) with :attr:`springs`.  A column given for some chunks only is
+    filled with NaN in the others."""
 
     BASE = ("t", "energy", "P", "L", "x", "q", "omega")
-    EXTRA = ("step", "v", "pi", "gq", "gv")
+    EXTRA = ("step", "v", "pi", "gq", "gv", "force", "moment")
+    _PER_BODY_EXTRA = ("v", "pi", "gq", "gv", "force", "moment")
 
     def __init__(self, n_bodies: int, frames: bool) -> None:
         self.n_bodies = n_bodies
@@ -230,13 +233,19 @@ class TimeSeries:
         self._extra: list[dict[str, np.ndarray]] = []
         self._cache: dict[str, np.ndarray] | None = None
         self.n = 0
+        self.springs: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        """Record row → the committed friction springs at that record, as
+        :meth:`engine.forcefield.ForceField.committed_springs_sparse` gives them (with
+        :attr:`Simulation.record_state`, for contacts with history)."""
 
     def release_frames(self) -> None:
         """Drop the per-body columns (``x``, ``q``, ``Ω`` and the state ``v``, ``Π``,
-        ``gq``, ``gv``) of every chunk recorded so far, keeping ``t``, the energies, the
-        momenta and ``step`` (a writer that streams the frames to a file calls it once
-        they are written: a 10⁶-sphere run cannot keep them in memory)."""
-        per_body = ("v", "pi", "gq", "gv")
+        ``gq``, ``gv``, ``F``, ``RM``, the springs) of every chunk recorded so far,
+        keeping ``t``, the energies, the momenta and ``step`` (a writer that streams the
+        frames to a file calls it once they are written: a 10⁶-sphere run cannot keep
+        them in memory)."""
+        per_body = self._PER_BODY_EXTRA
+        self.springs.clear()
         for i, c in enumerate(self._chunks):
             if c[4] is not None:
                 self._chunks[i] = (*c[:4], None, None, None)
@@ -629,6 +638,7 @@ class Simulation:
             if "v" not in last and len(ser._chunks[-1][0]) == 1 and \
                     int(last.get("step", [-1])[-1]) == self.step_index:
                 last.update(self._state_row())
+                self._keep_springs(ser.n - 1)
                 ser._cache = None
 
     # ------------------------------------------------------------------ resume
@@ -775,7 +785,11 @@ class Simulation:
         """A new run starting from a recorded frame (``engine.io.Frame`` or any object
         with ``t``, ``step``, ``x``, ``v``, ``q``, ``omega``, ``pi`` (may be ``None``: then
         ``Π = 𝕁 Rᵀ Ω``), ``D`` (dissipated energy, may be 0) and, for a generalized
-        model, ``gq``/``gv``), driven by ``integrator`` with step ``h``.
+        model, ``gq``/``gv``), driven by ``integrator`` with step ``h``.  For contacts
+        with history, the frame's ``springs`` (``(sphere, partner, xi)``, see
+        :meth:`engine.forcefield.ForceField.committed_springs_sparse`) and its ``F``,
+        ``RM`` carry the friction springs and the damping over (``None``: the springs
+        start from zero, as from a file written before frames kept them).
 
         ``keep_clock``: time and step index go on from the frame's (else from 0).
         ``energy_reference``: ``(E_ref, E_scale)`` of the recorded run, so that the
@@ -798,6 +812,20 @@ class Simulation:
     def _start_from_frame(self, frame, keep_clock: bool,
                           energy_reference: tuple[float, float] | None) -> None:
         D = float(getattr(frame, "D", 0.0) or 0.0)
+        springs = getattr(frame, "springs", None)
+        if self.ff.has_history and springs is not None:
+            try:
+                dense = self.ff.dense_springs(*springs)
+            except ValueError as exc:
+                raise SimulationError(f"the frame's friction springs do not fit model "
+                                      f"{self.model.name!r}: {exc}") from None
+            self.ff.reset_history(self._s0[0], self._s0[2], dense)
+            self._evaluate_forces()  # (the springs' energy and forces)
+            F, RM = getattr(frame, "F", None), getattr(frame, "RM", None)
+            if F is not None and RM is not None and np.all(np.isfinite(F)) and \
+                    np.all(np.isfinite(RM)):  # the recorded ones: with the damping
+                self._s0[4][...] = F
+                self._s0[5][...] = RM
         e = self._s0[6]
         if D and "dissipated" in ENERGY_NAMES:
             e[ENERGY_NAMES.index("dissipated")] = D
@@ -870,12 +898,42 @@ class Simulation:
         e[0] = 0.5 * float(np.sum(self.ff.m * np.sum(v * v, axis=1)))
         e[1] = rotational_energy(self.ff.J, o, q, self._tensors)
 
+    def _stops_at_records(self) -> bool:
+        """Whether, recording the state with the frames, the compiled loop is called up
+        to each record in turn, to keep what it does not write itself: for contacts with
+        history, the forces and the committed friction springs."""
+        return self.ff.has_history
+
     def _call_kernel(self, n: int) -> tuple[int, int]:
-        return self._call_kernel_chunk(n)
+        """Run the compiled loop for up to ``n`` steps (up to each record in turn, see
+        :meth:`_stops_at_records`: the result does not depend on the chunking)."""
+        if not (self.record_state and self.record_frames and self._stops_at_records()) \
+                or n <= 0:
+            return self._call_kernel_chunk(n)
+        total, status = 0, OK
+        while total < n:
+            to_record = self.record_every - self.step_index % self.record_every
+            done, status = self._call_kernel_chunk(min(n - total, to_record))
+            total += done
+            if status != OK or done == 0:
+                break
+        return total, status
 
     def _state_row(self) -> dict[str, np.ndarray]:
         """The state columns of a record at the current step (see :class:`TimeSeries`)."""
-        return {"v": self._s0[1][None].copy(), "pi": self._s0[7][None].copy()}
+        row = {"v": self._s0[1][None].copy(), "pi": self._s0[7][None].copy()}
+        if self.ff.has_history:
+            row.update(self._history_row())
+        return row
+
+    def _history_row(self) -> dict[str, np.ndarray]:
+        """``F`` and ``RM`` at the current step, for a record of a model with history."""
+        return {"force": self._s0[4][None].copy(), "moment": self._s0[5][None].copy()}
+
+    def _keep_springs(self, row: int) -> None:
+        """Keep the committed friction springs with record ``row`` (the current step)."""
+        if self.ff.has_history:
+            self.series.springs[row] = self.ff.committed_springs_sparse()
 
     def _call_kernel_chunk(self, n: int) -> tuple[int, int]:
         stride = self.record_every
@@ -908,18 +966,26 @@ class Simulation:
         steps = first_rec + stride * np.arange(nrec)
         times = self._t_base + (steps - self._step_base) * self.h
         extra = {"step": steps}
-        if self.record_state and self.record_frames:
+        state = self.record_state and self.record_frames
+        if state:
             extra.update({"v": rec[7][r], "pi": rec[8][r]})
+            if self.ff.has_history and nrec:  # (one record, at the last step: _call_kernel)
+                extra.update(self._history_row())
         self.series.append(times, rec[1][r], rec[2][r], rec[3][r], rec[4][r], rec[5][r],
                            rec[6][r], **extra)
+        if state and nrec:
+            self._keep_springs(self.series.n - 1)
         return done, status
 
     def _record_now(self) -> None:
         snap = self.snapshot()
-        extra = self._state_row() if self.record_state and self.record_frames else {}
+        state = self.record_state and self.record_frames
+        extra = self._state_row() if state else {}
         self.series.append(np.array([self.t]), snap.energy[None], snap.P[None], snap.L[None],
                            snap.x[None], snap.q[None], snap.omega[None],
                            step=np.array([self.step_index]), **extra)
+        if state:
+            self._keep_springs(self.series.n - 1)
 
     def _failure(self, status: int) -> Failure:
         stab = self.stability()

@@ -248,3 +248,62 @@ def test_the_stability_estimate_sees_the_friction_spring_and_the_damping():
     assert free.kind == "wall contact"
     damped = Simulation(one_sphere(mu=0.0, damping=0.5), "rrp-newmark", 1e-4).stability()
     assert damped.h_stable == pytest.approx(free.h_stable * (np.sqrt(1.25) - 0.5), rel=1e-9)
+
+
+def test_frames_keep_the_springs_a_branch_retraces_the_run_and_a_resume_keeps_them(
+        tmp_path):
+    """A frictional, damped pile recorded to a file: each frame holds the committed
+    springs (and ``F``, ``RM``, whose damping depends on the step before), so a run
+    branched from a frame retraces the recording bit for bit; without them it departs.
+    A writer killed after its checkpoint and resumed leaves the same springs in the
+    file as an unbroken run."""
+    import dataclasses
+
+    from engine.io import RunFile, RunWriter, read_run
+
+    model = PILE.make({"n_tori": 6, "mu": 0.5, "damping": 0.2, "box": 4.0})
+    h, every = 2e-3, 100
+    straight = Simulation(model, "rrp-newmark", h, record_every=every, record_state=True)
+    for chunk in (370, 430, 333, 467):  # chunks that end between records
+        assert straight.advance(chunk).ok
+    path = tmp_path / "run.h5"
+    first = Simulation(model, "rrp-newmark", h, record_every=every)
+    w = RunWriter(path, first, keep_frames=False)
+    assert first.advance(800).ok
+    w.flush(checkpoint=True)
+    assert first.advance(200).ok  # rows after the checkpoint, then the writer dies
+    w.flush(checkpoint=False)
+    w.f.close()
+    partial = path.with_name(path.name + ".partial")
+    with RunFile(partial) as rf:
+        d, n_records = rf.resume_state()
+        assert rf.n_frames == 11 and n_records == 9
+    resumed = Simulation.from_resume_state(model, d)
+    w = RunWriter.resume(path, resumed, partial, n_records, keep_frames=False)
+    assert resumed.advance(800).ok
+    w.close()
+
+    run = read_run(path)
+    sp = run["springs"]
+    assert len(sp["start"]) == len(sp["count"]) == 17
+    np.testing.assert_array_equal(sp["start"][1:], sp["start"][:-1] + sp["count"][:-1])
+    assert len(sp["sphere"]) == sp["start"][-1] + sp["count"][-1]
+    assert sp["count"][-1] > 10  # the pile rests on springs
+    rows = [straight.series.springs[r] for r in range(17)]
+    for k, name in enumerate(("sphere", "partner", "xi")):
+        np.testing.assert_array_equal(sp[name], np.concatenate([r[k] for r in rows]))
+    np.testing.assert_array_equal(run["bodies"]["force"], straight.series.arrays()["force"])
+
+    with RunFile(path) as rf:
+        start, end = rf.frame(12), rf.frame(15)
+    assert start.springs is not None and len(start.springs[0]) == sp["count"][12]
+    for springs in (True, False):
+        fr = start if springs else dataclasses.replace(start, springs=None, F=None, RM=None)
+        b = Simulation.from_frame(model, fr, "rrp-newmark", h, record_frames=False)
+        assert b.advance(end.step - start.step).ok
+        gap = max(np.abs(getattr(b.state, k) - getattr(end, k)).max()
+                  for k in ("x", "v", "q", "omega"))
+        if springs:
+            assert gap == 0.0
+        else:  # the springs from zero: the pile slips and departs from the recording
+            assert gap > 1e-4

@@ -350,20 +350,10 @@ class GeneralizedSimulation(Simulation):
                 f"{self.h:g}: its velocity variable did not converge; lower h")
         self._s[:] = (q0, q1, u0, u1, d)
 
-    def _call_kernel(self, n: int) -> tuple[int, int]:
-        """Run the compiled loop for up to ``n`` steps; with :attr:`record_state` (and
-        frames) it stops at every record to keep the node state the loop does not write
-        (the result does not depend on the chunking)."""
-        if not (self.record_state and self.record_frames) or n <= 0:
-            return self._call_kernel_chunk(n)
-        total, status = 0, OK
-        while total < n:
-            to_record = self.record_every - self.step_index % self.record_every
-            done, status = self._call_kernel_chunk(min(n - total, to_record))
-            total += done
-            if status != OK or done == 0:
-                break
-        return total, status
+    def _stops_at_records(self) -> bool:
+        """Recording the state, the loop stops at every record to keep the node state it
+        does not write (:meth:`engine.simulation.Simulation._call_kernel`)."""
+        return True
 
     def _state_row(self) -> dict[str, np.ndarray]:
         """The drawn body's velocity and the node ``(q, v)`` at the current step."""

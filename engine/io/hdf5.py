@@ -8,7 +8,11 @@ Layout (schema 2; schema 1 files, written before, lack the starred entries):
 * ``/bodies/position`` ``(frames, N, 3)``, ``/bodies/quaternion`` ``(frames, N, 4)``
   (scalar first), ``/bodies/omega`` ``(frames, N, 3)`` (spatial), ``/bodies/time``;
   ``/bodies/velocity`` ``(frames, N, 3)``\*, ``/bodies/momentum_body`` ``(frames, N, 3)``
-  (``Π``)\*, ``/bodies/step`` and ``/bodies/dissipated`` ``(frames,)``\*;
+  (``Π``)\*, ``/bodies/step`` and ``/bodies/dissipated`` ``(frames,)``\*; for contacts
+  with history (friction springs, damping) ``/bodies/force`` and ``/bodies/moment``
+  ``(frames, N, 3)``\* and the committed springs of each frame in ``/springs``\*:
+  ``start``, ``count`` ``(frames,)`` into the lists ``sphere``, ``partner`` ``(k,)`` and
+  ``xi`` ``(k, 4)`` (spring and damping force, ``engine.potentials.friction``);
   ``/generalized/q`` and ``/generalized/v`` ``(frames, 2)``\* (generalized models);
 * ``/bodies/mass``, ``/bodies/inertia``, ``/bodies/diameter`` ``(N,)``; ``/model/bonds``\*;
 * ``/events``: changes of integrator or step (``step``, ``t``, ``kind``, ``old``, ``new``);
@@ -55,7 +59,14 @@ from ..simulation import Event, Simulation
 SCHEMA_VERSION = 2
 """The layout written by :class:`RunWriter` (1: the first one, without the state)."""
 
-_STATE_COLS = (("velocity", "v", 3), ("momentum_body", "pi", 3))
+_STATE_COLS = (("velocity", "v", 3), ("momentum_body", "pi", 3), ("force", "force", 3),
+               ("moment", "moment", 3))
+
+_SPRING_ROWS = ("start", "count")
+"""Per frame, in ``/springs``: where its springs start in the lists, and how many."""
+_SPRING_LISTS = (("sphere", "i4", ()), ("partner", "i4", ()), ("xi", "f8", (4,)))
+"""The lists of ``/springs``, one row a spring (the committed friction springs of the
+frames, :meth:`engine.forcefield.ForceField.committed_springs_sparse`)."""
 
 
 CHECKPOINT_GROUPS = ("checkpoint", "checkpoint_alt")
@@ -180,6 +191,15 @@ class RunWriter:
                                       chunks=(1024, 2))
             else:
                 cols.append(("momentum_body", 3))
+                if sim.ff.has_history:  # F, RM (their damping part) and the springs
+                    cols += [("force", 3), ("moment", 3)]
+                    gs = f.create_group("springs")
+                    for c in _SPRING_ROWS:
+                        gs.create_dataset(c, (0,), maxshape=(None,), dtype="i8",
+                                          chunks=(4096,))
+                    for c, dt, w in _SPRING_LISTS:
+                        gs.create_dataset(c, (0, *w), maxshape=(None, *w), dtype=dt,
+                                          chunks=(65536, *w), **FRAME_COMPRESSION)
             for c, w in cols:
                 gb.create_dataset(c, (0, n, w), maxshape=(None, n, w), dtype="f8",
                                   chunks=frame_chunks(n, w), **FRAME_COMPRESSION)
@@ -237,6 +257,13 @@ class RunWriter:
         for ds in _row_datasets(f):
             if ds.shape[0] > self.base:
                 ds.resize(self.base, axis=0)
+        if "springs" in f:
+            gs = f["springs"]
+            k = min(self.base, gs["start"].shape[0], gs["count"].shape[0])
+            end = int(gs["start"][k - 1] + gs["count"][k - 1]) if k else 0
+            for c, _, _ in _SPRING_LISTS:
+                if gs[c].shape[0] > end:
+                    gs[c].resize(end, axis=0)
         f.attrs["status"] = "running"
         f.attrs["message"] = ""
         self._mark_writer()
@@ -284,6 +311,8 @@ class RunWriter:
                     for c in ("q", "v"):
                         self._append(self.f["generalized"][c],
                                      a.get("g" + c, np.full((k, 2), np.nan)))
+                if "springs" in self.f:
+                    self._append_springs(k)
             self.written += k
             if self.frames and not self.keep_frames:
                 self.sim.series.release_frames()
@@ -364,6 +393,27 @@ class RunWriter:
         else:
             self.close("failed", f"{exc_type.__name__}: {exc}")
 
+    def _append_springs(self, k: int) -> None:
+        """Append the springs of the ``k`` series rows from :attr:`written` on (none for
+        a row recorded without them)."""
+        gs = self.f["springs"]
+        at = gs["sphere"].shape[0]
+        starts, counts, lists = [], [], [[] for _ in _SPRING_LISTS]
+        for row in range(self.written, self.written + k):
+            sp = self.sim.series.springs.get(row)
+            n = 0 if sp is None else len(sp[0])
+            starts.append(at)
+            counts.append(n)
+            at += n
+            if n:
+                for out, a in zip(lists, sp, strict=True):
+                    out.append(a)
+        self._append(gs["start"], np.array(starts, dtype=np.int64))
+        self._append(gs["count"], np.array(counts, dtype=np.int64))
+        for (c, dt, _), parts in zip(_SPRING_LISTS, lists, strict=True):
+            if parts:
+                self._append(gs[c], np.concatenate(parts).astype(dt, copy=False))
+
     @staticmethod
     def _append(ds, arr: np.ndarray) -> None:
         n0 = ds.shape[0]
@@ -385,11 +435,13 @@ def _row_datasets(f: h5py.File) -> list:
     out = [f["time"], *f["energy"].values(), *f["momentum"].values()]
     gb = f["bodies"]
     for c in ("position", "quaternion", "omega", "time", "step", "dissipated", "velocity",
-              "momentum_body"):
+              "momentum_body", "force", "moment"):
         if c in gb:
             out.append(gb[c])
     if "generalized" in f:
         out.extend(f["generalized"].values())
+    if "springs" in f:
+        out.extend(f["springs"][c] for c in _SPRING_ROWS)
     return out
 
 
@@ -416,7 +468,7 @@ def read_run(path: str | Path) -> dict[str, Any]:
         out["energy"] = {k: f["energy"][k][()] for k in f["energy"]}
         out["momentum"] = {k: f["momentum"][k][()] for k in f["momentum"]}
         out["bodies"] = {k: f["bodies"][k][()] for k in f["bodies"]}
-        for grp in ("generalized", "model"):
+        for grp in ("generalized", "model", "springs"):
             if grp in f:
                 out[grp] = {k: f[grp][k][()] for k in f[grp]}
         if "events" in f:
@@ -429,7 +481,9 @@ class Frame:
     """The state recorded at one frame of a run file.  ``v`` and ``pi`` are ``None``
     where the file does not hold them (schema 1; ``Π`` in generalized coordinates),
     ``step`` is ``None`` in schema 1; ``gq``/``gv``: the node ``(q, v)`` of a model in
-    generalized coordinates."""
+    generalized coordinates; ``springs``, ``F``, ``RM``: for contacts with history, the
+    committed friction springs ``(sphere, partner, xi)`` and the forces and moments
+    (``None`` in files written before frames kept them)."""
 
     index: int
     t: float
@@ -442,6 +496,9 @@ class Frame:
     D: float
     gq: np.ndarray | None = None
     gv: np.ndarray | None = None
+    springs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    F: np.ndarray | None = None
+    RM: np.ndarray | None = None
 
 
 def _pid_alive(pid: int) -> bool:
@@ -562,9 +619,18 @@ class RunFile:
             g = self._f["generalized"]
             gq = g["q"][k] if g["q"].shape[0] > k else None
             gv = g["v"][k] if g["v"].shape[0] > k else None
+        springs = None
+        if "springs" in self._f:
+            gs = self._f["springs"]
+            if gs["start"].shape[0] > k and gs["count"].shape[0] > k:
+                a = int(gs["start"][k])
+                b = a + int(gs["count"][k])
+                if all(gs[c].shape[0] >= b for c, _, _ in _SPRING_LISTS):
+                    springs = tuple(gs[c][a:b] for c, _, _ in _SPRING_LISTS)
         return Frame(k, float(gb["time"][k]), None if step is None else int(step),
                      gb["position"][k], opt("velocity"), gb["quaternion"][k], gb["omega"][k],
-                     opt("momentum_body"), float(D) if D is not None else 0.0, gq, gv)
+                     opt("momentum_body"), float(D) if D is not None else 0.0, gq, gv,
+                     springs, opt("force"), opt("moment"))
 
     def can_branch(self, k: int) -> tuple[bool, str]:
         """Whether a run can start from frame ``k`` (:meth:`Simulation.from_frame`), and
