@@ -19,8 +19,8 @@ import numpy as np
 
 from .contact import new_contact_work
 from .diagnostics import energy_scale, momentum_scales, rotational_energy, spin_momentum
-from .forcefield import ForceField, compute_forces
-from .integrators.advance import advance as _advance_kernel
+from .forcefield import ForceField, compute_forces, new_scratch
+from .integrators.advance import advance_ws as _advance_kernel
 from .integrators.advance import needs_scratch, new_state_buffer, new_work, prime_kernels
 from .integrators.registry import INTEGRATORS, IntegratorInfo, get_integrator
 from .layout import (
@@ -370,6 +370,8 @@ class Simulation:
         self._work = new_work(n, n_pairs_capacity=self.ff.nl_pairs.shape[0] if hard else 0,
                               n_walls=self.ff.n_walls if hard else 0, scratch=False)
         self._info = np.zeros(4)
+        self._ws: tuple = ()
+        self._ws_key: tuple = ()
         self.aux = {"pi": self._s0[7]}
         """Per-scheme state: the body angular momentum ``Π`` (a view of the buffer)."""
         if pi is None or pi.shape != (n, 3):
@@ -919,6 +921,21 @@ class Simulation:
                 break
         return total, status
 
+    def _scratch(self, ff: tuple) -> tuple:
+        """The force field's scratch for the compiled loop (``engine.forcefield.
+        new_scratch``), kept from call to call: made anew when the model's sizes change
+        (a grown neighbour list), else with its header cleared, so that the parallel
+        kernels derive their pair runs from the list as it is now (it may have been
+        replaced: a restore).  (Calling ``advance`` instead, which allocates it, compiles
+        one more level of the kernels' call tree: ≈ 50 s on a cold cache.)"""
+        key = (ff[0].shape[0], ff[5].shape[0], ff[7].shape[0])
+        if self._ws_key != key:
+            self._ws = new_scratch(ff[0].shape[0], ff)
+            self._ws_key = key
+        else:
+            self._ws[2][0][:] = 0
+        return self._ws
+
     def _state_row(self) -> dict[str, np.ndarray]:
         """The state columns of a record at the current step (see :class:`TimeSeries`)."""
         row = {"v": self._s0[1][None].copy(), "pi": self._s0[7][None].copy()}
@@ -950,10 +967,11 @@ class Simulation:
         self._work[5][IP_PHI] = self._integrator.phi
         self._ensure_scratch()
         t0 = time.perf_counter()
+        ff = self.ff.arrays
         done, nrec, status = _advance_kernel(
             self._integrator.scheme_id, n, self.h, self.t, self.step_index, stride,
-            self._s0, self._s1, self.ff.arrays, self._work, e_ctrl, rec,
-            self.record_frames, self._info)
+            self._s0, self._s1, ff, self._work, e_ctrl, rec, self.record_frames,
+            self._info, self._scratch(ff))
         if n > 0:
             self.kernel_seconds += time.perf_counter() - t0
             self.kernel_steps += done

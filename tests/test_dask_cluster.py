@@ -33,14 +33,15 @@ def _env() -> dict[str, str]:
 
 
 def _stop(procs: list[subprocess.Popen]) -> None:
-    """Terminate each process group started here (SIGTERM, then SIGKILL)."""
-    for p in procs:
+    """Terminate each process group started here, the last started first (the workers
+    before their scheduler: a worker whose scheduler is gone first tries to reconnect
+    until its death timeout), SIGTERM, then SIGKILL."""
+    for p in reversed(procs):
         if p.poll() is None:
             try:
                 os.killpg(p.pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
-    for p in procs:
         try:
             p.wait(timeout=15)
         except subprocess.TimeoutExpired:

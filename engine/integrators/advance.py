@@ -157,49 +157,49 @@ def other_step_ws(scheme, h, s0, s1, ff, work, info, ws):
     return verlet_step_ws(h, rot_map, s0, s1, ff, info, ws)
 
 
-@njit(nogil=True, cache=True, _nrt=False)
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
 def yoshida_step_ws(base, h, s0, s1, ff, work, info, ws):
     """Yoshida's composition ``Ψ_h = Φ_{λ₁h} ∘ Φ_{λ₂h} ∘ Φ_{λ₁h}`` of the symmetric
     second-order scheme ``base`` (docs/physics.md §3.8; Yoshida 1990, eq. (5.19)):
     ``s0 → s1 → s2 → s1``, so a failing sub-step leaves ``s0`` intact."""
     s2 = work[4]
-    if base <= S_PFC_VERLET and base != S_CAMPELLO:
-        # the velocity-Verlet family inlined here: three calls of the general dispatcher
-        # cost ≈ 0.4 µs each on a one-body model (the state and force-field tuples are
-        # passed on the stack), 10× the step itself (issue #10 §7)
-        if base == S_RRP_EXACT:
-            rot_map = ROT_RRP_EXACT
-        elif base == S_RRP_NEWMARK:
-            rot_map = ROT_RRP_NEWMARK
+    # the velocity-Verlet family inlined here: three calls of the general dispatcher
+    # cost ≈ 0.4 µs each on a one-body model (the state and force-field tuples are
+    # passed on the stack), 10× the step itself (issue #10 §7)
+    verlet = base <= S_PFC_VERLET and base != S_CAMPELLO
+    if base == S_RRP_EXACT:
+        rot_map = ROT_RRP_EXACT
+    elif base == S_RRP_NEWMARK:
+        rot_map = ROT_RRP_NEWMARK
+    else:
+        rot_map = ROT_EXPONENTIAL
+    for k in range(3):  # (one call site a scheme: the compiled code stays small)
+        if k == 0:
+            a, b, lam, at = s0, s1, YOSHIDA_1, YOSHIDA_1
+        elif k == 1:
+            a, b, lam, at = s1, s2, YOSHIDA_2, YOSHIDA_1 + YOSHIDA_2
         else:
-            rot_map = ROT_EXPONENTIAL
+            a, b, lam, at = s2, s1, YOSHIDA_1, 1.0
         # (history contacts: the sub-steps' configurations lie λ₁h, (λ₁ + λ₂)h and h
         # after the step's start, the anchor)
-        set_anchor_time(ff, YOSHIDA_1 * h)
-        st = verlet_step_ws(YOSHIDA_1 * h, rot_map, s0, s1, ff, info, ws)
+        set_anchor_time(ff, at * h)
+        if verlet:
+            st = verlet_step_ws(lam * h, rot_map, a, b, ff, info, ws)
+        else:
+            st = other_step_ws(base, lam * h, a, b, ff, work, info, ws)
         if st != OK:
             return st
-        set_anchor_time(ff, (YOSHIDA_1 + YOSHIDA_2) * h)
-        st = verlet_step_ws(YOSHIDA_2 * h, rot_map, s1, s2, ff, info, ws)
-        if st != OK:
-            return st
-        set_anchor_time(ff, h)
-        return verlet_step_ws(YOSHIDA_1 * h, rot_map, s2, s1, ff, info, ws)
-    set_anchor_time(ff, YOSHIDA_1 * h)
-    st = other_step_ws(base, YOSHIDA_1 * h, s0, s1, ff, work, info, ws)
-    if st != OK:
-        return st
-    set_anchor_time(ff, (YOSHIDA_1 + YOSHIDA_2) * h)
-    st = other_step_ws(base, YOSHIDA_2 * h, s1, s2, ff, work, info, ws)
-    if st != OK:
-        return st
-    set_anchor_time(ff, h)
-    return other_step_ws(base, YOSHIDA_1 * h, s2, s1, ff, work, info, ws)
+    return OK
 
 
-@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
 def step_ws(scheme, h, s0, s1, ff, work, info, ws):
-    """:func:`step` with the force field's scratch ``ws`` supplied (allocates nothing)."""
+    """:func:`step` with the force field's scratch ``ws`` supplied (allocates nothing).
+
+    Inlined into its callers by Numba (``inline="always"``), not compiled on its own:
+    Numba optimises each compiled function together with everything it calls, so a
+    dispatcher level less over the whole tree of schemes saves ≈ 50 s of a cold
+    compile."""
     if scheme >= S_YOSHIDA:
         return yoshida_step_ws(scheme - S_YOSHIDA, h, s0, s1, ff, work, info, ws)
     if scheme == S_RK4:  # (here, not in rk4_step_ws: the branch there costs 2x)
@@ -407,12 +407,16 @@ _PRIMED: list[bool] = [False]
 
 def prime_kernels(s0: tuple, ff: tuple) -> None:
     """Compile (or load from the disk cache) the step kernels bottom-up, once per process:
-    the sub-step dispatcher, the composition, then the loop (``s0`` and ``ff`` are not
-    used: the kernels are compiled for their types, on a one-body stand-in).
+    the sub-step dispatcher, then the loop (``s0`` and ``ff`` are not used: the kernels
+    are compiled for their types, on a one-body stand-in).  Works on copies: nothing of
+    ``s0`` changes.
 
-    Measured on the dev box with an empty cache: letting Numba compile :func:`advance`
-    top-down takes ≈ 270 s (callees of the inlined ``step_ws`` are compiled over and
-    over), bottom-up ≈ 45 s.  Works on copies: nothing of ``s0`` changes."""
+    Numba optimises each compiled function together with everything it calls, so every
+    level of dispatchers between the loop and the schemes costs a pass over the whole
+    tree: ``step_ws`` and ``yoshida_step_ws`` are inlined into :func:`advance_ws`
+    (``inline="always"``) and the simulation calls :func:`advance_ws`, not
+    :func:`advance`.  Measured on the dev box with an empty cache (``Simulation`` of the
+    pendulum, 2026-11-24): 372 s with those three levels, 217 s without them."""
     if _PRIMED[0]:
         return
     # the kernels are compiled for the argument *types*: one free body with an empty
@@ -430,7 +434,6 @@ def prime_kernels(s0: tuple, ff: tuple) -> None:
     info = np.zeros(4)
     ws = new_scratch(n, ff)
     other_step_ws(S_RRP_NEWMARK, 1e-9, a, b, ff, work, info, ws)
-    yoshida_step_ws(S_RRP_NEWMARK, 1e-9, a, b, ff, work, info, ws)
     rec = (np.empty(0), np.empty((0, N_ENERGY)), np.empty((0, 3)), np.empty((0, 3)),
            np.empty((0, n, 3)), np.empty((0, n, 4)), np.empty((0, n, 3)), np.empty((0, n, 3)),
            np.empty((0, n, 3)))
