@@ -12,7 +12,7 @@ in turn (Numba's ``numba:compile`` events), the largest first.
 
 Numba optimises each compiled function together with everything it calls, so a
 dispatcher's own time includes another pass over its callees: that is what the
-``inline="always"`` of ``step_ws`` and ``yoshida_step_ws`` saves (BENCHMARKS.md, "Cold
+``inline="always"`` of ``step_ws`` and ``substep_ws`` saves (BENCHMARKS.md, "Cold
 compile").
 """
 

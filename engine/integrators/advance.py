@@ -124,33 +124,36 @@ def step(scheme, h, s0, s1, ff, work, info):
     return step_ws(scheme, h, s0, s1, ff, work, info, new_scratch(s0[0].shape[0], ff))
 
 
-@njit(nogil=True, cache=True, _nrt=False)
-def other_step_ws(scheme, h, s0, s1, ff, work, info, ws):
-    """The schemes outside the velocity-Verlet family, and any scheme as a sub-step of
-    a composition (a call, not inlined: the hot Verlet path stays small)."""
-    if scheme == S_CAMPELLO:
-        return campello_step_ws(h, s0, s1, ff, info, ws)
-    elif scheme == S_RK4:
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def substep_ws(base, h, s0, s1, ff, work, info, ws):
+    """One step ``s0 → s1`` of the scheme ``base`` (not a composition): every scheme's
+    kernel at one call site.  The velocity-Verlet family is inlined (a call costs
+    ≈ 0.4 µs on a one-body model: the state and force-field tuples are passed on the
+    stack, 10× the step itself, issue #10 §7); the other schemes are calls."""
+    if base == S_RK4:  # (here, not in rk4_step_ws: the branch there costs 2x)
         if ff[3][F_NONSPHERICAL]:
             return rk4_rigid_step_ws(h, s0, s1, ff, work, info, ws)
         return rk4_step_ws(h, s0, s1, ff, work, info, ws)
-    elif scheme == S_LGVI:
-        return lgvi_step_ws(h, MAP_EXP, s0, s1, ff, work, info, ws)
-    elif scheme == S_RRP_IMPLICIT:
-        return lgvi_step_ws(h, MAP_CAYLEY, s0, s1, ff, work, info, ws)
-    elif scheme == S_PFC_BUSS2:
-        return pfc_clump_step_ws(h, ATT_BUSS2, s0, s1, ff, info, ws)
-    elif scheme == S_PFC_RK4:
-        return pfc_clump_step_ws(h, ATT_RK4, s0, s1, ff, info, ws)
-    elif scheme == S_CAMPELLO_IMPLICIT:
-        return campello_implicit_step_ws(h, s0, s1, ff, work, info, ws)
-    elif scheme == S_MOREAU_SYMMETRIC:
-        return moreau_symmetric_step_ws(h, s0, s1, ff, work, info, ws)
-    elif scheme == S_MOREAU:
-        return moreau_step_ws(h, s0, s1, ff, work, info, ws)
-    if scheme == S_RRP_EXACT:
+    elif base == S_CAMPELLO:
+        return campello_step_ws(h, s0, s1, ff, info, ws)
+    elif base > S_PFC_VERLET:
+        if base == S_LGVI:
+            return lgvi_step_ws(h, MAP_EXP, s0, s1, ff, work, info, ws)
+        elif base == S_RRP_IMPLICIT:
+            return lgvi_step_ws(h, MAP_CAYLEY, s0, s1, ff, work, info, ws)
+        elif base == S_PFC_BUSS2:
+            return pfc_clump_step_ws(h, ATT_BUSS2, s0, s1, ff, info, ws)
+        elif base == S_PFC_RK4:
+            return pfc_clump_step_ws(h, ATT_RK4, s0, s1, ff, info, ws)
+        elif base == S_CAMPELLO_IMPLICIT:
+            return campello_implicit_step_ws(h, s0, s1, ff, work, info, ws)
+        elif base == S_MOREAU_SYMMETRIC:
+            return moreau_symmetric_step_ws(h, s0, s1, ff, work, info, ws)
+        elif base == S_MOREAU:
+            return moreau_step_ws(h, s0, s1, ff, work, info, ws)
+    if base == S_RRP_EXACT:
         rot_map = ROT_RRP_EXACT
-    elif scheme == S_RRP_NEWMARK:
+    elif base == S_RRP_NEWMARK:
         rot_map = ROT_RRP_NEWMARK
     else:
         rot_map = ROT_EXPONENTIAL
@@ -158,22 +161,23 @@ def other_step_ws(scheme, h, s0, s1, ff, work, info, ws):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def yoshida_step_ws(base, h, s0, s1, ff, work, info, ws):
-    """Yoshida's composition ``Ψ_h = Φ_{λ₁h} ∘ Φ_{λ₂h} ∘ Φ_{λ₁h}`` of the symmetric
-    second-order scheme ``base`` (docs/physics.md §3.8; Yoshida 1990, eq. (5.19)):
-    ``s0 → s1 → s2 → s1``, so a failing sub-step leaves ``s0`` intact."""
+def step_ws(scheme, h, s0, s1, ff, work, info, ws):
+    """:func:`step` with the force field's scratch ``ws`` supplied (allocates nothing):
+    :func:`substep_ws`, or Yoshida's composition ``Ψ_h = Φ_{λ₁h} ∘ Φ_{λ₂h} ∘ Φ_{λ₁h}`` of
+    the symmetric second-order scheme ``scheme − S_YOSHIDA`` (docs/physics.md §3.8;
+    Yoshida 1990, eq. (5.19)): ``s0 → s1 → s2 → s1`` (``s2 = work[4]``), so a failing
+    sub-step leaves ``s0`` intact.
+
+    Inlined into its callers by Numba (``inline="always"``), not compiled on its own,
+    and every scheme's kernel is called from two places (:func:`substep_ws`, plain and
+    composed): Numba optimises each compiled function together with everything it
+    calls, so each level of dispatchers, and each call site of a scheme, costs another
+    pass over the code (BENCHMARKS.md, "Cold compile")."""
+    if scheme < S_YOSHIDA:  # (a call site of its own: the loop below costs a plain
+        return substep_ws(scheme, h, s0, s1, ff, work, info, ws)  # step 2x on 1 body)
+    base = scheme - S_YOSHIDA
     s2 = work[4]
-    # the velocity-Verlet family inlined here: three calls of the general dispatcher
-    # cost ≈ 0.4 µs each on a one-body model (the state and force-field tuples are
-    # passed on the stack), 10× the step itself (issue #10 §7)
-    verlet = base <= S_PFC_VERLET and base != S_CAMPELLO
-    if base == S_RRP_EXACT:
-        rot_map = ROT_RRP_EXACT
-    elif base == S_RRP_NEWMARK:
-        rot_map = ROT_RRP_NEWMARK
-    else:
-        rot_map = ROT_EXPONENTIAL
-    for k in range(3):  # (one call site a scheme: the compiled code stays small)
+    for k in range(3):
         if k == 0:
             a, b, lam, at = s0, s1, YOSHIDA_1, YOSHIDA_1
         elif k == 1:
@@ -181,43 +185,12 @@ def yoshida_step_ws(base, h, s0, s1, ff, work, info, ws):
         else:
             a, b, lam, at = s2, s1, YOSHIDA_1, 1.0
         # (history contacts: the sub-steps' configurations lie λ₁h, (λ₁ + λ₂)h and h
-        # after the step's start, the anchor)
+        # after the step's start, the anchor; a plain step's is set by the loop)
         set_anchor_time(ff, at * h)
-        if verlet:
-            st = verlet_step_ws(lam * h, rot_map, a, b, ff, info, ws)
-        else:
-            st = other_step_ws(base, lam * h, a, b, ff, work, info, ws)
+        st = substep_ws(base, lam * h, a, b, ff, work, info, ws)
         if st != OK:
             return st
     return OK
-
-
-@njit(nogil=True, cache=True, _nrt=False, inline="always")
-def step_ws(scheme, h, s0, s1, ff, work, info, ws):
-    """:func:`step` with the force field's scratch ``ws`` supplied (allocates nothing).
-
-    Inlined into its callers by Numba (``inline="always"``), not compiled on its own:
-    Numba optimises each compiled function together with everything it calls, so a
-    dispatcher level less over the whole tree of schemes saves ≈ 50 s of a cold
-    compile."""
-    if scheme >= S_YOSHIDA:
-        return yoshida_step_ws(scheme - S_YOSHIDA, h, s0, s1, ff, work, info, ws)
-    if scheme == S_RK4:  # (here, not in rk4_step_ws: the branch there costs 2x)
-        if ff[3][F_NONSPHERICAL]:
-            return rk4_rigid_step_ws(h, s0, s1, ff, work, info, ws)
-        return rk4_step_ws(h, s0, s1, ff, work, info, ws)
-    if scheme > S_PFC_VERLET:
-        return other_step_ws(scheme, h, s0, s1, ff, work, info, ws)
-    elif scheme == S_CAMPELLO:
-        return campello_step_ws(h, s0, s1, ff, info, ws)
-    # (one call site: the kernels are inlined, and this keeps the compiled code small)
-    if scheme == S_RRP_EXACT:
-        rot_map = ROT_RRP_EXACT
-    elif scheme == S_RRP_NEWMARK:
-        rot_map = ROT_RRP_NEWMARK
-    else:
-        rot_map = ROT_EXPONENTIAL
-    return verlet_step_ws(h, rot_map, s0, s1, ff, info, ws)
 
 
 @njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
@@ -406,17 +379,17 @@ _PRIMED: list[bool] = [False]
 
 
 def prime_kernels(s0: tuple, ff: tuple) -> None:
-    """Compile (or load from the disk cache) the step kernels bottom-up, once per process:
-    the sub-step dispatcher, then the loop (``s0`` and ``ff`` are not used: the kernels
-    are compiled for their types, on a one-body stand-in).  Works on copies: nothing of
-    ``s0`` changes.
+    """Compile (or load from the disk cache) the step kernels, once per process: the
+    loop :func:`advance_ws`, with every scheme (``s0`` and ``ff`` are not used: the
+    kernels are compiled for their types, on a one-body stand-in).  Works on copies:
+    nothing of ``s0`` changes.
 
     Numba optimises each compiled function together with everything it calls, so every
     level of dispatchers between the loop and the schemes costs a pass over the whole
-    tree: ``step_ws`` and ``yoshida_step_ws`` are inlined into :func:`advance_ws`
-    (``inline="always"``) and the simulation calls :func:`advance_ws`, not
-    :func:`advance`.  Measured on the dev box with an empty cache (``Simulation`` of the
-    pendulum, 2026-11-24): 372 s with those three levels, 217 s without them."""
+    tree: :func:`step_ws` and :func:`substep_ws` are inlined into :func:`advance_ws`
+    (``inline="always"``), each scheme is called from one place, and the simulation
+    calls :func:`advance_ws`, not :func:`advance` (``benchmarks/bench_compile.py``;
+    BENCHMARKS.md, "Cold compile")."""
     if _PRIMED[0]:
         return
     # the kernels are compiled for the argument *types*: one free body with an empty
@@ -433,7 +406,6 @@ def prime_kernels(s0: tuple, ff: tuple) -> None:
     work = new_work(n, n_walls=1)
     info = np.zeros(4)
     ws = new_scratch(n, ff)
-    other_step_ws(S_RRP_NEWMARK, 1e-9, a, b, ff, work, info, ws)
     rec = (np.empty(0), np.empty((0, N_ENERGY)), np.empty((0, 3)), np.empty((0, 3)),
            np.empty((0, n, 3)), np.empty((0, n, 4)), np.empty((0, n, 3)), np.empty((0, n, 3)),
            np.empty((0, n, 3)))
