@@ -201,7 +201,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     vtk_dir, tmp = _vtk_target(args)
     out = args.out or (str(tmp / "run.h5") if tmp is not None else None)
     # the summary needs t, the energies and the momenta only: frames live in the file
-    writer = RunWriter(out, sim, scenario=sc.name, keep_frames=False) if out else None
+    writer = (RunWriter(out, sim, scenario=sc.name, keep_frames=False, background=True)
+              if out else None)
     try:
         status, message, code = _drive(args, sim, writer, n_total, t_end, tty)
         a = sim.series.arrays()
@@ -372,7 +373,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if sim.h > stab.h_stable and not args.quiet:
         print(f"warning: h = {sim.h:g} exceeds the {stab.describe()}; the run may blow up",
               file=sys.stderr)
-    writer = RunWriter.resume(out, sim, src, n_records, keep_frames=False)
+    writer = RunWriter.resume(out, sim, src, n_records, keep_frames=False, background=True)
     if not args.quiet:
         print(f"resuming {src} at t = {sim.t:.6g} (step {sim.step_index}) with "
               f"{sim.integrator.name}, h = {sim.h:g}, to t = {args.t_end:g} → {out}",

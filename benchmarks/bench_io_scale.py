@@ -4,17 +4,18 @@
 The pile (``tori-pile``, 20 spheres per ring, ``rrp-newmark``, ``h = 2e-3``) runs as
 ``rrp run --out`` runs it: a :class:`engine.io.RunWriter` with ``keep_frames=False``,
 flushed after every chunk of ``--every`` steps, so each flush appends one frame (the
-full state, 128 B per sphere in float64) plus the series rows, and writes the
-checkpoint when due (``engine.io.hdf5.CHECKPOINT_BUDGET``).  ``sim.advance`` and
-``writer.flush``/``close`` are timed separately (wall clock), after ``warm_up`` (kernels
-compiled or loaded from the cache) and the writer's creation (which writes frame 0 and
-the first checkpoint: reported apart).  Also the file size, the writer's split between
-records and checkpoints, and the peak RSS.  ``--compression`` replaces the frame filter
-(``engine.io.hdf5.FRAME_COMPRESSION``) to compare the choices.
+full state, 128 B per sphere in float64) plus the series rows, and writes the checkpoint
+when due (``engine.io.hdf5.CHECKPOINT_BUDGET``). ``sim.advance`` and
+``writer.flush``/``close`` are timed separately (wall clock: with the writer thread of
+``rrp run --out``, the time the stepping waits for it; ``--sync`` writes in line), after
+``warm_up`` (kernels compiled or loaded from the cache) and the writer's creation (which
+writes frame 0 and the first checkpoint: reported apart). Also the file size, the
+writer's split between records and checkpoints, and the peak RSS. ``--compression``
+replaces the frame filter (``engine.io.hdf5.FRAME_COMPRESSION``) to compare the choices.
 
     python benchmarks/bench_io_scale.py [--sizes 10000 100000 1000000]
         [--boxes 8 60 190] [--frames 100] [--every 10] [--compression lzf|gzip|none]
-        [--threads N] [--mu MU] [--damping ZETA] [--dir DIR] [--json]
+        [--threads N] [--mu MU] [--damping ZETA] [--sync] [--dir DIR] [--json]
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ FILTERS = {"lzf": {"compression": "lzf"},
 
 
 def measure(n_spheres: int, box: float, frames: int, every: int, directory: Path,
-            mu: float = 0.0, damping: float = 0.0) -> dict:
+            mu: float = 0.0, damping: float = 0.0, background: bool = True) -> dict:
     """One run of ``frames`` frames, ``every`` steps apart, on a pile of ``n_spheres``
     (friction ``mu``, damping ``damping``: then the frames also hold ``F``, ``RM`` and
     the springs, and the loop stops at each frame to keep them, within the stepping
@@ -58,7 +59,8 @@ def measure(n_spheres: int, box: float, frames: int, every: int, directory: Path
     sim.warm_up()
     path = directory / f"pile-{model.n_bodies}.h5"
     t0 = time.perf_counter()
-    writer = RunWriter(path, sim, scenario="tori-pile", keep_frames=False)
+    writer = RunWriter(path, sim, scenario="tori-pile", keep_frames=False,
+                       background=background)
     create = time.perf_counter() - t0
     advance = write = 0.0
     for _ in range(frames):
@@ -84,6 +86,7 @@ def measure(n_spheres: int, box: float, frames: int, every: int, directory: Path
     return {"spheres": model.n_bodies, "box": box, "frames": n_frames, "every": every,
             "steps": frames * every, "build_s": build, "create_s": create,
             "advance_s": advance, "write_s": write, "ratio": write / advance,
+            "background": background,
             "records_s": writer.seconds["records"],
             "checkpoint_s": writer.seconds["checkpoint"],
             "checkpoints": writer.checkpoints_written,
@@ -105,6 +108,8 @@ def main() -> None:
                     help="threads of the force kernels (default: Numba's)")
     ap.add_argument("--dir", default=None, help="where to write the files (default: a "
                     "temporary directory, removed afterwards)")
+    ap.add_argument("--sync", action="store_true", help="write on the stepping thread "
+                    "(default: a writer thread, as rrp run --out)")
     ap.add_argument("--mu", type=float, default=0.0, help="friction (tori-pile's mu)")
     ap.add_argument("--damping", type=float, default=0.0, help="tori-pile's damping")
     ap.add_argument("--json", action="store_true")
@@ -121,15 +126,17 @@ def main() -> None:
     try:
         for size, box in zip(args.sizes, args.boxes, strict=False):
             r = measure(size, box, args.frames, args.every, directory, args.mu,
-                        args.damping)
+                        args.damping, not args.sync)
             r["compression"] = args.compression
             r["load"] = os.getloadavg()[0]
             rows.append(r)
             if not args.json:
                 print(f"{r['spheres']:>8} spheres  {r['frames']} frames × {r['every']} steps: "
-                      f"advance {r['advance_s']:.2f} s, writer {r['write_s']:.2f} s "
-                      f"(records {r['records_s']:.2f}, {r['checkpoints']} checkpoints "
-                      f"{r['checkpoint_s']:.2f}) = {r['ratio']:.2f}× stepping; "
+                      f"advance {r['advance_s']:.2f} s, in the writer's calls "
+                      f"{r['write_s']:.2f} s = {r['ratio']:.2f}× stepping (writing "
+                      f"{'in a thread' if r['background'] else 'in line'}: records "
+                      f"{r['records_s']:.2f}, {r['checkpoints']} checkpoints "
+                      f"{r['checkpoint_s']:.2f}); "
                       f"file {r['file_MB']:.0f} MB of {r['raw_MB']:.0f} MB raw; "
                       f"writer creation {r['create_s']:.2f} s; peak RSS "
                       f"{r['peak_rss_MB']:.0f} MB; load {r['load']:.2f}"

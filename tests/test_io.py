@@ -393,3 +393,45 @@ def test_files_with_the_previous_frame_layout_read_and_resume(tmp_path):
     with RunFile(tmp_path / "old.h5") as rf:
         assert rf.n_frames == 11 and rf.status == "complete"
         np.testing.assert_array_equal(rf._f["bodies/step"][()], np.arange(0, 55, 5))
+
+
+def test_a_writer_thread_writes_the_same_file_and_raises_its_errors(tmp_path, monkeypatch):
+    """``background=True`` (``rrp run --out``): the rows are taken at each flush and a
+    thread writes them while the run steps on; the file is the one written in line,
+    checkpoint included, and an error of the thread (a full disk) is raised by the next
+    flush, not lost."""
+    from engine.io import RunFile
+
+    _torus_run(tmp_path, "line.h5", keep_frames=False)
+    sim, w = _torus_run(tmp_path, "thread.h5", keep_frames=False, background=True)
+    assert w._pending is None  # close waited for the last write
+    a, b = read_run(tmp_path / "line.h5"), read_run(tmp_path / "thread.h5")
+    for c in (*FRAME_COLUMNS, "time", "step"):
+        np.testing.assert_array_equal(a["bodies"][c], b["bodies"][c])
+    for c in a["energy"]:
+        np.testing.assert_array_equal(a["energy"][c], b["energy"][c])
+    with RunFile(tmp_path / "line.h5") as fa, RunFile(tmp_path / "thread.h5") as fb:
+        (da, na), (db, nb) = fa.resume_state(), fb.resume_state()
+        assert na == nb == 9 and da["step_index"] == db["step_index"] == 40
+        np.testing.assert_array_equal(da["s0_0"], db["s0_0"])
+
+    model = load_scenario("torus").build_model()
+    sim = Simulation(model, "rrp-newmark", 1e-3, record_every=5)
+    w = RunWriter(tmp_path / "full.h5", sim, background=True)
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(w, "_write_rows", full)
+    sim.advance(5)
+    w.flush()  # the thread fails ...
+    sim.advance(5)
+    with pytest.raises(OSError, match="No space left"):
+        w.flush()  # ... and the next flush says so
+    monkeypatch.undo()  # space again: nothing was lost, the failed write is done first
+    sim.advance(5)
+    w.close()
+    with RunFile(tmp_path / "full.h5") as rf:
+        assert rf.status == "complete"
+        np.testing.assert_array_equal(rf.times, sim.series.arrays()["t"])
+        assert rf.n_frames == 4 and rf.frame(-1).step == 15

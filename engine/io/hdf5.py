@@ -44,6 +44,7 @@ import json
 import os
 import shutil
 import socket
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,18 +126,23 @@ class RunWriter:
     started from any frame.  ``keep_frames=False``: drop the frames from the
     simulation's series once they are in the file (``rrp run --out``: a 10⁶-sphere
     frame is 128 MB; the series keeps ``t``, the energies and the momenta).
-    :meth:`resume` continues an existing file.  ``seconds`` holds the time spent writing
-    the records and the checkpoints (``benchmarks/bench_io_scale.py``)."""
+    :meth:`resume` continues an existing file.  ``background``: each flush takes copies
+    of the new rows (and the checkpoint's state) and a thread writes them, compressing
+    the frames while the caller steps on (``rrp run --out``; one write in flight, its
+    error raised by the next flush or :meth:`close`).  ``seconds`` holds the time spent
+    writing the records and the checkpoints, and ``blocked`` the caller's time in
+    :meth:`flush` (``benchmarks/bench_io_scale.py``)."""
 
     def __init__(self, path: str | Path, sim: Simulation, *, scenario: str = "",
                  frames: bool = True, checkpoint: bool = True, keep_frames: bool = True,
-                 checkpoint_budget: float = CHECKPOINT_BUDGET) -> None:
+                 checkpoint_budget: float = CHECKPOINT_BUDGET,
+                 background: bool = False) -> None:
         self.path = Path(path)
         self.partial = self.path.with_name(self.path.name + ".partial")
         self.sim = sim
         self.frames = frames and sim.record_frames
         self.checkpoint = checkpoint
-        self._init_accounting(keep_frames, checkpoint_budget)
+        self._init_accounting(keep_frames, checkpoint_budget, background)
         self.written = 0
         self.base = 0  # rows in the file before this writer's first (resume)
         self.events_written = 0
@@ -209,13 +215,18 @@ class RunWriter:
                               chunks=(4096,))
         self.flush(checkpoint=True)
 
-    def _init_accounting(self, keep_frames: bool, checkpoint_budget: float) -> None:
+    def _init_accounting(self, keep_frames: bool, checkpoint_budget: float,
+                         background: bool) -> None:
+        self.background = bool(background)
         if not 0.0 < float(checkpoint_budget) <= 1.0:
             raise ValueError(f"checkpoint_budget must be in (0, 1], got {checkpoint_budget}")
         self.keep_frames = bool(keep_frames)
         self.checkpoint_budget = float(checkpoint_budget)
-        self.seconds = {"records": 0.0, "checkpoint": 0.0}
+        self.seconds = {"records": 0.0, "checkpoint": 0.0, "blocked": 0.0}
         self.checkpoints_written = 0
+        self._pending: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._failed: dict[str, Any] | None = None
         self._last_checkpoint_cost = 0.0
         self._t_start = time.perf_counter()
 
@@ -226,7 +237,8 @@ class RunWriter:
     @classmethod
     def resume(cls, path: str | Path, sim: Simulation, source: str | Path,
                n_records: int, *, checkpoint: bool = True, keep_frames: bool = True,
-               checkpoint_budget: float = CHECKPOINT_BUDGET) -> RunWriter:
+               checkpoint_budget: float = CHECKPOINT_BUDGET,
+               background: bool = False) -> RunWriter:
         """Append ``sim`` (a run resumed from ``source``'s checkpoint, taken after
         ``n_records`` rows) to a copy of ``source`` written as ``path``: the rows the
         file holds beyond the checkpoint (a run killed between the two) are dropped.
@@ -238,7 +250,7 @@ class RunWriter:
         self.partial = self.path.with_name(self.path.name + ".partial")
         self.sim = sim
         self.checkpoint = checkpoint
-        self._init_accounting(keep_frames, checkpoint_budget)
+        self._init_accounting(keep_frames, checkpoint_budget, background)
         self.written = 0
         self.base = int(n_records)
         self.events_written = 0
@@ -278,55 +290,116 @@ class RunWriter:
         """Append the records not yet written and the events, write the checkpoint
         (``checkpoint=None``: when due, see :data:`CHECKPOINT_BUDGET`; ``True``: now;
         ``False``: not), flush to disk.  Only the new rows are concatenated
-        (:meth:`~engine.simulation.TimeSeries.tail`), so a flush costs what it writes."""
+        (:meth:`~engine.simulation.TimeSeries.tail`), so a flush costs what it writes.
+
+        With ``background``, the rows (copies) and the checkpoint are taken here and
+        written by a thread while the caller goes on stepping; the next flush first
+        waits for it (one write in flight) and raises what it raised (``OSError``)."""
         t0 = time.perf_counter()
+        self._wait()
+        job = self._collect(checkpoint)
+        if self.background:
+            self._pending = threading.Thread(target=self._write_job, args=(job,),
+                                             name="rrp-run-writer")
+            self._pending.start()
+        else:
+            self._write_job(job)
+            self._raise_error()
+        self.seconds["blocked"] += time.perf_counter() - t0
+
+    def _wait(self) -> None:
+        """Wait for the write in flight, if any, and raise its error; a write that
+        failed before is taken again first (what it had not written yet), so that no
+        rows are skipped once the cause is gone (a full disk)."""
+        if self._pending is not None:
+            self._pending.join()
+            self._pending = None
+        self._raise_error()
+        if self._failed is not None:
+            job, self._failed = self._failed, None
+            self._write_job(job)
+            self._raise_error()
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            exc, self._error = self._error, None
+            raise exc
+
+    def _collect(self, checkpoint: bool | None) -> dict[str, Any]:
+        """What a flush writes, taken from the simulation now (copies): the new rows,
+        their springs, the events, the checkpoint if due."""
         a = self.sim.series.tail(self.written)
         k = len(a["t"])
-        if k:
-            idx = ENERGY_NAMES.index
-            total = a["energy"].sum(axis=1)
-            cols: dict[str, Any] = {c: a["energy"][:, idx(c)] for c in self.components}
-            cols["total"] = total
-            cols["relative_error"] = (total - self.sim.e_ref) / self.sim.e_scale
-            self._append(self.f["time"], a["t"])
-            for c, arr in cols.items():
-                self._append(self.f["energy"][c], arr)
-            self._append(self.f["momentum/linear"], a["P"])
-            self._append(self.f["momentum/angular"], a["L"])
-            if self.frames:
-                gb = self.f["bodies"]
-                self._append(gb["position"], a["x"])
-                self._append(gb["quaternion"], a["q"])
-                self._append(gb["omega"], a["omega"])
-                self._append(gb["time"], a["t"])
-                if "step" in gb:
-                    self._append(gb["step"], a.get("step", np.full(k, -1)))
-                if "dissipated" in gb:
-                    self._append(gb["dissipated"], a["energy"][:, idx("dissipated")])
-                for c, key, w in _STATE_COLS:
-                    if c in gb:
-                        self._append(gb[c], a.get(key, np.full((k, a["x"].shape[1], w),
-                                                                np.nan)))
-                if "generalized" in self.f:
-                    for c in ("q", "v"):
-                        self._append(self.f["generalized"][c],
-                                     a.get("g" + c, np.full((k, 2), np.nan)))
-                if "springs" in self.f:
-                    self._append_springs(k)
-            self.written += k
-            if self.frames and not self.keep_frames:
-                self.sim.series.release_frames()
+        job: dict[str, Any] = {"rows": a, "k": k, "events": None, "checkpoint": None}
+        if k and "springs" in self.f:
+            job["springs"] = [self.sim.series.springs.get(row)
+                              for row in range(self.written, self.written + k)]
+        self.written += k
+        if k and self.frames and not self.keep_frames:
+            self.sim.series.release_frames()
         if len(self.sim.events) > self.events_written:
-            self._write_events(self.sim.events)
-        self.f.flush()
-        self.seconds["records"] += time.perf_counter() - t0
+            job["events"] = list(self.sim.events)
+            self.events_written = len(self.sim.events)
         if self.checkpoint and (self._checkpoint_due() if checkpoint is None else checkpoint):
+            job["checkpoint"] = (self.sim.resume_state(), self.base + self.written)
+        return job
+
+    def _write_job(self, job: dict[str, Any]) -> None:
+        """Write what :meth:`_collect` took (on the caller's thread or the writer's;
+        an exception is kept for :meth:`_raise_error`)."""
+        try:
             t0 = time.perf_counter()
-            self._write_checkpoint()
+            if job["k"]:
+                self._write_rows(job["rows"], job["k"], job.get("springs"))
+                job["k"] = 0
+            if job["events"] is not None:
+                self._write_events(job["events"])
+                job["events"] = None
             self.f.flush()
-            self._last_checkpoint_cost = time.perf_counter() - t0
-            self.seconds["checkpoint"] += self._last_checkpoint_cost
-            self.checkpoints_written += 1
+            self.seconds["records"] += time.perf_counter() - t0
+            if job["checkpoint"] is not None:
+                t0 = time.perf_counter()
+                self._write_checkpoint(*job["checkpoint"])
+                self.f.flush()
+                job["checkpoint"] = None
+                self._last_checkpoint_cost = time.perf_counter() - t0
+                self.seconds["checkpoint"] += self._last_checkpoint_cost
+                self.checkpoints_written += 1
+        except BaseException as exc:  # noqa: BLE001 - raised again by the caller
+            self._error = exc
+            self._failed = job
+
+    def _write_rows(self, a: dict[str, np.ndarray], k: int,
+                    springs: list | None) -> None:
+        idx = ENERGY_NAMES.index
+        total = a["energy"].sum(axis=1)
+        cols: dict[str, Any] = {c: a["energy"][:, idx(c)] for c in self.components}
+        cols["total"] = total
+        cols["relative_error"] = (total - self.sim.e_ref) / self.sim.e_scale
+        self._append(self.f["time"], a["t"])
+        for c, arr in cols.items():
+            self._append(self.f["energy"][c], arr)
+        self._append(self.f["momentum/linear"], a["P"])
+        self._append(self.f["momentum/angular"], a["L"])
+        if not self.frames:
+            return
+        gb = self.f["bodies"]
+        self._append(gb["position"], a["x"])
+        self._append(gb["quaternion"], a["q"])
+        self._append(gb["omega"], a["omega"])
+        self._append(gb["time"], a["t"])
+        if "step" in gb:
+            self._append(gb["step"], a.get("step", np.full(k, -1)))
+        if "dissipated" in gb:
+            self._append(gb["dissipated"], a["energy"][:, idx("dissipated")])
+        for c, key, w in _STATE_COLS:
+            if c in gb:
+                self._append(gb[c], a.get(key, np.full((k, a["x"].shape[1], w), np.nan)))
+        if "generalized" in self.f:
+            for c in ("q", "v"):
+                self._append(self.f["generalized"][c], a.get("g" + c, np.full((k, 2), np.nan)))
+        if "springs" in self.f:
+            self._append_springs(springs or [None] * k)
 
     def _checkpoint_due(self) -> bool:
         """Whether a flush writes the checkpoint: always while the last one was cheap,
@@ -337,12 +410,12 @@ class RunWriter:
         elapsed = time.perf_counter() - self._t_start
         return self.seconds["checkpoint"] + cost <= self.checkpoint_budget * elapsed
 
-    def _write_checkpoint(self) -> None:
-        """Write the checkpoint into the older of the two groups ``/checkpoint`` and
+    def _write_checkpoint(self, d: dict, n_records: int) -> None:
+        """Write the checkpoint ``d`` (:meth:`Simulation.resume_state`, taken after
+        ``n_records`` rows) into the older of the two groups ``/checkpoint`` and
         ``/checkpoint_alt`` (ping-pong): its ``serial`` is cleared and flushed first and
         set last, after the data are flushed, so a writer killed at any point leaves the
         other group complete; readers take the complete one with the larger serial."""
-        d = self.sim.resume_state()
         serials = {}
         for name in CHECKPOINT_GROUPS:
             serials[name] = int(self.f[name].attrs.get("serial", -1)) if name in self.f else -1
@@ -365,7 +438,7 @@ class RunWriter:
                 g.attrs[k] = int(v)
             else:
                 g.attrs[k] = v
-        g.attrs["n_records"] = self.base + self.written
+        g.attrs["n_records"] = n_records
         g.attrs["version"] = __version__
         self.f.flush()
         g.attrs["serial"] = newest + 1
@@ -373,7 +446,11 @@ class RunWriter:
     def close(self, status: str = "complete", message: str = "") -> Path:
         """Write the remaining records, the final status, and move the file in place."""
         if self.f.id.valid:
-            self.flush(checkpoint=True)
+            background, self.background = self.background, False
+            try:
+                self.flush(checkpoint=True)
+            finally:
+                self.background = background
             self.f.attrs["status"] = status
             self.f.attrs["message"] = message
             self.f.attrs["steps"] = self.sim.step_index
@@ -393,14 +470,12 @@ class RunWriter:
         else:
             self.close("failed", f"{exc_type.__name__}: {exc}")
 
-    def _append_springs(self, k: int) -> None:
-        """Append the springs of the ``k`` series rows from :attr:`written` on (none for
-        a row recorded without them)."""
+    def _append_springs(self, rows: list) -> None:
+        """Append the springs of the rows (``None``: a row recorded without them)."""
         gs = self.f["springs"]
         at = gs["sphere"].shape[0]
         starts, counts, lists = [], [], [[] for _ in _SPRING_LISTS]
-        for row in range(self.written, self.written + k):
-            sp = self.sim.series.springs.get(row)
+        for sp in rows:
             n = 0 if sp is None else len(sp[0])
             starts.append(at)
             counts.append(n)
