@@ -330,7 +330,8 @@ class RunWriter:
         their springs, the events, the checkpoint if due."""
         a = self.sim.series.tail(self.written)
         k = len(a["t"])
-        job: dict[str, Any] = {"rows": a, "k": k, "events": None, "checkpoint": None}
+        job: dict[str, Any] = {"rows": a, "k": k, "events": None, "checkpoint": None,
+                               "e_ref": (self.sim.e_ref, self.sim.e_scale)}
         if k and "springs" in self.f:
             job["springs"] = [self.sim.series.springs.get(row)
                               for row in range(self.written, self.written + k)]
@@ -350,7 +351,7 @@ class RunWriter:
         try:
             t0 = time.perf_counter()
             if job["k"]:
-                self._write_rows(job["rows"], job["k"], job.get("springs"))
+                self._write_rows(job["rows"], job["k"], job.get("springs"), *job["e_ref"])
                 job["k"] = 0
             if job["events"] is not None:
                 self._write_events(job["events"])
@@ -369,13 +370,15 @@ class RunWriter:
             self._error = exc
             self._failed = job
 
-    def _write_rows(self, a: dict[str, np.ndarray], k: int,
-                    springs: list | None) -> None:
+    def _write_rows(self, a: dict[str, np.ndarray], k: int, springs: list | None,
+                    e_ref: float, e_scale: float) -> None:
+        """Append ``k`` rows ``a`` of the series (and their springs) to the datasets
+        (reads nothing of the simulation: it may be stepping meanwhile)."""
         idx = ENERGY_NAMES.index
         total = a["energy"].sum(axis=1)
         cols: dict[str, Any] = {c: a["energy"][:, idx(c)] for c in self.components}
         cols["total"] = total
-        cols["relative_error"] = (total - self.sim.e_ref) / self.sim.e_scale
+        cols["relative_error"] = (total - e_ref) / e_scale
         self._append(self.f["time"], a["t"])
         for c, arr in cols.items():
             self._append(self.f["energy"][c], arr)
