@@ -320,15 +320,18 @@ class ForceField:
         table has ``DEFAULT_SLOTS`` or more)."""
         cur = int(self.history[1][HI_CURRENT])
         partner = self.history[2][cur]
-        i, s = np.nonzero(partner >= 0)
+        # a sphere's list ends at its first -1: the slots after it may hold the springs
+        # of a longer list of two steps before (the kernels never read them)
+        i, s = np.nonzero(np.logical_and.accumulate(partner >= 0, axis=1))
         return (i.astype(np.int32), partner[i, s].astype(np.int32),
                 self.history[3][cur][i, s].copy())
 
     def dense_springs(self, sphere: np.ndarray, partner: np.ndarray,
-                      xi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                      xi: np.ndarray, slots: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """The slot table ``(partner (n, slots), xi (n, slots, 4))`` of the list of
-        :meth:`committed_springs_sparse` (for :meth:`reset_history`); ``ValueError``
-        when the list does not fit this model."""
+        :meth:`committed_springs_sparse` (for :meth:`reset_history`), with at least
+        ``slots`` slots a sphere; ``ValueError`` when the list does not fit this
+        model."""
         n = self.n_bodies
         sphere = np.asarray(sphere, dtype=np.int64).reshape(-1)
         partner = np.asarray(partner, dtype=np.int64).reshape(-1)
@@ -342,7 +345,7 @@ class ForceField:
             raise ValueError(f"the springs do not fit a model of {n} spheres and "
                              f"{self.n_walls} walls")
         counts = np.bincount(sphere, minlength=n)
-        slots = max(DEFAULT_SLOTS, int(counts.max(initial=0)))
+        slots = max(DEFAULT_SLOTS, int(counts.max(initial=0)), int(slots))
         slot = np.arange(k) - np.repeat(np.cumsum(counts) - counts, counts)
         dense_p = np.full((n, slots), -1, dtype=np.int32)
         dense_x = np.zeros((n, slots, 4))

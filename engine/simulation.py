@@ -47,6 +47,7 @@ from .layout import (
     IS_PERCUSSIONS,
     IS_SOLVES,
     N_ENERGY,
+    NL_COUNT,
     OK,
 )
 from .models.base import Model
@@ -60,6 +61,18 @@ H_MAX = 1.0
 DEFAULT_ENERGY_TOLERANCE = 1.0
 """A relative energy error beyond this (100 %) counts as a blow-up."""
 
+
+
+def _saved_pairs(d: dict) -> np.ndarray:
+    """The neighbour list of a saved state (:meth:`Simulation.resume_state`): format 2
+    keeps the used pairs and the capacity, format 1 the whole table."""
+    pairs = np.ascontiguousarray(d["nl_pairs"], dtype=np.int64).reshape(-1, 2)
+    capacity = int(d.get("nl_capacity", pairs.shape[0]))
+    if capacity <= pairs.shape[0]:
+        return pairs
+    full = np.zeros((capacity, 2), dtype=np.int64)
+    full[:pairs.shape[0]] = pairs
+    return full
 
 class SimulationError(ValueError):
     """Bad input to the driver (an unknown integrator, an inadmissible ``h``).  The
@@ -644,8 +657,12 @@ class Simulation:
                 ser._cache = None
 
     # ------------------------------------------------------------------ resume
-    RESUME_FORMAT = 1
-    """Version of the :meth:`resume_state` layout (stored with it, checked on resume)."""
+    RESUME_FORMAT = 2
+    """Version of the :meth:`resume_state` layout (stored with it, checked on resume).
+    Format 2 keeps the committed friction springs as a list (``springs_*``) and the
+    used part of the neighbour list (``nl_pairs[:count]``, ``nl_capacity``); format 1
+    held both as full tables (≈ 280 bytes a sphere at 10⁶ spheres), and is still read."""
+    RESUME_FORMATS_READ = (1, 2)
 
     _SCRATCH_WORK = (0, 1, 2, 3, 4)
     """``work`` entries every step overwrites before reading (RK4's accumulators, the
@@ -671,11 +688,15 @@ class Simulation:
                     d[f"work_{k}_{j}"] = b.copy()
             else:
                 d[f"work_{k}"] = a.copy()
-        d["nl_pairs"] = self.ff.nl_pairs.copy()
+        count = int(self.ff.nl_state[NL_COUNT])
+        d["nl_pairs"] = self.ff.nl_pairs[:count].copy()
+        d["nl_capacity"] = int(self.ff.nl_pairs.shape[0])
         d["nl_state"] = self.ff.nl_state.copy()
         d["nl_xref"] = self.ff.nl_xref.copy()
         if self.ff.has_history:
-            d["history_partner"], d["history_xi"] = self.ff.committed_springs()
+            (d["springs_sphere"], d["springs_partner"],
+             d["springs_xi"]) = self.ff.committed_springs_sparse()
+            d["springs_slots"] = int(self.ff.history[2].shape[2])
         d["info"] = self._info.copy()
         d.update(self._resume_scalars())
         return d
@@ -708,9 +729,10 @@ class Simulation:
         if str(d.get("kind")) != kind:
             raise SimulationError(f"the saved state is of a {d.get('kind')} model, model "
                                   f"{model.name!r} is of a {kind} one")
-        if int(d.get("format", -1)) != cls.RESUME_FORMAT:
+        if int(d.get("format", -1)) not in cls.RESUME_FORMATS_READ:
             raise SimulationError(f"the saved state has format {d.get('format')}, this "
-                                  f"version reads format {cls.RESUME_FORMAT}")
+                                  f"version reads formats "
+                                  f"{', '.join(map(str, cls.RESUME_FORMATS_READ))}")
         tol = d["energy_tolerance"] if energy_tolerance == "keep" else energy_tolerance
         if tol is not None and float(tol) < 0:
             tol = None
@@ -748,18 +770,11 @@ class Simulation:
                     a[...] = d[f"work_{k}"]
                     work.append(a)
             self._work = tuple(work)
-            self.ff.nl_pairs = np.ascontiguousarray(d["nl_pairs"], dtype=np.int64)
+            self.ff.nl_pairs = _saved_pairs(d)
             self.ff.nl_state[...] = d["nl_state"]
             self.ff.nl_xref[...] = d["nl_xref"]
             if self.ff.has_history:
-                springs = None
-                if "history_partner" in d:
-                    springs = (np.ascontiguousarray(d["history_partner"], dtype=np.int32),
-                               np.ascontiguousarray(d["history_xi"], dtype=np.float64))
-                    if springs[0].shape[0] != n or springs[1].shape[:2] != springs[0].shape:
-                        raise SimulationError("the saved friction springs do not fit the "
-                                              f"model's {n} bodies")
-                self.ff.reset_history(self._s0[0], self._s0[2], springs)
+                self.ff.reset_history(self._s0[0], self._s0[2], self._saved_springs(d, n))
             self._info[...] = d["info"]
         except KeyError as exc:
             raise SimulationError(f"the saved state lacks {exc.args[0]!r}") from None
@@ -769,6 +784,21 @@ class Simulation:
             raise SimulationError(f"the saved state does not fit model {model.name!r}: "
                                   f"{exc}") from None
         self._restore_scalars(d)
+
+    def _saved_springs(self, d: dict, n: int) -> tuple | None:
+        """The slot table of the committed springs of a saved state: the list of format
+        2 (``springs_*``), the table of format 1 (``history_*``), or ``None``."""
+        if "springs_sphere" in d:
+            return self.ff.dense_springs(d["springs_sphere"], d["springs_partner"],
+                                         d["springs_xi"], int(d.get("springs_slots", 0)))
+        if "history_partner" not in d:
+            return None
+        springs = (np.ascontiguousarray(d["history_partner"], dtype=np.int32),
+                   np.ascontiguousarray(d["history_xi"], dtype=np.float64))
+        if springs[0].shape[0] != n or springs[1].shape[:2] != springs[0].shape:
+            raise SimulationError("the saved friction springs do not fit the "
+                                  f"model's {n} bodies")
+        return springs
 
     def _restore_scalars(self, d: dict) -> None:
         self.t = float(d["t"])

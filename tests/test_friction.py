@@ -211,6 +211,51 @@ def test_resume_and_restore_with_springs_are_bit_identical(integrator):
     np.testing.assert_allclose(ref.state.x, end, rtol=0, atol=1e-9)
 
 
+def test_saved_state_lists_the_live_springs_and_format_1_still_resumes():
+    """A checkpoint (format 2) keeps the committed springs as a list and the used part of
+    the neighbour list; a format-1 checkpoint (the full slot table and list) of the
+    same instant resumes to the same bits."""
+    model = PILE.make({"n_tori": 6, "mu": 0.5, "damping": 0.2, "box": 4.0})
+    ref = Simulation(model, "rrp-newmark", 2e-3, record_every=50, record_frames=False)
+    assert ref.advance(1200).ok
+    d = ref.resume_state()
+    partner, xi = ref.ff.committed_springs()
+    live = np.logical_and.accumulate(partner >= 0, axis=1)
+    assert d["format"] == 2 and len(d["springs_sphere"]) == live.sum() > 10
+    assert len(d["nl_pairs"]) == ref.ff.nl_state[0] < d["nl_capacity"]
+    old = {k: v for k, v in d.items() if not k.startswith("springs_") and k != "nl_capacity"}
+    old.update(format=1, history_partner=partner, history_xi=xi,
+               nl_pairs=ref.ff.nl_pairs.copy())
+    runs = [Simulation.from_resume_state(model, s) for s in (d, old)]
+    assert runs[0].ff.nl_pairs.shape == ref.ff.nl_pairs.shape
+    for sim in runs:
+        assert sim.advance(300).ok
+    assert ref.advance(300).ok
+    for sim in runs:
+        for k in ("x", "v", "q", "omega"):
+            assert np.array_equal(getattr(sim.state, k), getattr(ref.state, k)), k
+
+
+def test_a_springs_list_ends_at_its_first_free_slot():
+    """Slots after a sphere's ``-1`` may hold springs of a longer list of two steps
+    before; the kernels never read them, and neither does the list a frame or a
+    checkpoint keeps (they would come back as live springs)."""
+    model = PILE.make({"n_tori": 2, "mu": 0.5, "box": 3.0})
+    sim = Simulation(model, "rrp-newmark", 1e-3, record_every=50, record_frames=False)
+    n = model.n_bodies
+    partner = np.full((n, 6), -1, np.int32)
+    xi = np.zeros((n, 6, 4))
+    partner[0, :4] = [5, 7, -1, 9]  # 9: stale, past the end of the list
+    xi[0, :4, 0] = [1.0, 2.0, 0.0, 3.0]
+    sim.ff.reset_history(sim.state.x, sim.state.q, (partner, xi))
+    sphere, part, xs = sim.ff.committed_springs_sparse()
+    assert sphere.tolist() == [0, 0] and part.tolist() == [5, 7]
+    assert xs[:, 0].tolist() == [1.0, 2.0]
+    dense_p, dense_x = sim.ff.dense_springs(sphere, part, xs, slots=8)
+    assert dense_p.shape == (n, 8) and dense_p[0, :3].tolist() == [5, 7, -1]
+    assert (dense_p[1:] == -1).all()
+
+
 @pytest.mark.parametrize("damping", [0.0, 0.2])
 def test_every_sphere_scheme_runs_the_frictional_pile(damping):
     """Every scheme usable on the penalty pile takes it with friction (and damping):

@@ -427,6 +427,8 @@ class RunWriter:
         g = self.f.require_group(target)
         g.attrs["serial"] = -1
         self.f.flush()
+        for k in [k for k in g if k not in d]:  # (a group of an older layout: resume)
+            del g[k]
         for k, v in d.items():
             if isinstance(v, np.ndarray):
                 if k in g and g[k].shape == v.shape and g[k].dtype == v.dtype:
