@@ -361,3 +361,14 @@ def test_blow_up_names_the_resume_command_and_it_works(tmp_path):
     res = rrp(tmp_path, "run", "torus", "--h", "0.05", "--t-end", "1")
     err = [ln for ln in res.stderr.splitlines() if ln.startswith("rrp: error:")][0]
     assert "write the run with --out FILE to be able to resume" in err, err
+
+
+def test_an_empty_kernel_cache_is_told_from_a_filled_one(tmp_path):
+    """``rrp run`` compiles the kernels in a process of their own when the cache lacks
+    the stepping loop (the compiler's memory would stay with the run's)."""
+    from app.cli import kernels_cached
+
+    assert not kernels_cached(str(tmp_path))
+    (tmp_path / "integrators_x").mkdir()
+    (tmp_path / "integrators_x" / "advance.advance_ws-339.py311.nbi").write_bytes(b"")
+    assert kernels_cached(str(tmp_path))
