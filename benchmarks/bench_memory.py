@@ -69,8 +69,9 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     from engine.layout import P_SKIN
     from engine.neighbours import _search, build_neighbours_ws, neighbour_scratch_size
 
-    ff = build_pile(n_spheres, 1.0).forcefield
-    x = build_pile(n_spheres, 1.0).initial_state.x.copy()
+    model = build_pile(n_spheres, 1.0)
+    ff = model.forcefield
+    x = model.initial_state.x.copy()
     n = x.shape[0]
     iw = np.empty(neighbour_scratch_size(n), dtype=np.int64)
     pairs = np.zeros((4 * n, 2), dtype=np.int64)
@@ -90,6 +91,8 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
 
     build = best(lambda: build_neighbours_ws(x, ff.D, skin, pairs, state, xref, iw), 1)
     # the cell list of the last build is in iw: search it again, whole and in hot blocks
+    # (its grid, as build_neighbours_ws chooses it: cells of edge max D + skin, 1.5x
+    # larger while there would be more than 8 n of them)
     cap = max(64, 8 * n)
     lo, hi = x.min(axis=0), x.max(axis=0)
     edge = ff.D.max() + skin
