@@ -156,24 +156,17 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def kernels_cached(cache_dir: str | None = None) -> bool:
-    """Whether Numba's cache (``cache_dir``, default ``NUMBA_CACHE_DIR``, which
-    ``engine`` points at a cache of its current sources) holds the stepping loop."""
-    root = cache_dir or os.environ.get("NUMBA_CACHE_DIR", "")
-    return bool(root) and any(Path(root).glob("**/advance.advance_ws-*.nbi"))
-
-
 def _prime_in_a_subprocess(tty: bool) -> None:
     """On an empty kernel cache (a fresh install, a new version), compile the step
     kernels in a process of their own before the model is built: Numba keeps ≈ 0.6 GB
     of the compiler's memory in the process that compiles, on top of the model's (a
-    first 10⁶-sphere run peaked at 2.37 GB instead of 1.83; BENCHMARKS.md).  This
+    first 10⁶-sphere run peaked at 2.43 GB instead of 1.91; BENCHMARKS.md).  This
     process then loads them from the cache."""
     import subprocess
 
     import engine
 
-    if kernels_cached():
+    if engine.kernels_cached():
         return
     if tty:
         print("compiling the kernels (once after an install or update: a few minutes)…",
@@ -254,8 +247,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _vtk_target(args: argparse.Namespace):
     """``(DIR, temporary directory or None)`` for ``--vtk DIR``: the frames go through an
     HDF5 run file (``--out``, or a temporary one), then ``engine.io.vtk.export_vtk``."""
-    from pathlib import Path
-
     if not args.vtk:
         return None, None
     if args.no_frames:

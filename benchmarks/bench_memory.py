@@ -64,6 +64,7 @@ def bandwidth_gbs(megabytes: float = 256.0) -> float:
 
 def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     """µs a sphere of the pair search, over all spheres and over hot blocks of 1000."""
+    from bench_pile_profile import best
     from bench_pile_scale import build_pile
 
     from engine.layout import P_SKIN
@@ -79,17 +80,8 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     xref = np.zeros((n, 3))
     skin = ff.fp[P_SKIN]
 
-    def best(fn, calls: int) -> float:
-        fn()
-        out = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            out.append((time.perf_counter() - t0) / calls)
-        return min(out)
-
-    build = best(lambda: build_neighbours_ws(x, ff.D, skin, pairs, state, xref, iw), 1)
+    build = best(lambda: build_neighbours_ws(x, ff.D, skin, pairs, state, xref, iw), 1,
+                 repeat)
     # the cell list of the last build is in iw: search it again, whole and in hot blocks
     # (its grid, as build_neighbours_ws chooses it: cells of edge max D + skin, 1.5x
     # larger while there would be more than 8 n of them)
@@ -104,10 +96,10 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     xs = iw[cap + 1 + 2 * n:cap + 1 + 6 * n].view(np.float64)
     args = (x, ff.D, skin, iw, cap + 1, cap + 1 + n, xs, int(m[0]), int(m[1]), int(m[2]),
             pairs)
-    whole = best(lambda: _search(0, n, *args, 0, pairs.shape[0]), 1)
+    whole = best(lambda: _search(0, n, *args, 0, pairs.shape[0]), 1, repeat)
     blk = min(1000, n)
     hot = best(lambda: _search(n // 2 - blk // 2, n // 2 + blk - blk // 2, *args, 0,
-                               pairs.shape[0]), max(1, 200_000 // blk))
+                               pairs.shape[0]), max(1, 200_000 // blk), repeat)
     return {"n": n, "build": build / n * 1e6, "search": whole / n * 1e6,
             "search_hot_block": hot / blk * 1e6}
 

@@ -66,6 +66,16 @@ def _ensure_numba_cache_dir() -> None:
 
 
 _ensure_numba_cache_dir()
+
+
+def kernels_cached(cache_dir: str | None = None) -> bool:
+    """Whether the kernel cache (``cache_dir``, default this process's
+    ``NUMBA_CACHE_DIR``, the cache of these sources) holds the stepping loop
+    (``engine.integrators.advance.advance_ws``): false on the first start after an
+    install or an update, when it is compiled (BENCHMARKS.md, "Cold compile")."""
+    root = cache_dir or os.environ.get("NUMBA_CACHE_DIR", "")
+    return bool(root) and any(Path(root).glob("**/advance.advance_ws-*.nbi"))
+
 # Numba's OpenMP threading layer: threads that wait spin by default and take the core
 # from the one that works (measured on 2 cores: 2 threads 3.6–15x slower than 1, issue
 # #9); passive waiting unless the user chose otherwise (read when the layer loads)

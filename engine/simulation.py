@@ -62,7 +62,6 @@ DEFAULT_ENERGY_TOLERANCE = 1.0
 """A relative energy error beyond this (100 %) counts as a blow-up."""
 
 
-
 def _saved_pairs(d: dict) -> np.ndarray:
     """The neighbour list of a saved state (:meth:`Simulation.resume_state`): format 2
     keeps the used pairs and the capacity, format 1 the whole table."""
@@ -73,6 +72,7 @@ def _saved_pairs(d: dict) -> np.ndarray:
     full = np.zeros((capacity, 2), dtype=np.int64)
     full[:pairs.shape[0]] = pairs
     return full
+
 
 class SimulationError(ValueError):
     """Bad input to the driver (an unknown integrator, an inadmissible ``h``).  The
@@ -774,7 +774,7 @@ class Simulation:
             self.ff.nl_state[...] = d["nl_state"]
             self.ff.nl_xref[...] = d["nl_xref"]
             if self.ff.has_history:
-                self.ff.reset_history(self._s0[0], self._s0[2], self._saved_springs(d, n))
+                self.ff.reset_history(self._s0[0], self._s0[2], self._saved_springs(d))
             self._info[...] = d["info"]
         except KeyError as exc:
             raise SimulationError(f"the saved state lacks {exc.args[0]!r}") from None
@@ -785,9 +785,10 @@ class Simulation:
                                   f"{exc}") from None
         self._restore_scalars(d)
 
-    def _saved_springs(self, d: dict, n: int) -> tuple | None:
+    def _saved_springs(self, d: dict) -> tuple | None:
         """The slot table of the committed springs of a saved state: the list of format
         2 (``springs_*``), the table of format 1 (``history_*``), or ``None``."""
+        n = self.ff.n_bodies
         if "springs_sphere" in d:
             return self.ff.dense_springs(d["springs_sphere"], d["springs_partner"],
                                          d["springs_xi"], int(d.get("springs_slots", 0)))

@@ -366,7 +366,7 @@ def test_blow_up_names_the_resume_command_and_it_works(tmp_path):
 def test_an_empty_kernel_cache_is_told_from_a_filled_one(tmp_path):
     """``rrp run`` compiles the kernels in a process of their own when the cache lacks
     the stepping loop (the compiler's memory would stay with the run's)."""
-    from app.cli import kernels_cached
+    from engine import kernels_cached
 
     assert not kernels_cached(str(tmp_path))
     (tmp_path / "integrators_x").mkdir()
