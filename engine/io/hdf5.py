@@ -70,6 +70,10 @@ _SPRING_LISTS = (("sphere", "i4", ()), ("partner", "i4", ()), ("xi", "f8", (4,))
 frames, :meth:`engine.forcefield.ForceField.committed_springs_sparse`)."""
 
 
+VARIABLE_CHECKPOINT_ARRAYS = frozenset(
+    {"nl_pairs", "springs_sphere", "springs_partner", "springs_xi"})
+"""Checkpoint arrays whose length changes from one checkpoint to the next (resume format
+2): stored resizable and resized in place."""
 CHECKPOINT_GROUPS = ("checkpoint", "checkpoint_alt")
 """The two groups the checkpoint alternates between (docs/output.md)."""
 
@@ -431,12 +435,24 @@ class RunWriter:
             del g[k]
         for k, v in d.items():
             if isinstance(v, np.ndarray):
-                if k in g and g[k].shape == v.shape and g[k].dtype == v.dtype:
-                    g[k][...] = v
+                old = g[k] if k in g else None
+                if old is not None and old.dtype == v.dtype and (
+                        old.shape == v.shape or (v.ndim and old.maxshape[0] is None
+                                                 and old.shape[1:] == v.shape[1:])):
+                    # (in place, resized where the length varies: replacing datasets at
+                    # every checkpoint churns the file's metadata, which a writer killed
+                    # mid-way can leave pointing past the end of the file)
+                    if old.shape != v.shape:
+                        old.resize(v.shape[0], axis=0)
+                    old[...] = v
                 else:
-                    if k in g:
+                    if old is not None:
                         del g[k]
-                    g.create_dataset(k, data=v)
+                    if k in VARIABLE_CHECKPOINT_ARRAYS:
+                        g.create_dataset(k, data=v, maxshape=(None, *v.shape[1:]),
+                                         chunks=True)
+                    else:
+                        g.create_dataset(k, data=v)
             elif k == "events":
                 g.attrs[k] = json.dumps([[e.step, e.t, e.kind, e.old, e.new] for e in v])
             elif isinstance(v, bool):
