@@ -5,10 +5,17 @@ neighbour search (issue #9: the cost per particle-step against N on one thread).
   order) through buffers of 0.25 MB to 1 GB, ns per load: where the caches end;
 * **bandwidth**: one sequential sum over 256 MB, GB/s;
 * **neighbour search** of the tori-pile of ``bench_pile_scale.py`` at each ``--sizes``
-  N (its initial state): the pair search of ``engine.neighbours`` over all spheres, and
-  over 1000 spheres at a time repeated (their data stay in the caches), µs a sphere.
+  N (its initial state): the whole list build of ``engine.neighbours``, and its pair
+  search over all spheres and over 1000 places of the cell order at a time repeated
+  (their data stay in the caches), µs a sphere;
+* **the step's passes** (``--passes``, at each ``--pass-sizes`` N, after 100 steps of
+  ``rrp-newmark``): each per-sphere pass of the velocity-Verlet step and one force
+  evaluation, over all spheres, against the same kernel over one chunk of ``CHUNK``
+  spheres repeated (in the caches), µs a sphere; and how far apart in memory (in sphere
+  indices) the two spheres of a bond or of a listed pair are: what a step that worked on
+  one block of spheres at a time would have to keep in the caches.
 
-    python benchmarks/bench_memory.py [--sizes 1000 1000000]
+    python benchmarks/bench_memory.py [--sizes 1000 1000000] [--passes --pass-sizes 1000000]
 """
 
 from __future__ import annotations
@@ -68,7 +75,12 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     from bench_pile_scale import build_pile
 
     from engine.layout import P_SKIN
-    from engine.neighbours import _search, build_neighbours_ws, neighbour_scratch_size
+    from engine.neighbours import (
+        _search,
+        build_neighbours_ws,
+        cell_list_ws,
+        neighbour_scratch_size,
+    )
 
     model = build_pile(n_spheres, 1.0)
     ff = model.forcefield
@@ -82,20 +94,12 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
 
     build = best(lambda: build_neighbours_ws(x, ff.D, skin, pairs, state, xref, iw), 1,
                  repeat)
-    # the cell list of the last build is in iw: search it again, whole and in hot blocks
-    # (its grid, as build_neighbours_ws chooses it: cells of edge max D + skin, 1.5x
-    # larger while there would be more than 8 n of them)
+    # the search alone, on the cell list (the build's sort reuses its memory), over
+    # all spheres and over 1000 places of the cell order at a time
+    m0, m1, m2 = cell_list_ws(x, ff.D, skin, iw)
     cap = max(64, 8 * n)
-    lo, hi = x.min(axis=0), x.max(axis=0)
-    edge = ff.D.max() + skin
-    while True:
-        m = np.maximum(1, ((hi - lo) / edge).astype(int))
-        if int(np.prod(m)) <= cap:
-            break
-        edge *= 1.5
     xs = iw[cap + 1 + 2 * n:cap + 1 + 6 * n].view(np.float64)
-    args = (x, ff.D, skin, iw, cap + 1, cap + 1 + n, xs, int(m[0]), int(m[1]), int(m[2]),
-            pairs)
+    args = (skin, iw, cap + 1, xs, m0, m1, m2, pairs)
     whole = best(lambda: _search(0, n, *args, 0, pairs.shape[0]), 1, repeat)
     blk = min(1000, n)
     hot = best(lambda: _search(n // 2 - blk // 2, n // 2 + blk - blk // 2, *args, 0,
@@ -104,9 +108,103 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
             "search_hot_block": hot / blk * 1e6}
 
 
+def _repeaters():
+    """The passes of the step, each repeated ``reps`` times inside one compiled loop (no
+    interpreter between the repetitions)."""
+    from engine.forcefield import compute_forces_ws
+    from engine.integrators.advance import _kinetic_chunks
+    from engine.integrators.verlet import _after_forces, _before_forces
+
+    @njit
+    def before(reps, i0, i1, h, rot_map, m, J, s0, s1):
+        for _ in range(reps):
+            _before_forces(h, rot_map, m, J, s0, s1, i0, i1)
+
+    @njit
+    def after(reps, i0, i1, h, m, J, s0, s1):
+        for _ in range(reps):
+            _after_forces(h, m, J, s0, s1, i0, i1)
+
+    @njit
+    def kinetic(reps, v, o, m, J, part):
+        e = 0.0
+        for _ in range(reps):
+            a, b = _kinetic_chunks(v, o, m, J, part)
+            e += a + b
+        return e
+
+    @njit
+    def forces(reps, x, q, ff, F, RM, e, ws):
+        for _ in range(reps):
+            compute_forces_ws(x, q, ff, F, RM, e, ws)
+
+    return before, after, kinetic, forces
+
+
+def passes_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
+    """µs a sphere of each pass of a ``rrp-newmark`` step of the pile, whole and on one
+    chunk repeated; the spread of bonds and listed pairs in sphere indices."""
+    from bench_pile_profile import best
+    from bench_pile_scale import INTEGRATOR, H, build_pile
+
+    from engine.forcefield import new_scratch
+    from engine.integrators.verlet import ROT_RRP_NEWMARK
+    from engine.layout import N_ENERGY, NL_COUNT
+    from engine.parallel import CHUNK
+    from engine.simulation import Simulation
+
+    sim = Simulation(build_pile(n_spheres, 1.0), INTEGRATOR, H, record_every=10**9,
+                     record_frames=False)
+    sim.warm_up()
+    sim.advance(100)
+    n = sim.state.x.shape[0]
+    s0 = tuple(a.copy() for a in sim._s0)
+    s1 = tuple(a.copy() for a in sim._s1)
+    ff = sim.ff.arrays
+    m, J = ff[0], ff[1]
+    ws = new_scratch(n, ff)
+    c0 = (n // 2) // CHUNK * CHUNK  # a chunk in the middle of the pile
+    c1 = min(n, c0 + CHUNK)
+    whole = max(1, 4_000_000 // n)
+    hot = max(1, 4_000_000 // (c1 - c0))
+    r: dict[str, float] = {"n": n}
+    _repeat_before, _repeat_after, _repeat_kinetic, _repeat_forces = _repeaters()
+
+    def pair(name, fn_whole, fn_hot):
+        r[name] = best(fn_whole, 1, repeat) / whole / n * 1e6
+        r[name + "_hot"] = best(fn_hot, 1, repeat) / hot / (c1 - c0) * 1e6
+
+    pair("before",
+         lambda: _repeat_before(whole, 0, n, H, ROT_RRP_NEWMARK, m, J, s0, s1),
+         lambda: _repeat_before(hot, c0, c1, H, ROT_RRP_NEWMARK, m, J, s0, s1))
+    pair("after", lambda: _repeat_after(whole, 0, n, H, m, J, s0, s1),
+         lambda: _repeat_after(hot, c0, c1, H, m, J, s0, s1))
+    nc = (n + CHUNK - 1) // CHUNK
+    part, part1 = np.zeros((nc, 2)), np.zeros((1, 2))
+    sl = slice(c0, c1)
+    pair("kinetic", lambda: _repeat_kinetic(whole, s1[1], s1[3], m, J, part),
+         lambda: _repeat_kinetic(hot, s1[1][sl], s1[3][sl], m[sl], J[sl], part1))
+    x, q = s1[0].copy(), s1[2].copy()
+    F, RM, e = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros(N_ENERGY)
+    _repeat_forces(1, x, q, ff, F, RM, e, ws)  # (the list valid for x)
+    r["forces"] = best(lambda: _repeat_forces(whole, x, q, ff, F, RM, e, ws), 1,
+                       repeat) / whole / n * 1e6
+    pairs = sim.ff.nl_pairs[:int(sim.ff.nl_state[NL_COUNT])]
+    spread = np.abs(pairs[:, 1] - pairs[:, 0])
+    bond_spread = np.abs(sim.ff.bonds[:, 1] - sim.ff.bonds[:, 0])
+    r["pair_spread_p50"] = float(np.percentile(spread, 50))
+    r["pair_spread_p99"] = float(np.percentile(spread, 99))
+    r["pair_spread_max"] = float(spread.max())
+    r["bond_spread_max"] = float(bond_spread.max())
+    return r
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 1000000])
+    ap.add_argument("--passes", action="store_true",
+                    help="also time the step's passes, whole and on one chunk")
+    ap.add_argument("--pass-sizes", type=int, nargs="+", default=[1000000])
     args = ap.parse_args(argv)
     import engine
 
@@ -123,6 +221,18 @@ def main(argv: list[str] | None = None) -> int:
         r = search_us(n)
         print(f"| {r['n']} | {r['build']:.3f} | {r['search']:.3f} | "
               f"{r['search_hot_block']:.3f} |", flush=True)
+    if args.passes:
+        print("\n| spheres | pass | µs/sphere, all spheres | one chunk in the caches |")
+        print("|---|---|---|---|")
+        for n in args.pass_sizes:
+            r = passes_us(n)
+            for name in ("before", "after", "kinetic"):
+                print(f"| {r['n']} | {name} | {r[name]:.4f} | {r[name + '_hot']:.4f} |")
+            print(f"| {r['n']} | forces (list valid) | {r['forces']:.4f} | — |")
+            print(f"\n{r['n']} spheres: listed pairs |i − j| median "
+                  f"{r['pair_spread_p50']:.0f}, 99th percentile {r['pair_spread_p99']:.0f}, "
+                  f"max {r['pair_spread_max']:.0f}; bonds max {r['bond_spread_max']:.0f}",
+                  flush=True)
     return 0
 
 

@@ -437,10 +437,11 @@ def _hertz(xi0, xi1, xi2, xj0, xj1, xj2, di, dj, k_contact):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _gravity_of_range(i0, i1, x, m, g, g0, g1, g2, F):
-    """Uniform gravity on the bodies ``i0 ≤ i < i1``; returns their ``Σ m (ê·x)``."""
+def _gravity_of(x, m, g, g0, g1, g2, F):
+    """Uniform gravity on every body of the views ``x, m, F`` (a chunk's); returns their
+    ``Σ m (ê·x)``."""
     e_g = 0.0
-    for i in range(i0, i1):
+    for i in range(x.shape[0]):
         e_g += m[i] * (g0 * x[i, 0] + g1 * x[i, 1] + g2 * x[i, 2])
         fg = m[i] * g
         F[i, 0] += fg * g0
@@ -478,9 +479,12 @@ def _hertz_of_chunk(i0, i1, x, m, D, pairs, p0, p1, xin, a0, a1, k_contact, wall
             F[j, 0] -= f * d0
             F[j, 1] -= f * d1
             F[j, 2] -= f * d2
-    e_wall = wall_contacts_range(x, D, walls, nw, k_wall, F, i0, i1)
+    # (on views of the chunk, looped from 0: with a start index the loops do not vectorise)
+    xc = x[i0:i1]
+    Fc = F[i0:i1]
+    e_wall = wall_contacts_range(xc, D[i0:i1], walls, nw, k_wall, Fc, 0, i1 - i0)
     if g != 0.0:
-        e_g = _gravity_of_range(i0, i1, x, m, g, g0, g1, g2, F)
+        e_g = _gravity_of(xc, m[i0:i1], g, g0, g1, g2, Fc)
     for a in range(a0, a1):
         pp = xin[a]
         i = pairs[pp, 0]
@@ -555,7 +559,7 @@ def _history_of_chunk(i0, i1, x, q, m, D, pairs, p, p_end, xin, a0, a1, k_contac
         if track:
             diss += close_trial(hist, i, k_t)
     if g != 0.0:  # (no later term of the loop above adds to a body already passed)
-        e_g = _gravity_of_range(i0, i1, x, m, g, g0, g1, g2, F)
+        e_g = _gravity_of(x[i0:i1], m[i0:i1], g, g0, g1, g2, F[i0:i1])
     for a in range(a0, a1):
         pp = xin[a]
         i = pairs[pp, 0]
@@ -579,10 +583,12 @@ def _start_chunk(c, n, nb, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, bcpt
     energies in ``ep[c]``; returns the chunk's bodies ``(i0, i1)``."""
     i0 = c * CHUNK
     i1 = min(n, i0 + CHUNK)
-    for i in range(i0, i1):
+    Fc = F[i0:i1]
+    RMc = RM[i0:i1]
+    for i in range(i1 - i0):
         for k in range(3):
-            F[i, k] = 0.0
-            RM[i, k] = 0.0
+            Fc[i, k] = 0.0
+            RMc[i, k] = 0.0
     e_bend = e_axial = e_shear = 0.0
     if nb > 0:
         e_bend, e_axial, e_shear = _bonds_of_chunk(

@@ -1,7 +1,8 @@
 """The Verlet neighbour list (engine/neighbours.py): exactly the pairs within
-``σ_ij + skin`` of an all-pairs search, ``i < j`` sorted by ``i`` (what the parallel
-kernels' chunks rely on), rebuilt only past ``skin/2``; and the parallel kernels' runs
-of pairs per chunk (engine/parallel.py)."""
+``σ_ij + skin`` of an all-pairs search, ``i < j`` sorted by ``(i, j)`` (the parallel
+kernels' chunks rely on the order by ``i``; the whole order fixes the order of the force
+sums), the same for any thread count, rebuilt only past ``skin/2``; and the parallel
+kernels' runs of pairs per chunk (engine/parallel.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from engine.layout import (
     OK,
 )
 from engine.neighbours import PARALLEL_SEARCH_MIN, SEARCH_CHUNK, build_neighbours, ensure_neighbours
-from engine.parallel import CHUNK, _pair_runs
+from engine.parallel import CHUNK, _pair_runs, get_threads, set_threads
 
 
 def _brute(x: np.ndarray, D: np.ndarray, skin: float) -> set[tuple[int, int]]:
@@ -65,12 +66,40 @@ def test_the_list_is_the_all_pairs_search_sorted_by_the_lower_index(cloud, skin)
     assert st == OK and state[NL_REBUILDS] == 1
     expected = _brute(x, D, skin)
     assert len(expected) > 20
-    got = [tuple(p) for p in pairs.tolist()]
-    assert len(got) == len(set(got))  # each pair once
-    assert set(got) == expected
-    assert np.all(pairs[:, 0] < pairs[:, 1])
-    assert np.all(np.diff(pairs[:, 0]) >= 0)  # sorted by the lower index
+    # each pair once, (lower, higher), sorted by the lower index, then the higher
+    assert [tuple(p) for p in pairs.tolist()] == sorted(expected)
     assert np.array_equal(xref, x)
+
+
+def test_the_list_is_the_same_for_one_and_two_threads():
+    x, D = CLOUDS["parallel"](np.random.default_rng(4))
+    before = get_threads()
+    try:
+        lists = []
+        for threads in (1, 2):
+            set_threads(threads)
+            st, pairs, *_ = _build(x, D, 0.05)
+            assert st == OK
+            lists.append(pairs.copy())
+    finally:
+        set_threads(before)
+    assert np.array_equal(lists[0], lists[1])
+
+
+def test_a_list_of_more_than_five_pairs_a_body_is_sorted_in_its_unused_rows():
+    """The sort's copy of the pairs lives in the cell list, which holds 5 pairs a body;
+    a denser list uses its own unused rows, and asks to be grown if it has not enough."""
+    rng = np.random.default_rng(12)
+    n = 700
+    x = rng.uniform(0.0, 1.5, (n, 3))
+    D = np.full(n, 0.3)
+    expected = sorted(_brute(x, D, 0.05))
+    assert len(expected) > 5 * n
+    st, pairs, *_ = _build(x, D, 0.05, capacity=2 * len(expected))
+    assert st == OK
+    assert [tuple(p) for p in pairs.tolist()] == expected
+    st, *_ = _build(x, D, 0.05, capacity=2 * len(expected) - 1)
+    assert st == ERR_NEIGHBOUR_OVERFLOW
 
 
 def test_overflow_and_non_finite_positions_are_reported():
@@ -98,9 +127,7 @@ def test_a_chunk_with_more_pairs_than_its_share_falls_back_to_the_whole_search()
     assert sum(1 for i, _ in expected if i < SEARCH_CHUNK) > 2 * per_chunk
     st, pairs, *_ = _build(x, D, 0.02, capacity=len(expected) + 10)
     assert st == OK
-    assert [tuple(p) for p in pairs.tolist()] == sorted(
-        [tuple(p) for p in pairs.tolist()], key=lambda p: p[0])
-    assert {tuple(p) for p in pairs.tolist()} == expected
+    assert [tuple(p) for p in pairs.tolist()] == sorted(expected)
     st, *_ = _build(x, D, 0.02, capacity=len(expected) - 1)
     assert st == ERR_NEIGHBOUR_OVERFLOW
 
