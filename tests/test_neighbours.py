@@ -17,7 +17,15 @@ from engine.layout import (
     NL_REBUILDS,
     OK,
 )
-from engine.neighbours import PARALLEL_SEARCH_MIN, SEARCH_CHUNK, build_neighbours, ensure_neighbours
+from engine.neighbours import (
+    PARALLEL_SEARCH_MIN,
+    SEARCH_CHUNK,
+    _search_chunks,
+    build_neighbours,
+    cell_list_ws,
+    ensure_neighbours,
+    neighbour_scratch_size,
+)
 from engine.parallel import CHUNK, _pair_runs, get_threads, set_threads
 
 
@@ -123,9 +131,17 @@ def test_a_chunk_with_more_pairs_than_its_share_falls_back_to_the_whole_search()
     x[:SEARCH_CHUNK] = rng.uniform(0.0, 1.0, (SEARCH_CHUNK, 3))  # a dense clump
     D = np.full(n, 0.1)
     expected = _brute(x, D, 0.02)
-    per_chunk = len(expected) // ((n + SEARCH_CHUNK - 1) // SEARCH_CHUNK)
-    assert sum(1 for i, _ in expected if i < SEARCH_CHUNK) > 2 * per_chunk
-    st, pairs, *_ = _build(x, D, 0.02, capacity=len(expected) + 10)
+    # the premise: with the list's capacity, a chunk of the cell order overflows its share
+    capacity = len(expected) + 10
+    nch = (n + SEARCH_CHUNK - 1) // SEARCH_CHUNK
+    iw = np.empty(neighbour_scratch_size(n), dtype=np.int64)
+    m0, m1, m2 = cell_list_ws(x, D, 0.02, iw)
+    cap = max(64, 8 * n)
+    xs = iw[cap + 1 + 2 * n:cap + 1 + 6 * n].view(np.float64)
+    counts = np.zeros(nch, dtype=np.int64)
+    assert not _search_chunks(n, 0.02, iw, cap + 1, xs, m0, m1, m2,
+                              np.zeros((capacity, 2), dtype=np.int64), capacity // nch, counts)
+    st, pairs, *_ = _build(x, D, 0.02, capacity=capacity)
     assert st == OK
     assert [tuple(p) for p in pairs.tolist()] == sorted(expected)
     st, *_ = _build(x, D, 0.02, capacity=len(expected) - 1)
