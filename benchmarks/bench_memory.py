@@ -80,6 +80,7 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
         build_neighbours_ws,
         cell_list_ws,
         neighbour_scratch_size,
+        scratch_places,
     )
 
     model = build_pile(n_spheres, 1.0)
@@ -97,9 +98,9 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     # the search alone, on the cell list (the build's sort reuses its memory), over
     # all spheres and over 1000 places of the cell order at a time
     m0, m1, m2 = cell_list_ws(x, ff.D, skin, iw)
-    cap = max(64, 8 * n)
-    xs = iw[cap + 1 + 2 * n:cap + 1 + 6 * n].view(np.float64)
-    args = (skin, iw, cap + 1, xs, m0, m1, m2, pairs)
+    order, _, at_xs, at_counts = scratch_places(n)[:4]
+    xs = iw[at_xs:at_counts].view(np.float64)
+    args = (skin, iw, order, xs, m0, m1, m2, pairs)
     whole = best(lambda: _search(0, n, *args, 0, pairs.shape[0]), 1, repeat)
     blk = min(1000, n)
     hot = best(lambda: _search(n // 2 - blk // 2, n // 2 + blk - blk // 2, *args, 0,

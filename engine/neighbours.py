@@ -62,11 +62,24 @@ and sorted: the same list as the serial search, for any thread count."""
 
 @njit(nogil=True, cache=True)
 def neighbour_scratch_size(n):
-    """Length of the integer scratch of the cell list: ``max(64, 8 n) + 1`` cell starts,
-    ``n`` body indices sorted by cell, ``n`` cell indices, ``4 n`` words holding the
-    positions and radii in cell order (as doubles), the pair counts of the chunks of
-    the parallel search, and the bucket counts of the sort of the pairs."""
-    return max(64, 8 * n) + 1 + 6 * n + n // SEARCH_CHUNK + 2 + (1 << _radix_bits(n)) + 1
+    """Length of the integer scratch of the cell list (:func:`scratch_places`)."""
+    return scratch_places(n)[5]
+
+
+@njit(nogil=True, cache=True)
+def scratch_places(n):
+    """Where the parts of the cell list's integer scratch ``iw`` start, for ``n`` bodies:
+    ``max(64, 8 n) + 1`` cell starts from 0, then ``n`` body indices in cell order
+    (``order``), ``n`` cell indices (``cell``), ``4 n`` words holding ``(x, D/2)`` in
+    cell order as doubles (``xs``), the pair counts of the chunks of the parallel search
+    (``counts``) and the bucket counts of the sort of the pairs (``bins``); returns
+    ``(order, cell, xs, counts, bins, end)``."""
+    order = max(64, 8 * n) + 1
+    cell = order + n
+    xs = cell + n
+    counts = xs + 4 * n
+    bins = counts + n // SEARCH_CHUNK + 2
+    return order, cell, xs, counts, bins, bins + (1 << _radix_bits(n)) + 1
 
 
 @njit(nogil=True, cache=True)
@@ -134,14 +147,12 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
     m0, m1, m2 = cell_list_ws(x, D, skin, iw)
     if m0 == 0:
         return ERR_NONFINITE
-    cap = max(64, 8 * n)
-    order = cap + 1
-    cell = cap + 1 + n
-    xs = iw[cap + 1 + 2 * n:cap + 1 + 6 * n].view(np.float64)
+    order, cell, at_xs, at_counts, at_bins, _ = scratch_places(n)
+    xs = iw[at_xs:at_counts].view(np.float64)
     capacity = pairs.shape[0]
     count = -1
     if n >= PARALLEL_SEARCH_MIN:
-        counts = iw[cap + 1 + 6 * n:]
+        counts = iw[at_counts:at_bins]
         nch = (n + SEARCH_CHUNK - 1) // SEARCH_CHUNK
         share = capacity // nch
         if _search_chunks(n, skin, iw, order, xs, m0, m1, m2, pairs, share, counts):
@@ -159,7 +170,7 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
     # sorted by (i, j), through a copy: in the cell list, no longer needed (up to 5
     # pairs a body: the cell starts, and the cell indices with the positions), else in
     # the list's unused rows; a list too full for either is grown by the caller
-    bins = iw[cap + 1 + 6 * n + n // SEARCH_CHUNK + 2:]
+    bins = iw[at_bins:]
     if count <= 5 * n:
         _sort_pairs(pairs, count, iw[:count], iw[cell:cell + count], bins, n)
     elif 2 * count <= capacity:
@@ -182,7 +193,7 @@ def cell_list_ws(x, D, skin, iw):
     (:func:`neighbour_scratch_size`): cells of edge at least ``max D + skin`` (1.5×
     larger while there would be more than ``max(64, 8 n)``), numbered with x fastest;
     ``iw[c]``: the first place of cell ``c`` in the cell order (``nc + 1`` entries);
-    then from ``max(64, 8 n) + 1``: the bodies in cell order (by index within a cell),
+    then (:func:`scratch_places`) the bodies in cell order (by index within a cell),
     the cell of each body, and ``(x, D/2)`` of each place as doubles.  Returns the
     cells along each axis ``(m0, m1, m2)``, or ``(0, 0, 0)`` if a position is not
     finite."""
@@ -224,9 +235,8 @@ def cell_list_ws(x, D, skin, iw):
     # scratch: cell starts (a counting sort of the bodies by cell), the bodies sorted by
     # cell (by index within a cell), the cell of each body
     start = 0
-    order = cap + 1
-    cell = cap + 1 + n
-    xs = iw[cap + 1 + 2 * n:cap + 1 + 6 * n].view(np.float64)  # (x, D/2) in cell order
+    order, cell, at_xs, at_counts = scratch_places(n)[:4]
+    xs = iw[at_xs:at_counts].view(np.float64)  # (x, D/2) in cell order
     nc = m0 * m1 * m2
     for c in range(nc + 1):
         iw[start + c] = 0
@@ -255,7 +265,7 @@ def cell_list_ws(x, D, skin, iw):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
-def _test_run(a0, a1, i, xi0, xi1, xi2, ri, iw, order, xs, pairs, count, end):
+def _pairs_in_run(a0, a1, i, xi0, xi1, xi2, ri, iw, order, xs, pairs, count, end):
     """The sphere ``i`` (at ``xi``, radius plus skin ``ri``) against the spheres at
     places ``a0 ≤ k < a1`` of the cell order: each pair closer than the cutoff is
     written ``(lower, higher)`` at ``pairs[count]``; returns the new count, or ``-1``
@@ -317,20 +327,20 @@ def _search(k0, k1, skin, iw, order, xs, m0, m1, m2, pairs, at, end):
         xi2 = xs[4 * k + 2]
         ri = xs[4 * k + 3] + skin
         # the rest of its own cell and the next cell along x
-        count = _test_run(k + 1, iw[c + 2] if c0 + 1 < m0 else iw[c + 1], i, xi0, xi1, xi2,
+        count = _pairs_in_run(k + 1, iw[c + 2] if c0 + 1 < m0 else iw[c + 1], i, xi0, xi1, xi2,
                           ri, iw, order, xs, pairs, count, end)
         if count < 0:
             return -1
         if c1 + 1 < m1:  # the next row: three cells
             row = (c2 * m1 + c1 + 1) * m0
-            count = _test_run(iw[row + b0], iw[row + b1], i, xi0, xi1, xi2, ri, iw, order,
+            count = _pairs_in_run(iw[row + b0], iw[row + b1], i, xi0, xi1, xi2, ri, iw, order,
                               xs, pairs, count, end)
             if count < 0:
                 return -1
         if c2 + 1 < m2:  # the next layer: three rows of three cells
             for b in range(max(0, c1 - 1), min(m1, c1 + 2)):
                 row = ((c2 + 1) * m1 + b) * m0
-                count = _test_run(iw[row + b0], iw[row + b1], i, xi0, xi1, xi2, ri, iw,
+                count = _pairs_in_run(iw[row + b0], iw[row + b1], i, xi0, xi1, xi2, ri, iw,
                                   order, xs, pairs, count, end)
                 if count < 0:
                     return -1
@@ -355,9 +365,9 @@ def _search_chunks(n, skin, iw, order, xs, m0, m1, m2, pairs, share, counts):
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def _sort_pairs(pairs, count, ti, tj, cnt, n):
     """Sort ``pairs[:count]`` by ``(i, j)``: a least-significant-digit radix sort on
-    ``i`` (two counting passes of ``2^b < 2√n`` buckets each, through the copies ``ti``,
-    ``tj`` of ``count`` words each, with the bucket counts in ``cnt``, ``2^b + 1`` words), then
-    each ``i``'s few partners by insertion.  The order depends on the pairs only, not
+    ``i`` (two counting passes of ``2^b < 2√n`` buckets each, through the copies
+    ``ti``, ``tj`` of ``count`` words each, with the bucket counts in ``cnt``, ``2^b + 1``
+    words), then each ``i``'s few partners by insertion.  The order depends on the pairs only, not
     on how the search was split: the same list for any thread count.  Each pass writes
     to as many places as there are buckets, which stay in the cache."""
     if count <= 64:

@@ -25,6 +25,7 @@ from engine.neighbours import (
     cell_list_ws,
     ensure_neighbours,
     neighbour_scratch_size,
+    scratch_places,
 )
 from engine.parallel import CHUNK, _pair_runs, get_threads, set_threads
 
@@ -136,10 +137,10 @@ def test_a_chunk_with_more_pairs_than_its_share_falls_back_to_the_whole_search()
     nch = (n + SEARCH_CHUNK - 1) // SEARCH_CHUNK
     iw = np.empty(neighbour_scratch_size(n), dtype=np.int64)
     m0, m1, m2 = cell_list_ws(x, D, 0.02, iw)
-    cap = max(64, 8 * n)
-    xs = iw[cap + 1 + 2 * n:cap + 1 + 6 * n].view(np.float64)
+    order, _, at_xs, at_counts = scratch_places(n)[:4]
+    xs = iw[at_xs:at_counts].view(np.float64)
     counts = np.zeros(nch, dtype=np.int64)
-    assert not _search_chunks(n, 0.02, iw, cap + 1, xs, m0, m1, m2,
+    assert not _search_chunks(n, 0.02, iw, order, xs, m0, m1, m2,
                               np.zeros((capacity, 2), dtype=np.int64), capacity // nch, counts)
     st, pairs, *_ = _build(x, D, 0.02, capacity=capacity)
     assert st == OK
