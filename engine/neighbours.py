@@ -365,43 +365,17 @@ def _search_chunks(n, skin, iw, order, xs, m0, m1, m2, pairs, share, counts):
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def _sort_pairs(pairs, count, ti, tj, cnt, n):
     """Sort ``pairs[:count]`` by ``(i, j)``: a least-significant-digit radix sort on
-    ``i`` (two counting passes of ``2^b < 2√n`` buckets each, through the copies
-    ``ti``, ``tj`` of ``count`` words each, with the bucket counts in ``cnt``, ``2^b + 1``
-    words), then each ``i``'s few partners by insertion.  The order depends on the pairs only, not
-    on how the search was split: the same list for any thread count.  Each pass writes
-    to as many places as there are buckets, which stay in the cache."""
+    ``i`` (two counting passes of ``2^b < 2√n`` buckets each, through the copies ``ti``,
+    ``tj`` of ``count`` words each, with the bucket counts in ``cnt``, ``2^b + 1``
+    words), then each ``i``'s few partners by insertion.  The order depends on the
+    pairs only, not on how the search was split: the same list for any thread count.
+    Each pass writes to as many places as there are buckets, which stay in the cache."""
     if count <= 64:
         _insertion_sort_pairs(pairs, 0, count)
         return
     b = _radix_bits(n)
-    nb = 1 << b
-    mask = nb - 1
-    for d in range(nb + 1):
-        cnt[d] = 0
-    for p in range(count):
-        cnt[(pairs[p, 0] & mask) + 1] += 1
-    for d in range(nb):
-        cnt[d + 1] += cnt[d]
-    for p in range(count):
-        i = pairs[p, 0]
-        d = i & mask
-        k = cnt[d]
-        ti[k] = i
-        tj[k] = pairs[p, 1]
-        cnt[d] = k + 1
-    for d in range(nb + 1):
-        cnt[d] = 0
-    for p in range(count):
-        cnt[(ti[p] >> b) + 1] += 1
-    for d in range(nb):
-        cnt[d + 1] += cnt[d]
-    for p in range(count):
-        i = ti[p]
-        d = i >> b
-        k = cnt[d]
-        pairs[k, 0] = i
-        pairs[k, 1] = tj[p]
-        cnt[d] = k + 1
+    _counting_pass(pairs[:, 0], pairs[:, 1], ti, tj, count, cnt, 0, b)  # low digit of i
+    _counting_pass(ti, tj, pairs[:, 0], pairs[:, 1], count, cnt, b, b)  # high digit
     p = 0
     while p < count:  # runs of one i, by j
         q = p + 1
@@ -410,6 +384,28 @@ def _sort_pairs(pairs, count, ti, tj, cnt, n):
         if q - p > 1:
             _insertion_sort_pairs(pairs, p, q)
         p = q
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def _counting_pass(si, sj, di, dj, count, cnt, shift, bits):
+    """One stable counting pass of :func:`_sort_pairs`: the pairs ``(si, sj)[:count]``
+    to ``(di, dj)`` by the digit ``(i >> shift) & (2^bits − 1)`` (``cnt``: ``2^bits + 1``
+    words)."""
+    nb = 1 << bits
+    mask = nb - 1
+    for d in range(nb + 1):
+        cnt[d] = 0
+    for p in range(count):
+        cnt[((si[p] >> shift) & mask) + 1] += 1
+    for d in range(nb):
+        cnt[d + 1] += cnt[d]
+    for p in range(count):
+        i = si[p]
+        d = (i >> shift) & mask
+        k = cnt[d]
+        di[k] = i
+        dj[k] = sj[p]
+        cnt[d] = k + 1
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)

@@ -128,9 +128,9 @@ def step(scheme, h, s0, s1, ff, work, info):
 def substep_ws(base, h, s0, s1, ff, work, info, ws):
     """One step ``s0 → s1`` of the scheme ``base`` (not a composition): the one place
     that calls each scheme's kernel (inlined by Numba into :func:`step_ws`, for a plain
-    step and for the Yoshida sub-steps).  The velocity-Verlet family is inlined (a call costs
-    ≈ 0.4 µs on a one-body model: the state and force-field tuples are passed on the
-    stack, 10× the step itself, issue #10 §7); the other schemes are calls."""
+    step and for the Yoshida sub-steps).  The velocity-Verlet family is inlined (a call
+    costs ≈ 0.4 µs on a one-body model: the state and force-field tuples are passed on
+    the stack, 10× the step itself, issue #10 §7); the other schemes are calls."""
     if base == S_RK4:  # (here, not in rk4_step_ws: the branch there costs 2x)
         if ff[3][F_NONSPHERICAL]:
             return rk4_rigid_step_ws(h, s0, s1, ff, work, info, ws)
