@@ -4,6 +4,9 @@
 step), with double-buffered state: a step reads buffer ``s0`` and writes ``s1``, and
 only then are they swapped, so a step that fails (``rrp-exact`` beyond ``h|w| < 1``,
 non-finite values, energy error past the threshold) leaves the last good state intact.
+The exception, for speed: the velocity-Verlet family on large models of spheres steps in
+place, one buffer, and rewinds a failed step from a checkpoint taken at the start of the
+call (:func:`_advance_in_place`).
 Time series (energy components, P, L) and frames are written at a stride into
 preallocated arrays.
 
@@ -36,6 +39,7 @@ from ..layout import (
     E_TRANSLATIONAL,
     ERR_ENERGY,
     ERR_NONFINITE,
+    ERR_RRP_LIMIT,
     F_NONSPHERICAL,
     IP_CONTACT_MAX_IT,
     IP_CONTACT_TOL,
@@ -56,7 +60,13 @@ from .lgvi import MAP_CAYLEY, MAP_EXP, lgvi_step_ws, mat_vec
 from .moreau import moreau_step_ws, moreau_symmetric_step_ws
 from .pfc import ATT_BUSS2, ATT_RK4, pfc_clump_step_ws
 from .rk4 import rk4_rigid_step_ws, rk4_step_ws
-from .verlet import ROT_EXPONENTIAL, ROT_RRP_EXACT, ROT_RRP_NEWMARK, verlet_step_ws
+from .verlet import (
+    ROT_EXPONENTIAL,
+    ROT_RRP_EXACT,
+    ROT_RRP_NEWMARK,
+    verlet_in_place_ws,
+    verlet_step_ws,
+)
 
 # scheme ids (the registry maps names to these)
 S_RRP_EXACT = 0
@@ -336,11 +346,111 @@ def advance(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec
                       rec_frames, info, new_scratch(s0[0].shape[0], ff))
 
 
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
+def in_place_rot_map(scheme, s0, ff, ws):
+    """The attitude map of :func:`_advance_in_place` for this scheme and model, or -1
+    when its steps are taken double-buffered: in place are the plain velocity-Verlet
+    schemes on models of at least ``PARALLEL_MIN_UPDATE`` spheres without friction
+    springs or damping (whose forces depend on the state alone; the springs are state
+    of their own, kept double-buffered by ``engine.potentials.friction``)."""
+    n = s0[0].shape[0]
+    if (n < PARALLEL_MIN_UPDATE or ff[3][F_NONSPHERICAL] or ff[3][T_HISTORY]
+            or ws[2][8].shape[0] != (n + CHUNK - 1) // CHUNK):
+        return -1
+    if scheme == S_RRP_EXACT:
+        return ROT_RRP_EXACT
+    if scheme == S_RRP_NEWMARK:
+        return ROT_RRP_NEWMARK
+    if scheme == S_PFC_VERLET:
+        return ROT_EXPONENTIAL
+    return -1
+
+
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
+def _energy_total(e):
+    total = 0.0
+    for k in range(e.shape[0]):
+        total += e[k]
+    return total
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def _advance_in_place(rot_map, n_steps, h, t0, step0, stride, s, chk, ff, e_ctrl, rec,
+                      rec_frames, info, ws):
+    """:func:`advance_ws` for a large model of spheres stepped by the velocity-Verlet
+    family in place (``engine.integrators.verlet.verlet_in_place_ws``): one state buffer
+    ``s``, each step reading and writing it once, instead of a step ``s0 → s1`` that
+    reads one buffer and writes the other (at 10⁶ spheres the step is bound by the
+    memory traffic; BENCHMARKS.md).
+
+    A failed step has changed ``s``; the last good state is then taken again from the
+    checkpoint ``chk`` (``s`` as the call found it): the steps that succeeded are
+    replayed, to the same bits, because the forces are a function of the state alone
+    (the neighbour list's pairs beyond contact add nothing, and the contacts are summed
+    in the order of their indices, whichever valid list holds them).  Only a replay's
+    own neighbour-list rebuild can differ from the run's, and if it overflows, the
+    replay stops there and reports that instead.  ``rrp-exact``'s ``h|w| < 1`` is
+    checked before anything moves: no replay.
+
+    Returns ``(steps_done, records_written, status)`` as :func:`advance_ws`."""
+    cap = rec[0].shape[0]
+    e_ref = e_ctrl[0]
+    e_lim = e_ctrl[2] * e_ctrl[1]
+    if n_steps <= 0:
+        return 0, 0, OK
+    _copy_state(s, chk)
+    done = 0
+    nrec = 0
+    status = OK
+    while done < n_steps:
+        status = verlet_in_place_ws(h, rot_map, s, ff, info, ws)
+        if status != OK:
+            break
+        total = _energy_total(s[6])
+        if not math.isfinite(total):
+            status = ERR_NONFINITE
+            break
+        if e_lim > 0.0 and abs(total - e_ref) > e_lim:
+            status = ERR_ENERGY
+            info[3] = (total - e_ref) / e_ctrl[1]
+            break
+        done += 1
+        if (step0 + done) % stride == 0 and nrec < cap:
+            record(s, ff, nrec, rec, rec_frames, t0 + done * h)
+            nrec += 1
+    if status == OK or status == ERR_RRP_LIMIT:
+        return done, nrec, status
+    keep = done
+    while True:  # the last good state, from the checkpoint
+        _copy_state(chk, s)
+        j = 0
+        st = OK
+        while j < keep:
+            st = verlet_in_place_ws(h, rot_map, s, ff, info, ws)
+            if st != OK:
+                break
+            j += 1
+        if st == OK:
+            break
+        keep = j
+        status = st
+    if keep < done:  # (the records of the steps past the one the replay reached)
+        nrec = 0
+        for d in range(1, keep + 1):
+            if (step0 + d) % stride == 0 and nrec < cap:
+                nrec += 1
+    return keep, nrec, status
+
+
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def advance_ws(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec,
                rec_frames, info, ws):
     """:func:`advance` with the force field's scratch ``ws`` supplied."""
     home = s0
+    rot_map = in_place_rot_map(scheme, s0, ff, ws)
+    if rot_map >= 0:
+        return _advance_in_place(rot_map, n_steps, h, t0, step0, stride, s0, s1, ff, e_ctrl,
+                                 rec, rec_frames, info, ws)
     done = 0
     nrec = 0
     status = OK

@@ -22,7 +22,7 @@ import math
 from numba import njit, prange
 
 from ..forcefield import compute_forces_ws, new_scratch
-from ..layout import ERR_RRP_LIMIT, ERR_SHAPE, OK
+from ..layout import E_ROTATIONAL, E_TRANSLATIONAL, ERR_RRP_LIMIT, ERR_SHAPE, OK
 from ..parallel import CHUNK, PARALLEL_MIN_UPDATE
 from ..rotations import quat_from_rotvec_t, quat_from_rrp_t, quat_mul_t
 
@@ -167,6 +167,155 @@ def _after_forces_chunks(h, m, J, s0, s1):
     n = s0[0].shape[0]
     for c in prange((n + CHUNK - 1) // CHUNK):
         _after_forces(h, m, J, s0, s1, c * CHUNK, min(n, (c + 1) * CHUNK))
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _attitude_in_place(rot_map, h, o, q):
+    """``q ← q(Δ(w)) ⊗ q``, renormalised (:func:`renormalise_quats`), on views of a
+    chunk: ``o`` holds the mid-step spin ``w``.  Called with a constant ``rot_map``, so
+    that the loop has no branch."""
+    if not (o.shape[1] == 3 and q.shape[1] == 4):
+        return
+    for i in range(o.shape[0]):
+        w0 = o[i, 0]
+        w1 = o[i, 1]
+        w2 = o[i, 2]
+        if rot_map == ROT_EXPONENTIAL:
+            d0, d1, d2, d3 = quat_from_rotvec_t(h * w0, h * w1, h * w2)
+        elif rot_map == ROT_RRP_EXACT:
+            f = 2.0 * h / (1.0 + math.sqrt(1.0 - h * h * (w0 * w0 + w1 * w1 + w2 * w2)))
+            d0, d1, d2, d3 = quat_from_rrp_t(f * w0, f * w1, f * w2)  # B&G eq. (16)
+        else:
+            d0, d1, d2, d3 = quat_from_rrp_t(h * w0, h * w1, h * w2)
+        a0, a1, a2, a3 = quat_mul_t(d0, d1, d2, d3, q[i, 0], q[i, 1], q[i, 2], q[i, 3])
+        c = 1.5 - 0.5 * (a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3)
+        q[i, 0] = a0 * c
+        q[i, 1] = a1 * c
+        q[i, 2] = a2 * c
+        q[i, 3] = a3 * c
+
+
+@njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
+def _drift_in_place_chunks(h, rot_map, m, J, s):
+    """The first half of a step taken in place, chunk by chunk (``prange``): the half
+    kicks ``v ← v + h/(2m) F``, ``Ω ← Ω + h/(2J) RM`` (the mid-step spin ``w``), the
+    drift ``x ← x + h v`` and the attitude ``q ← q(Δ(w)) ⊗ q``, renormalised
+    (B&G eqs. (23a)–(23c): ``x₀ + h(v₀ + h/(2m) F₀)`` is eq. (23a) with the half kick
+    stored in ``v``).  Each update is a loop over a view of the chunk from index 0, so
+    that it vectorises."""
+    n = s[0].shape[0]
+    hh = 0.5 * h
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        i0 = c * CHUNK
+        i1 = min(n, i0 + CHUNK)
+        x, v, q, o, F, RM = s[0][i0:i1], s[1][i0:i1], s[2][i0:i1], s[3][i0:i1], \
+            s[4][i0:i1], s[5][i0:i1]
+        mc = m[i0:i1]
+        Jc = J[i0:i1]
+        if not (x.shape[1] == 3 and v.shape[1] == 3 and q.shape[1] == 4 and o.shape[1] == 3
+                and F.shape[1] == 3 and RM.shape[1] == 3):
+            continue  # (checked by the caller: this tells the compiler the row lengths)
+        for i in range(i1 - i0):
+            cm = hh / mc[i]
+            cj = hh / Jc[i]
+            for k in range(3):
+                v[i, k] = v[i, k] + cm * F[i, k]
+                x[i, k] = x[i, k] + h * v[i, k]
+                o[i, k] = o[i, k] + cj * RM[i, k]
+        if rot_map == ROT_EXPONENTIAL:
+            _attitude_in_place(ROT_EXPONENTIAL, h, o, q)
+        elif rot_map == ROT_RRP_EXACT:
+            _attitude_in_place(ROT_RRP_EXACT, h, o, q)
+        else:
+            _attitude_in_place(ROT_RRP_NEWMARK, h, o, q)
+
+
+@njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
+def _kick_in_place_chunks(h, m, J, s, part):
+    """The second half of a step taken in place, chunk by chunk (``prange``): the kicks
+    ``v ← v + h/(2m) F``, ``Ω ← Ω + h/(2J) RM`` (B&G eqs. (23d), (23e)), and while the
+    chunk is in the caches its ``(Σ m|v|², Σ J|Ω|²)``, stored in ``part[c]`` and added in
+    chunk order (the same bits for any thread count)."""
+    n = s[0].shape[0]
+    nc = (n + CHUNK - 1) // CHUNK
+    hh = 0.5 * h
+    for c in prange(nc):
+        i0 = c * CHUNK
+        i1 = min(n, i0 + CHUNK)
+        v, o, F, RM = s[1][i0:i1], s[3][i0:i1], s[4][i0:i1], s[5][i0:i1]
+        mc = m[i0:i1]
+        Jc = J[i0:i1]
+        a = 0.0
+        b = 0.0
+        if v.shape[1] == 3 and o.shape[1] == 3 and F.shape[1] == 3 and RM.shape[1] == 3:
+            for i in range(i1 - i0):
+                cm = hh / mc[i]
+                cj = hh / Jc[i]
+                for k in range(3):
+                    v[i, k] = v[i, k] + cm * F[i, k]
+                    o[i, k] = o[i, k] + cj * RM[i, k]
+                a += mc[i] * (v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2])
+                b += Jc[i] * (o[i, 0] * o[i, 0] + o[i, 1] * o[i, 1] + o[i, 2] * o[i, 2])
+        part[c, 0] = a
+        part[c, 1] = b
+    et = 0.0
+    er = 0.0
+    for c in range(nc):
+        et += part[c, 0]
+        er += part[c, 1]
+    return et, er
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def verlet_in_place_ws(h, rot_map, s, ff, info, ws):
+    """One step of the velocity-Verlet family taken in place on the one buffer ``s``
+    (the large models of spheres, ``engine.integrators.advance``): the same scheme as
+    :func:`verlet_step` (B&G eqs. (23a)–(23e)) with the half kick of the velocity kept
+    in ``v`` instead of ``F₀``, so that a step reads and writes each array of the state
+    once less.  Fills the kinetic energy slots too.
+
+    Before anything moves, ``rrp-exact`` checks ``h|w| < 1`` on every body and on
+    failure returns ``ERR_RRP_LIMIT`` with ``info = (body, h|w|, |w|)``, ``s`` unchanged.
+    Any other failure (the forces') leaves ``s`` half-stepped: the caller restores it.
+    Needs the parallel scratch of ``ws`` (``ws[2][8]``, one row a chunk)."""
+    if not state_shapes_ok(s):
+        return ERR_SHAPE
+    x, v, q, o, F, RM, e = s[:7]
+    m = ff[0]
+    J = ff[1]
+    n = x.shape[0]
+    part = ws[2][8]
+    if part.shape[0] != (n + CHUNK - 1) // CHUNK or part.shape[1] < 2:
+        return ERR_SHAPE
+    if rot_map == ROT_RRP_EXACT:
+        hh = 0.5 * h
+        bad = False
+        for i in range(n):  # (the mid-step spin as _drift_in_place_chunks computes it)
+            c = hh / J[i]
+            w0 = o[i, 0] + c * RM[i, 0]
+            w1 = o[i, 1] + c * RM[i, 1]
+            w2 = o[i, 2] + c * RM[i, 2]
+            bad |= not abs(h) * math.sqrt(w0 * w0 + w1 * w1 + w2 * w2) < 1.0
+        if bad:
+            for i in range(n):
+                c = hh / J[i]
+                w0 = o[i, 0] + c * RM[i, 0]
+                w1 = o[i, 1] + c * RM[i, 1]
+                w2 = o[i, 2] + c * RM[i, 2]
+                wn = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+                if not abs(h) * wn < 1.0:
+                    info[0] = i
+                    info[1] = abs(h) * wn
+                    info[2] = wn
+                    return ERR_RRP_LIMIT
+    _drift_in_place_chunks(h, rot_map, m, J, s)
+    st = compute_forces_ws(x, q, ff, F, RM, e, ws)
+    if st != OK:
+        return st
+    et, er = _kick_in_place_chunks(h, m, J, s, part)
+    e[E_TRANSLATIONAL] = 0.5 * et
+    e[E_ROTATIONAL] = 0.5 * er
+    return OK
 
 
 @njit(nogil=True, cache=True)
