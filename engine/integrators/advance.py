@@ -367,6 +367,19 @@ def in_place_rot_map(scheme, s0, ff, ws):
 
 
 @njit(nogil=True, cache=True, _nrt=False, forceinline=True)
+def energy_status(total, e_ctrl, info):
+    """Whether a step's total energy is acceptable: ``ERR_NONFINITE``, ``ERR_ENERGY``
+    (``|E - E_ref| > tol E_scale`` for ``e_ctrl = (E_ref, E_scale, tol)``, ``tol > 0``;
+    ``info[3]``: the relative error) or ``OK``."""
+    if not math.isfinite(total):
+        return ERR_NONFINITE
+    if e_ctrl[2] > 0.0 and abs(total - e_ctrl[0]) > e_ctrl[2] * e_ctrl[1]:
+        info[3] = (total - e_ctrl[0]) / e_ctrl[1]
+        return ERR_ENERGY
+    return OK
+
+
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
 def _energy_total(e):
     total = 0.0
     for k in range(e.shape[0]):
@@ -394,8 +407,6 @@ def _advance_in_place(rot_map, n_steps, h, t0, step0, stride, s, chk, ff, e_ctrl
 
     Returns ``(steps_done, records_written, status)`` as :func:`advance_ws`."""
     cap = rec[0].shape[0]
-    e_ref = e_ctrl[0]
-    e_lim = e_ctrl[2] * e_ctrl[1]
     if n_steps <= 0:
         return 0, 0, OK
     _copy_state(s, chk)
@@ -407,12 +418,8 @@ def _advance_in_place(rot_map, n_steps, h, t0, step0, stride, s, chk, ff, e_ctrl
         if status != OK:
             break
         total = _energy_total(s[6])
-        if not math.isfinite(total):
-            status = ERR_NONFINITE
-            break
-        if e_lim > 0.0 and abs(total - e_ref) > e_lim:
-            status = ERR_ENERGY
-            info[3] = (total - e_ref) / e_ctrl[1]
+        status = energy_status(total, e_ctrl, info)
+        if status != OK:
             break
         done += 1
         if (step0 + done) % stride == 0 and nrec < cap:
@@ -455,8 +462,6 @@ def advance_ws(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, 
     nrec = 0
     status = OK
     cap = rec[0].shape[0]
-    e_ref = e_ctrl[0]
-    e_lim = e_ctrl[2] * e_ctrl[1]
     history = ff[3][T_HISTORY] != 0
     while done < n_steps:
         if history:  # friction springs, damping: engine.potentials.friction
@@ -467,12 +472,8 @@ def advance_ws(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, 
         if history:
             s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED] + ff[13][0][H_DISSIPATED]
         total = kinetic_energy(s1, ff, ws)
-        if not math.isfinite(total):
-            status = ERR_NONFINITE
-            break
-        if e_lim > 0.0 and abs(total - e_ref) > e_lim:
-            status = ERR_ENERGY
-            info[3] = (total - e_ref) / e_ctrl[1]
+        status = energy_status(total, e_ctrl, info)
+        if status != OK:
             break
         if history:  # accepted: the trial springs become the committed ones
             commit_history(ff[13], s1[0], s1[2])

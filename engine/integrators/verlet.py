@@ -266,6 +266,17 @@ def _kick_in_place_chunks(h, m, J, s, part):
     return et, er
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _mid_spin_norm(h, J, o, RM, i):
+    """``|w|``, ``w = Ω + h/(2J) RM`` of body ``i``, as :func:`_drift_in_place_chunks`
+    computes ``w``."""
+    c = 0.5 * h / J[i]
+    w0 = o[i, 0] + c * RM[i, 0]
+    w1 = o[i, 1] + c * RM[i, 1]
+    w2 = o[i, 2] + c * RM[i, 2]
+    return math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+
+
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def verlet_in_place_ws(h, rot_map, s, ff, info, ws):
     """One step of the velocity-Verlet family taken in place on the one buffer ``s``
@@ -288,21 +299,12 @@ def verlet_in_place_ws(h, rot_map, s, ff, info, ws):
     if part.shape[0] != (n + CHUNK - 1) // CHUNK or part.shape[1] < 2:
         return ERR_SHAPE
     if rot_map == ROT_RRP_EXACT:
-        hh = 0.5 * h
         bad = False
-        for i in range(n):  # (the mid-step spin as _drift_in_place_chunks computes it)
-            c = hh / J[i]
-            w0 = o[i, 0] + c * RM[i, 0]
-            w1 = o[i, 1] + c * RM[i, 1]
-            w2 = o[i, 2] + c * RM[i, 2]
-            bad |= not abs(h) * math.sqrt(w0 * w0 + w1 * w1 + w2 * w2) < 1.0
+        for i in range(n):
+            bad |= not abs(h) * _mid_spin_norm(h, J, o, RM, i) < 1.0
         if bad:
             for i in range(n):
-                c = hh / J[i]
-                w0 = o[i, 0] + c * RM[i, 0]
-                w1 = o[i, 1] + c * RM[i, 1]
-                w2 = o[i, 2] + c * RM[i, 2]
-                wn = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+                wn = _mid_spin_norm(h, J, o, RM, i)
                 if not abs(h) * wn < 1.0:
                     info[0] = i
                     info[1] = abs(h) * wn
