@@ -128,6 +128,19 @@ def new_work(n: int, phi: float = 0.5, tol: float = DEFAULT_TOLERANCE,
             np.zeros(N_IS), new_contact_work(full, cap, n_walls))
 
 
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
+def verlet_rot_map(scheme):
+    """The attitude map of a velocity-Verlet scheme (``engine.integrators.verlet``), or
+    -1 for any other scheme."""
+    if scheme == S_RRP_EXACT:
+        return ROT_RRP_EXACT
+    if scheme == S_RRP_NEWMARK:
+        return ROT_RRP_NEWMARK
+    if scheme == S_PFC_VERLET:
+        return ROT_EXPONENTIAL
+    return -1
+
+
 @njit(nogil=True, cache=True)
 def step(scheme, h, s0, s1, ff, work, info):
     """One step of ``scheme`` from ``s0`` into ``s1``; returns a status code."""
@@ -162,13 +175,9 @@ def substep_ws(base, h, s0, s1, ff, work, info, ws):
             return moreau_symmetric_step_ws(h, s0, s1, ff, work, info, ws)
         elif base == S_MOREAU:
             return moreau_step_ws(h, s0, s1, ff, work, info, ws)
-    if base == S_RRP_EXACT:
-        rot_map = ROT_RRP_EXACT
-    elif base == S_RRP_NEWMARK:
-        rot_map = ROT_RRP_NEWMARK
-    else:
-        rot_map = ROT_EXPONENTIAL
-    return verlet_step_ws(h, rot_map, s0, s1, ff, info, ws)
+    rot_map = verlet_rot_map(base)
+    return verlet_step_ws(h, rot_map if rot_map >= 0 else ROT_EXPONENTIAL, s0, s1, ff, info,
+                          ws)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -231,6 +240,14 @@ def _kinetic_chunks(v, o, m, J, part):
 
 
 @njit(nogil=True, cache=True, _nrt=False, forceinline=True)
+def _energy_total(e):
+    total = 0.0
+    for k in range(e.shape[0]):
+        total += e[k]
+    return total
+
+
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
 def kinetic_energy(s, ff, ws):
     """Fill the kinetic slots: ``½ Σ m|v|²`` and ``½ Σ J|Ω|²`` (``½ Σ ω·𝕁ω``,
     ``ω = RᵀΩ``, for non-spherical bodies); return the total energy.  From
@@ -259,10 +276,7 @@ def kinetic_energy(s, ff, ws):
             er += J[i] * (o[i, 0] ** 2 + o[i, 1] ** 2 + o[i, 2] ** 2)
     e[E_TRANSLATIONAL] = 0.5 * et
     e[E_ROTATIONAL] = 0.5 * er
-    total = 0.0
-    for k in range(e.shape[0]):
-        total += e[k]
-    return total
+    return _energy_total(e)
 
 
 @njit(nogil=True, cache=True, _nrt=False, forceinline=True)
@@ -357,13 +371,7 @@ def in_place_rot_map(scheme, s0, ff, ws):
     if (n < PARALLEL_MIN_UPDATE or ff[3][F_NONSPHERICAL] or ff[3][T_HISTORY]
             or ws[2][8].shape[0] != (n + CHUNK - 1) // CHUNK):
         return -1
-    if scheme == S_RRP_EXACT:
-        return ROT_RRP_EXACT
-    if scheme == S_RRP_NEWMARK:
-        return ROT_RRP_NEWMARK
-    if scheme == S_PFC_VERLET:
-        return ROT_EXPONENTIAL
-    return -1
+    return verlet_rot_map(scheme)
 
 
 @njit(nogil=True, cache=True, _nrt=False, forceinline=True)
@@ -377,14 +385,6 @@ def energy_status(total, e_ctrl, info):
         info[3] = (total - e_ctrl[0]) / e_ctrl[1]
         return ERR_ENERGY
     return OK
-
-
-@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
-def _energy_total(e):
-    total = 0.0
-    for k in range(e.shape[0]):
-        total += e[k]
-    return total
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
