@@ -34,8 +34,8 @@ def _state(sim) -> dict[str, np.ndarray]:
     return {k: getattr(sim.state, k).copy() for k in KEYS}
 
 
-def _after(model, integrator: str, steps: int, **kw) -> Simulation:
-    sim = Simulation(model, integrator, 1e-3, record_every=1, record_frames=False, **kw)
+def _after(model, integrator: str, steps: int, every: int = 1, **kw) -> Simulation:
+    sim = Simulation(model, integrator, 1e-3, record_every=every, record_frames=False, **kw)
     if steps:
         rep = sim.advance(steps)
         assert rep.ok, rep.failure
@@ -73,6 +73,26 @@ def test_in_place_equals_the_double_buffered_step(model, integrator):
         np.testing.assert_allclose(ref, arr, rtol=0, atol=1e-12 * max(1.0, np.abs(arr).max()))
 
 
+@pytest.mark.parametrize("integrator", ["rrp-newmark", "pfc-verlet"])
+def test_steps_joined_in_one_pass_give_the_same_bits(model, integrator):
+    """Between two steps of a call, neither recorded nor the last, the kicks of the one
+    and the first half of the next are one pass (``finish_in_place_ws``): 30 steps in one
+    call, every 7th recorded, give the same bits as 30 calls of one step each (never
+    joined), state, forces, energies and records."""
+    joined = _after(model, integrator, 30, every=7)
+    single = _after(model, integrator, 0, every=7)
+    for _ in range(30):
+        assert single.advance(1).ok
+    for key, arr in _state(single).items():
+        assert np.array_equal(getattr(joined.state, key), arr), key
+    assert np.array_equal(joined._s0[4], single._s0[4])
+    assert np.array_equal(joined.energy, single.energy)
+    a, b = joined.series.arrays(), single.series.arrays()
+    assert a["energy"].shape[0] == 5  # the start and steps 7, 14, 21, 28
+    for key in a:
+        assert np.array_equal(a[key], b[key]), key
+
+
 def test_a_failed_step_leaves_the_last_good_state_bit_for_bit(model):
     """An energy tolerance first crossed at step ``k`` (mid-call, after the state has
     changed in place): the run stops with the state after ``k − 1`` steps, the same
@@ -85,10 +105,12 @@ def test_a_failed_step_leaves_the_last_good_state_bit_for_bit(model):
     assert records, err  # (a new largest error after step 10)
     k = records[-1]
     tol = 0.5 * (err[k] + best[k - 1])
-    sim = _after(model, "rrp-newmark", 0, energy_tolerance=tol)
+    # (every 4th step recorded: the steps between records are joined in one pass,
+    # finish_in_place_ws, and the replay takes them one by one)
+    sim = _after(model, "rrp-newmark", 0, every=4, energy_tolerance=tol)
     rep = sim.advance(40)
     assert not rep.ok and rep.failure.kind == "energy" and rep.steps == k - 1
-    good = _after(model, "rrp-newmark", k - 1)
+    good = _after(model, "rrp-newmark", k - 1, every=4)
     for key, arr in _state(good).items():
         assert np.array_equal(getattr(sim.state, key), arr), key
     assert np.array_equal(sim._s0[4], good._s0[4])  # the forces too
@@ -100,7 +122,7 @@ def test_an_overflowing_list_rewinds_to_the_same_bits(model):
     """The neighbour list overflows at a rebuild inside a call: the call returns the
     state after the good steps, the same bits as a run whose list had room (the forces
     do not depend on which valid list holds the contacts)."""
-    sim = _after(model, "rrp-newmark", 0)
+    sim = _after(model, "rrp-newmark", 0, every=1000)
     count = int(sim.ff.nl_state[NL_COUNT])
     sim.ff.nl_pairs = np.zeros((count, 2), dtype=np.int64)  # full: the next
     sim.ff.invalidate_neighbours()                           # denser list overflows

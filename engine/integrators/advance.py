@@ -64,6 +64,7 @@ from .verlet import (
     ROT_EXPONENTIAL,
     ROT_RRP_EXACT,
     ROT_RRP_NEWMARK,
+    finish_in_place_ws,
     verlet_in_place_ws,
     verlet_step_ws,
 )
@@ -394,7 +395,9 @@ def _advance_in_place(rot_map, n_steps, h, t0, step0, stride, s, chk, ff, e_ctrl
     family in place (``engine.integrators.verlet.verlet_in_place_ws``): one state buffer
     ``s``, each step reading and writing it once, instead of a step ``s0 → s1`` that
     reads one buffer and writes the other (at 10⁶ spheres the step is bound by the
-    memory traffic; BENCHMARKS.md).
+    memory traffic; BENCHMARKS.md).  Between two steps of the call, neither recorded nor
+    the last, the kicks of the one and the first half of the next are one pass over the
+    state (``finish_in_place_ws``; not for ``rrp-exact``, whose check comes first).
 
     A failed step has changed ``s``; the last good state is then taken again from the
     checkpoint ``chk`` (``s`` as the call found it): the steps that succeeded are
@@ -413,10 +416,20 @@ def _advance_in_place(rot_map, n_steps, h, t0, step0, stride, s, chk, ff, e_ctrl
     done = 0
     nrec = 0
     status = OK
+    fuse = rot_map != ROT_RRP_EXACT
+    drifted = False  # s holds the next step half done (finish_in_place_ws)
     while done < n_steps:
-        status = verlet_in_place_ws(h, rot_map, s, ff, info, ws)
+        # the next step starts in this one's last pass unless this one ends the call or
+        # is recorded (the records and the caller see whole steps)
+        nxt = fuse and done + 1 < n_steps and not ((step0 + done + 1) % stride == 0
+                                                  and nrec < cap)
+        if drifted:
+            status = finish_in_place_ws(h, rot_map, s, ff, ws, nxt)
+        else:
+            status = verlet_in_place_ws(h, rot_map, s, ff, info, ws, nxt)
         if status != OK:
             break
+        drifted = nxt
         total = _energy_total(s[6])
         status = energy_status(total, e_ctrl, info)
         if status != OK:
@@ -433,7 +446,7 @@ def _advance_in_place(rot_map, n_steps, h, t0, step0, stride, s, chk, ff, e_ctrl
         j = 0
         st = OK
         while j < keep:
-            st = verlet_in_place_ws(h, rot_map, s, ff, info, ws)
+            st = verlet_in_place_ws(h, rot_map, s, ff, info, ws, False)
             if st != OK:
                 break
             j += 1

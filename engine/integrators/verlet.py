@@ -195,75 +195,105 @@ def _attitude_in_place(rot_map, h, o, q):
         q[i, 3] = a3 * c
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _drift_chunk(h, rot_map, m, J, x, v, q, o, F, RM):
+    """The first half of a step on views of a chunk: the half kicks
+    ``v ← v + h/(2m) F``, ``Ω ← Ω + h/(2J) RM`` (the mid-step spin ``w``), the drift
+    ``x ← x + h v`` and the attitude ``q ← q(Δ(w)) ⊗ q``, renormalised (B&G eqs.
+    (23a)–(23c): ``x₀ + h(v₀ + h/(2m) F₀)`` is eq. (23a) with the half kick stored in
+    ``v``).  Each update is a loop over the views from index 0, so that it vectorises."""
+    if not (x.shape[1] == 3 and v.shape[1] == 3 and q.shape[1] == 4 and o.shape[1] == 3
+            and F.shape[1] == 3 and RM.shape[1] == 3):
+        return  # (checked by the caller: this tells the compiler the row lengths)
+    hh = 0.5 * h
+    for i in range(x.shape[0]):
+        cm = hh / m[i]
+        cj = hh / J[i]
+        for k in range(3):
+            v[i, k] = v[i, k] + cm * F[i, k]
+            x[i, k] = x[i, k] + h * v[i, k]
+            o[i, k] = o[i, k] + cj * RM[i, k]
+    if rot_map == ROT_EXPONENTIAL:
+        _attitude_in_place(ROT_EXPONENTIAL, h, o, q)
+    elif rot_map == ROT_RRP_EXACT:
+        _attitude_in_place(ROT_RRP_EXACT, h, o, q)
+    else:
+        _attitude_in_place(ROT_RRP_NEWMARK, h, o, q)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _kick_chunk(h, m, J, v, o, F, RM):
+    """The second half of a step on views of a chunk: the kicks ``v ← v + h/(2m) F``,
+    ``Ω ← Ω + h/(2J) RM`` (B&G eqs. (23d), (23e)); returns ``(Σ m|v|², Σ J|Ω|²)`` of the
+    chunk after them."""
+    a = 0.0
+    b = 0.0
+    if not (v.shape[1] == 3 and o.shape[1] == 3 and F.shape[1] == 3 and RM.shape[1] == 3):
+        return a, b  # (as above)
+    hh = 0.5 * h
+    for i in range(v.shape[0]):
+        cm = hh / m[i]
+        cj = hh / J[i]
+        for k in range(3):
+            v[i, k] = v[i, k] + cm * F[i, k]
+            o[i, k] = o[i, k] + cj * RM[i, k]
+        a += m[i] * (v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2])
+        b += J[i] * (o[i, 0] * o[i, 0] + o[i, 1] * o[i, 1] + o[i, 2] * o[i, 2])
+    return a, b
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def _sum_chunks(part):
+    """``Σ_c part[c]`` in chunk order (the same bits for any thread count)."""
+    et = 0.0
+    er = 0.0
+    for c in range(part.shape[0]):
+        et += part[c, 0]
+        er += part[c, 1]
+    return et, er
+
+
 @njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
 def _drift_in_place_chunks(h, rot_map, m, J, s):
-    """The first half of a step taken in place, chunk by chunk (``prange``): the half
-    kicks ``v ← v + h/(2m) F``, ``Ω ← Ω + h/(2J) RM`` (the mid-step spin ``w``), the
-    drift ``x ← x + h v`` and the attitude ``q ← q(Δ(w)) ⊗ q``, renormalised
-    (B&G eqs. (23a)–(23c): ``x₀ + h(v₀ + h/(2m) F₀)`` is eq. (23a) with the half kick
-    stored in ``v``).  Each update is a loop over a view of the chunk from index 0, so
-    that it vectorises."""
+    """:func:`_drift_chunk` chunk by chunk (``prange``)."""
     n = s[0].shape[0]
-    hh = 0.5 * h
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        i0 = c * CHUNK
+        i1 = min(n, i0 + CHUNK)
+        _drift_chunk(h, rot_map, m[i0:i1], J[i0:i1], s[0][i0:i1], s[1][i0:i1], s[2][i0:i1],
+                     s[3][i0:i1], s[4][i0:i1], s[5][i0:i1])
+
+
+@njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
+def _kick_in_place_chunks(h, m, J, s, part):
+    """:func:`_kick_chunk` chunk by chunk (``prange``), while the chunk is in the caches;
+    returns ``(Σ m|v|², Σ J|Ω|²)``, the chunks' sums (``part[c]``) added in chunk
+    order."""
+    n = s[0].shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        i0 = c * CHUNK
+        i1 = min(n, i0 + CHUNK)
+        part[c, 0], part[c, 1] = _kick_chunk(h, m[i0:i1], J[i0:i1], s[1][i0:i1], s[3][i0:i1],
+                                             s[4][i0:i1], s[5][i0:i1])
+    return _sum_chunks(part)
+
+
+@njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
+def _kick_drift_in_place_chunks(h, rot_map, m, J, s, part):
+    """The end of one step and the start of the next in one pass, chunk by chunk
+    (``prange``): :func:`_kick_chunk` then :func:`_drift_chunk` (the same forces: the
+    kick of step ``n`` and the half kick of step ``n + 1`` both use ``F_n``), so that
+    the state is read and written once instead of twice (the same bits as the two
+    passes).  Returns the kinetic sums of step ``n`` as :func:`_kick_in_place_chunks`."""
+    n = s[0].shape[0]
     for c in prange((n + CHUNK - 1) // CHUNK):
         i0 = c * CHUNK
         i1 = min(n, i0 + CHUNK)
         x, v, q, o, F, RM = s[0][i0:i1], s[1][i0:i1], s[2][i0:i1], s[3][i0:i1], \
             s[4][i0:i1], s[5][i0:i1]
-        mc = m[i0:i1]
-        Jc = J[i0:i1]
-        if not (x.shape[1] == 3 and v.shape[1] == 3 and q.shape[1] == 4 and o.shape[1] == 3
-                and F.shape[1] == 3 and RM.shape[1] == 3):
-            continue  # (checked by the caller: this tells the compiler the row lengths)
-        for i in range(i1 - i0):
-            cm = hh / mc[i]
-            cj = hh / Jc[i]
-            for k in range(3):
-                v[i, k] = v[i, k] + cm * F[i, k]
-                x[i, k] = x[i, k] + h * v[i, k]
-                o[i, k] = o[i, k] + cj * RM[i, k]
-        if rot_map == ROT_EXPONENTIAL:
-            _attitude_in_place(ROT_EXPONENTIAL, h, o, q)
-        elif rot_map == ROT_RRP_EXACT:
-            _attitude_in_place(ROT_RRP_EXACT, h, o, q)
-        else:
-            _attitude_in_place(ROT_RRP_NEWMARK, h, o, q)
-
-
-@njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
-def _kick_in_place_chunks(h, m, J, s, part):
-    """The second half of a step taken in place, chunk by chunk (``prange``): the kicks
-    ``v ← v + h/(2m) F``, ``Ω ← Ω + h/(2J) RM`` (B&G eqs. (23d), (23e)), and while the
-    chunk is in the caches its ``(Σ m|v|², Σ J|Ω|²)``, stored in ``part[c]`` and added in
-    chunk order (the same bits for any thread count)."""
-    n = s[0].shape[0]
-    nc = (n + CHUNK - 1) // CHUNK
-    hh = 0.5 * h
-    for c in prange(nc):
-        i0 = c * CHUNK
-        i1 = min(n, i0 + CHUNK)
-        v, o, F, RM = s[1][i0:i1], s[3][i0:i1], s[4][i0:i1], s[5][i0:i1]
-        mc = m[i0:i1]
-        Jc = J[i0:i1]
-        a = 0.0
-        b = 0.0
-        if v.shape[1] == 3 and o.shape[1] == 3 and F.shape[1] == 3 and RM.shape[1] == 3:
-            for i in range(i1 - i0):
-                cm = hh / mc[i]
-                cj = hh / Jc[i]
-                for k in range(3):
-                    v[i, k] = v[i, k] + cm * F[i, k]
-                    o[i, k] = o[i, k] + cj * RM[i, k]
-                a += mc[i] * (v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2])
-                b += Jc[i] * (o[i, 0] * o[i, 0] + o[i, 1] * o[i, 1] + o[i, 2] * o[i, 2])
-        part[c, 0] = a
-        part[c, 1] = b
-    et = 0.0
-    er = 0.0
-    for c in range(nc):
-        et += part[c, 0]
-        er += part[c, 1]
-    return et, er
+        part[c, 0], part[c, 1] = _kick_chunk(h, m[i0:i1], J[i0:i1], v, o, F, RM)
+        _drift_chunk(h, rot_map, m[i0:i1], J[i0:i1], x, v, q, o, F, RM)
+    return _sum_chunks(part)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
@@ -278,12 +308,13 @@ def _mid_spin_norm(h, J, o, RM, i):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def verlet_in_place_ws(h, rot_map, s, ff, info, ws):
+def verlet_in_place_ws(h, rot_map, s, ff, info, ws, drift_next):
     """One step of the velocity-Verlet family taken in place on the one buffer ``s``
     (the large models of spheres, ``engine.integrators.advance``): the same scheme as
     :func:`verlet_step` (B&G eqs. (23a)–(23e)) with the half kick of the velocity kept
     in ``v`` instead of ``F₀``, so that a step reads and writes each array of the state
-    once less.  Fills the kinetic energy slots too.
+    once less.  Fills the kinetic energy slots too.  With ``drift_next``, the step ends
+    with the first half of the next one (:func:`finish_in_place_ws`).
 
     Before anything moves, ``rrp-exact`` checks ``h|w| < 1`` on every body and on
     failure returns ``ERR_RRP_LIMIT`` with ``info = (body, h|w|, |w|)``, ``s`` unchanged.
@@ -291,13 +322,9 @@ def verlet_in_place_ws(h, rot_map, s, ff, info, ws):
     Needs the parallel scratch of ``ws`` (``ws[2][8]``, one row a chunk)."""
     if not state_shapes_ok(s):
         return ERR_SHAPE
-    x, v, q, o, F, RM, e = s[:7]
-    m = ff[0]
+    o, RM = s[3], s[5]
     J = ff[1]
-    n = x.shape[0]
-    part = ws[2][8]
-    if part.shape[0] != (n + CHUNK - 1) // CHUNK or part.shape[1] < 2:
-        return ERR_SHAPE
+    n = o.shape[0]
     if rot_map == ROT_RRP_EXACT:
         bad = False
         for i in range(n):
@@ -310,11 +337,33 @@ def verlet_in_place_ws(h, rot_map, s, ff, info, ws):
                     info[1] = abs(h) * wn
                     info[2] = wn
                     return ERR_RRP_LIMIT
-    _drift_in_place_chunks(h, rot_map, m, J, s)
+    _drift_in_place_chunks(h, rot_map, ff[0], J, s)
+    return finish_in_place_ws(h, rot_map, s, ff, ws, drift_next)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def finish_in_place_ws(h, rot_map, s, ff, ws, drift_next):
+    """The rest of a step of :func:`verlet_in_place_ws` whose first half is done: the
+    forces, the kicks and the kinetic energy slots.  With ``drift_next``, the first half
+    of the next step too, in the same pass over the state
+    (:func:`_kick_drift_in_place_chunks`): ``s`` is then the next step half done, its
+    forces and energies those of the step completed, and the next call is this one.
+    (Not for ``rrp-exact``, whose check comes before the first half.)"""
+    if not state_shapes_ok(s):
+        return ERR_SHAPE
+    x, q, F, RM, e = s[0], s[2], s[4], s[5], s[6]
+    m = ff[0]
+    J = ff[1]
+    part = ws[2][8]
+    if part.shape[0] != (x.shape[0] + CHUNK - 1) // CHUNK or part.shape[1] < 2:
+        return ERR_SHAPE
     st = compute_forces_ws(x, q, ff, F, RM, e, ws)
     if st != OK:
         return st
-    et, er = _kick_in_place_chunks(h, m, J, s, part)
+    if drift_next:
+        et, er = _kick_drift_in_place_chunks(h, rot_map, m, J, s, part)
+    else:
+        et, er = _kick_in_place_chunks(h, m, J, s, part)
     e[E_TRANSLATIONAL] = 0.5 * et
     e[E_ROTATIONAL] = 0.5 * er
     return OK

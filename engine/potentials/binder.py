@@ -129,6 +129,57 @@ def _rotvec_wide_t(q0, q1, q2, q3):
     return f * q1, f * q2, f * q3
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def gather_bond(w, b, x, q, bond_ref, i, j, bb):
+    """Pass 1 for one bond: ``q_i``, ``q_j``, ``bond_ref[bb]`` and ``x_i − x_j`` into
+    column ``b`` of the block ``w``."""
+    for k in range(4):
+        w[_QI + k * BLOCK + b] = q[i, k]
+        w[_QJ + k * BLOCK + b] = q[j, k]
+        w[_REF + k * BLOCK + b] = bond_ref[bb, k]
+    for k in range(3):
+        w[_D + k * BLOCK + b] = x[i, k] - x[j, k]
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def bond_theta(w, b):
+    """``θ_ij`` of column ``b`` of the evaluated block ``w``: the polynomial's, or, beyond
+    its range (or for a non-finite state), ``2 atan2(|q_v|, |q₀|)`` of ``q_i ⊗ q_j*``."""
+    t0 = w[_TH + b]
+    t1 = w[_TH + BLOCK + b]
+    t2 = w[_TH + 2 * BLOCK + b]
+    if math.isnan(t0):
+        t0, t1, t2 = _rotvec_wide_t(*quat_mul_t(
+            w[_QI + b], w[_QI + BLOCK + b], w[_QI + 2 * BLOCK + b],
+            w[_QI + 3 * BLOCK + b], w[_QJ + b], -w[_QJ + BLOCK + b],
+            -w[_QJ + 2 * BLOCK + b], -w[_QJ + 3 * BLOCK + b]))
+    return t0, t1, t2
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def add_to_first_end(w, b, t0, t1, t2, k_bend, F, RM, i):
+    """Pass 3, end ``i`` of the bond of column ``b``: ``F_i += f``,
+    ``RM_i += M_i − K^m θ_ij``."""
+    F[i, 0] += w[_F + b]
+    F[i, 1] += w[_F + BLOCK + b]
+    F[i, 2] += w[_F + 2 * BLOCK + b]
+    RM[i, 0] += w[_MI + b] - k_bend * t0
+    RM[i, 1] += w[_MI + BLOCK + b] - k_bend * t1
+    RM[i, 2] += w[_MI + 2 * BLOCK + b] - k_bend * t2
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def add_to_second_end(w, b, t0, t1, t2, k_bend, F, RM, j):
+    """Pass 3, end ``j`` of the bond of column ``b``: ``F_j −= f``,
+    ``RM_j += M_j + K^m θ_ij``."""
+    F[j, 0] -= w[_F + b]
+    F[j, 1] -= w[_F + BLOCK + b]
+    F[j, 2] -= w[_F + 2 * BLOCK + b]
+    RM[j, 0] += w[_MJ + b] + k_bend * t0
+    RM[j, 1] += w[_MJ + BLOCK + b] + k_bend * t1
+    RM[j, 2] += w[_MJ + 2 * BLOCK + b] + k_bend * t2
+
+
 @njit(nogil=True, cache=True)
 def binder_bonds(x, q, bonds, bond_ref, k_bend, k_axial, k_shear, F, RM, energy):
     """Add the three binder terms of every bond ``(i, j)`` (``bond_ref = (d̂₀, r₀)``).
@@ -166,46 +217,18 @@ def binder_bonds_ws(x, q, bonds, bond_ref, k_bend, k_axial, k_shear, F, RM, ener
         count = min(BLOCK, nb - start)
         # --- 1. gather
         for b in range(count):
-            i = bonds[start + b, 0]
-            j = bonds[start + b, 1]
-            for k in range(4):
-                w[_QI + k * BLOCK + b] = q[i, k]
-                w[_QJ + k * BLOCK + b] = q[j, k]
-                w[_REF + k * BLOCK + b] = bond_ref[start + b, k]
-            for k in range(3):
-                w[_D + k * BLOCK + b] = x[i, k] - x[j, k]
+            gather_bond(w, b, x, q, bond_ref, bonds[start + b, 0], bonds[start + b, 1],
+                        start + b)
         # --- 2. evaluate
         _evaluate_block(w, count, k_bend, k_axial, k_shear)
         # --- 3. scatter
         for b in range(count):
-            i = bonds[start + b, 0]
-            j = bonds[start + b, 1]
-            t0 = w[_TH + b]
-            t1 = w[_TH + BLOCK + b]
-            t2 = w[_TH + 2 * BLOCK + b]
-            if math.isnan(t0):  # |θ_ij| beyond the polynomial (or a non-finite state)
-                t0, t1, t2 = _rotvec_wide_t(*quat_mul_t(
-                    w[_QI + b], w[_QI + BLOCK + b], w[_QI + 2 * BLOCK + b],
-                    w[_QI + 3 * BLOCK + b], w[_QJ + b], -w[_QJ + BLOCK + b],
-                    -w[_QJ + 2 * BLOCK + b], -w[_QJ + 3 * BLOCK + b]))
+            t0, t1, t2 = bond_theta(w, b)
             e_bend += 0.5 * k_bend * (t0 * t0 + t1 * t1 + t2 * t2)
             e_axial += w[_EA + b]
             e_shear += w[_ES + b]
-            f0 = w[_F + b]
-            f1 = w[_F + BLOCK + b]
-            f2 = w[_F + 2 * BLOCK + b]
-            F[i, 0] += f0
-            F[i, 1] += f1
-            F[i, 2] += f2
-            F[j, 0] -= f0
-            F[j, 1] -= f1
-            F[j, 2] -= f2
-            RM[i, 0] += w[_MI + b] - k_bend * t0
-            RM[i, 1] += w[_MI + BLOCK + b] - k_bend * t1
-            RM[i, 2] += w[_MI + 2 * BLOCK + b] - k_bend * t2
-            RM[j, 0] += w[_MJ + b] + k_bend * t0
-            RM[j, 1] += w[_MJ + BLOCK + b] + k_bend * t1
-            RM[j, 2] += w[_MJ + 2 * BLOCK + b] + k_bend * t2
+            add_to_first_end(w, b, t0, t1, t2, k_bend, F, RM, bonds[start + b, 0])
+            add_to_second_end(w, b, t0, t1, t2, k_bend, F, RM, bonds[start + b, 1])
     energy[E_BENDING] += e_bend
     energy[E_AXIAL] += e_axial
     energy[E_SHEAR] += e_shear
