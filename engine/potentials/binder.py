@@ -180,6 +180,42 @@ def add_to_second_end(w, b, t0, t1, t2, k_bend, F, RM, j):
     RM[j, 2] += w[_MJ + 2 * BLOCK + b] + k_bend * t2
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def bond_run(i0, i1, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, lo, hi, w, F, RM):
+    """The bonds ``lo ≤ b < hi`` block by block (gather, evaluate, scatter), added to
+    their ends among the bodies ``i0 ≤ · < i1`` — all of them for the serial kernel, a
+    chunk's for ``engine.parallel`` (the bonds' first ends are in it); returns their
+    bending, axial and shear energies, summed in bond order."""
+    e_bend = 0.0
+    e_axial = 0.0
+    e_shear = 0.0
+    if not (x.shape[1] == 3 and q.shape[1] == 4 and F.shape[1] == 3 and RM.shape[1] == 3
+            and bonds.shape[1] == 2 and bond_ref.shape[1] == 4):
+        return e_bend, e_axial, e_shear  # (checked by the callers: this tells the
+        #                                   compiler the row lengths)
+    for start in range(lo, hi, BLOCK):
+        count = min(BLOCK, hi - start)
+        # --- 1. gather
+        for b in range(count):
+            gather_bond(w, b, x, q, bond_ref, bonds[start + b, 0], bonds[start + b, 1],
+                        start + b)
+        # --- 2. evaluate
+        _evaluate_block(w, count, k_bend, k_axial, k_shear)
+        # --- 3. scatter
+        for b in range(count):
+            t0, t1, t2 = bond_theta(w, b)
+            e_bend += 0.5 * k_bend * (t0 * t0 + t1 * t1 + t2 * t2)
+            e_axial += w[_EA + b]
+            e_shear += w[_ES + b]
+            i = bonds[start + b, 0]
+            j = bonds[start + b, 1]
+            if i0 <= i < i1:
+                add_to_first_end(w, b, t0, t1, t2, k_bend, F, RM, i)
+            if i0 <= j < i1:
+                add_to_second_end(w, b, t0, t1, t2, k_bend, F, RM, j)
+    return e_bend, e_axial, e_shear
+
+
 @njit(nogil=True, cache=True)
 def binder_bonds(x, q, bonds, bond_ref, k_bend, k_axial, k_shear, F, RM, energy):
     """Add the three binder terms of every bond ``(i, j)`` (``bond_ref = (d̂₀, r₀)``).
@@ -209,26 +245,8 @@ def binder_bonds_ws(x, q, bonds, bond_ref, k_bend, k_axial, k_shear, F, RM, ener
     if not (x.shape[1] == 3 and q.shape[1] == 4 and F.shape[1] == 3 and RM.shape[1] == 3
             and bonds.shape[1] == 2 and bond_ref.shape[1] == 4 and w.shape[0] >= SCRATCH_SIZE):
         return ERR_SHAPE
-    nb = bonds.shape[0]
-    e_bend = 0.0
-    e_axial = 0.0
-    e_shear = 0.0
-    for start in range(0, nb, BLOCK):
-        count = min(BLOCK, nb - start)
-        # --- 1. gather
-        for b in range(count):
-            gather_bond(w, b, x, q, bond_ref, bonds[start + b, 0], bonds[start + b, 1],
-                        start + b)
-        # --- 2. evaluate
-        _evaluate_block(w, count, k_bend, k_axial, k_shear)
-        # --- 3. scatter
-        for b in range(count):
-            t0, t1, t2 = bond_theta(w, b)
-            e_bend += 0.5 * k_bend * (t0 * t0 + t1 * t1 + t2 * t2)
-            e_axial += w[_EA + b]
-            e_shear += w[_ES + b]
-            add_to_first_end(w, b, t0, t1, t2, k_bend, F, RM, bonds[start + b, 0])
-            add_to_second_end(w, b, t0, t1, t2, k_bend, F, RM, bonds[start + b, 1])
+    e_bend, e_axial, e_shear = bond_run(0, x.shape[0], x, q, bonds, bond_ref, k_bend,
+                                        k_axial, k_shear, 0, bonds.shape[0], w, F, RM)
     energy[E_BENDING] += e_bend
     energy[E_AXIAL] += e_axial
     energy[E_SHEAR] += e_shear
