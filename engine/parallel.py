@@ -381,7 +381,8 @@ def _bonds_of_chunk(i0, i1, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, lo,
                     w, F, RM):
     """The bonds ``cbonds[lo:hi]`` (an end in bodies ``i0 ≤ · < i1``), block by block,
     added to their ends in the chunk; returns the bending, axial and shear energies of
-    those whose first end is in the chunk."""
+    those whose first end is in the chunk.  (``bond_run`` with an index list: one loop
+    for both, choosing the index per bond, made the chunks' own bonds 5–8 % slower.)"""
     e_bend = 0.0
     e_axial = 0.0
     e_shear = 0.0

@@ -320,7 +320,7 @@ def verlet_in_place_ws(h, rot_map, s, ff, info, ws, drift_next):
     failure returns ``ERR_RRP_LIMIT`` with ``info = (body, h|w|, |w|)``, ``s`` unchanged.
     Any other failure (the forces') leaves ``s`` half-stepped: the caller restores it.
     Needs the parallel scratch of ``ws`` (``ws[2][8]``, one row a chunk)."""
-    if not state_shapes_ok(s):
+    if not _in_place_shapes_ok(s, ws):
         return ERR_SHAPE
     o, RM = s[3], s[5]
     J = ff[1]
@@ -349,14 +349,12 @@ def finish_in_place_ws(h, rot_map, s, ff, ws, drift_next):
     (:func:`_kick_drift_in_place_chunks`): ``s`` is then the next step half done, its
     forces and energies those of the step completed, and the next call is this one.
     (Not for ``rrp-exact``, whose check comes before the first half.)"""
-    if not state_shapes_ok(s):
+    if not _in_place_shapes_ok(s, ws):
         return ERR_SHAPE
     x, q, F, RM, e = s[0], s[2], s[4], s[5], s[6]
     m = ff[0]
     J = ff[1]
     part = ws[2][8]
-    if part.shape[0] != (x.shape[0] + CHUNK - 1) // CHUNK or part.shape[1] < 2:
-        return ERR_SHAPE
     st = compute_forces_ws(x, q, ff, F, RM, e, ws)
     if st != OK:
         return st
@@ -367,6 +365,15 @@ def finish_in_place_ws(h, rot_map, s, ff, ws, drift_next):
     e[E_TRANSLATIONAL] = 0.5 * et
     e[E_ROTATIONAL] = 0.5 * er
     return OK
+
+
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
+def _in_place_shapes_ok(s, ws):
+    """The state's shapes (:func:`state_shapes_ok`) and one row of kinetic sums a chunk
+    in ``ws[2][8]``: checked before anything moves."""
+    part = ws[2][8]
+    return (state_shapes_ok(s) and part.shape[0] == (s[0].shape[0] + CHUNK - 1) // CHUNK
+            and part.shape[1] >= 2)
 
 
 @njit(nogil=True, cache=True)
