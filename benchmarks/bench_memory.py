@@ -13,9 +13,17 @@ neighbour search (issue #9: the cost per particle-step against N on one thread).
   evaluation, over all spheres, against the same kernel over one chunk of ``CHUNK``
   spheres repeated (in the caches), µs a sphere; and how far apart in memory (in sphere
   indices) the two spheres of a bond or of a listed pair are: what a step that worked on
-  one block of spheres at a time would have to keep in the caches.
+  one block of spheres at a time would have to keep in the caches;
+* **the rebuild in the stepping loop** (``--in-situ``, at each ``--in-situ-sizes`` N):
+  the ``bench_pile_scale.py`` window taken one step at a time, the median step that
+  rebuilt the neighbour list against the median one that did not, µs a sphere, beside
+  the same list build repeated on the state the window ends at.  The repeated build
+  reads low at small N: run after run, the search meets the same sequence of tests, and
+  the core learns its branches (its hot-block time rises sharply past ≈ 6000 spheres,
+  which prefetching the rows it reads next does not change; BENCHMARKS.md).
 
     python benchmarks/bench_memory.py [--sizes 1000 1000000] [--passes --pass-sizes 1000000]
+                                      [--in-situ --in-situ-sizes 1000 10000 1000000]
 """
 
 from __future__ import annotations
@@ -105,8 +113,15 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     blk = min(1000, n)
     hot = best(lambda: _search(n // 2 - blk // 2, n // 2 + blk - blk // 2, *args, 0,
                                pairs.shape[0]), max(1, 200_000 // blk), repeat)
+    # hot blocks of more places: where the repeated search stops being fast
+    blocks = {}
+    for b in (2000, 4000, 6000, 8000, 16000):
+        if 4 * b <= n:
+            blocks[b] = best(lambda b=b: _search(n // 2 - b // 2, n // 2 + b - b // 2, *args, 0,
+                                                 pairs.shape[0]), max(1, 400_000 // b),
+                             repeat) / b * 1e6
     return {"n": n, "build": build / n * 1e6, "search": whole / n * 1e6,
-            "search_hot_block": hot / blk * 1e6}
+            "search_hot_block": hot / blk * 1e6, "search_hot_blocks": blocks}
 
 
 def _repeaters():
@@ -200,12 +215,61 @@ def passes_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     return r
 
 
+def rebuild_in_situ_us(n_spheres: int, steps: int = 200) -> dict[str, float]:
+    """µs a sphere of a step with and without a list rebuild inside the stepping loop
+    (the ``bench_pile_scale.py`` window, one ``advance(1)`` at a time, medians over
+    enough fresh runs for 2·10⁶ timed particle-steps), and of the list build repeated
+    on the window's last state."""
+    import gc
+    import statistics
+
+    from bench_pile_profile import best
+    from bench_pile_scale import INTEGRATOR, H, build_pile
+
+    from engine.layout import NL_REBUILDS, P_SKIN
+    from engine.neighbours import build_neighbours_ws, neighbour_scratch_size
+    from engine.simulation import Simulation
+
+    model = build_pile(n_spheres, 1.0)
+    n = model.initial_state.x.shape[0]
+    runs = 1 if n >= 1_000_000 else max(2, 2_000_000 // (steps * n))
+    with_rb: list[float] = []
+    without: list[float] = []
+    for _ in range(runs):
+        sim = Simulation(model, INTEGRATOR, H, record_every=10**9, record_frames=False)
+        sim.warm_up()
+        sim.advance(100)
+        for _ in range(steps):
+            r0 = int(sim.ff.nl_state[NL_REBUILDS])
+            t0 = time.perf_counter()
+            sim.advance(1)
+            dt = time.perf_counter() - t0
+            (with_rb if int(sim.ff.nl_state[NL_REBUILDS]) > r0 else without).append(dt)
+        x = sim.state.x.copy()
+        del sim
+        gc.collect()
+    ff = model.forcefield
+    iw = np.empty(neighbour_scratch_size(n), dtype=np.int64)
+    pairs = np.zeros((4 * n, 2), dtype=np.int64)
+    state = np.zeros(4, dtype=np.int64)
+    xref = np.zeros((n, 3))
+    repeated = best(lambda: build_neighbours_ws(x, ff.D, ff.fp[P_SKIN], pairs, state, xref,
+                                                iw), max(1, 2_000_000 // n), 5)
+    us = 1e6 / n
+    w, wo = statistics.median(with_rb) * us, statistics.median(without) * us
+    return {"n": n, "step": wo, "step_rebuilt": w, "rebuild": w - wo,
+            "rebuilds": len(with_rb) / runs, "repeated": repeated * us}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 1000000])
     ap.add_argument("--passes", action="store_true",
                     help="also time the step's passes, whole and on one chunk")
     ap.add_argument("--pass-sizes", type=int, nargs="+", default=[1000000])
+    ap.add_argument("--in-situ", action="store_true",
+                    help="also time the list rebuild inside the stepping loop")
+    ap.add_argument("--in-situ-sizes", type=int, nargs="+", default=[1000, 10000, 1000000])
     args = ap.parse_args(argv)
     import engine
 
@@ -222,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
         r = search_us(n)
         print(f"| {r['n']} | {r['build']:.3f} | {r['search']:.3f} | "
               f"{r['search_hot_block']:.3f} |", flush=True)
+        if r["search_hot_blocks"]:
+            blocks = ", ".join(f"{b}: {t:.3f}" for b, t in r["search_hot_blocks"].items())
+            print(f"|   | (hot blocks of more places, µs/sphere: {blocks}) | | |", flush=True)
     if args.passes:
         print("\n| spheres | pass | µs/sphere, all spheres | one chunk in the caches |")
         print("|---|---|---|---|")
@@ -233,6 +300,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{r['n']} spheres: listed pairs |i − j| median "
                   f"{r['pair_spread_p50']:.0f}, 99th percentile {r['pair_spread_p99']:.0f}, "
                   f"max {r['pair_spread_max']:.0f}; bonds max {r['bond_spread_max']:.0f}",
+                  flush=True)
+    if args.in_situ:
+        print("\n| spheres | step, no rebuild | step with a rebuild | the rebuild in the "
+              "loop | rebuilds in 200 steps | the build repeated |")
+        print("|---|---|---|---|---|---|")
+        for n in args.in_situ_sizes:
+            r = rebuild_in_situ_us(n)
+            print(f"| {r['n']} | {r['step']:.4f} | {r['step_rebuilt']:.4f} | "
+                  f"{r['rebuild']:.4f} | {r['rebuilds']:.0f} | {r['repeated']:.4f} |",
                   flush=True)
     return 0
 
