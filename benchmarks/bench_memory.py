@@ -261,6 +261,12 @@ def rebuild_in_situ_us(n_spheres: int, steps: int = 200) -> dict[str, float]:
             "rebuilds": len(with_rb) / runs, "repeated": repeated * us}
 
 
+def _header(*columns: str) -> None:
+    """Print the header row and the rule of a Markdown table."""
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 1000000])
@@ -274,14 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     import engine
 
     engine.set_threads(1)
-    print("| buffer | ns per dependent load |")
-    print("|---|---|")
+    _header("buffer", "ns per dependent load")
     for mb in (0.25, 1, 2, 4, 8, 64, 256, 1024):
         print(f"| {mb:g} MB | {latency_ns(mb):.1f} |", flush=True)
     print(f"\nsequential read, one core: {bandwidth_gbs():.1f} GB/s\n")
-    print("| spheres | list build µs/sphere | pair search µs/sphere | the same, 1000 "
-          "spheres at a time (hot) |")
-    print("|---|---|---|---|")
+    _header("spheres", "list build µs/sphere", "pair search µs/sphere",
+            "the same, 1000 spheres at a time (hot)")
     for n in args.sizes:
         r = search_us(n)
         print(f"| {r['n']} | {r['build']:.3f} | {r['search']:.3f} | "
@@ -290,8 +294,8 @@ def main(argv: list[str] | None = None) -> int:
             blocks = ", ".join(f"{b}: {t:.3f}" for b, t in r["search_hot_blocks"].items())
             print(f"|   | (hot blocks of more places, µs/sphere: {blocks}) | | |", flush=True)
     if args.passes:
-        print("\n| spheres | pass | µs/sphere, all spheres | one chunk in the caches |")
-        print("|---|---|---|---|")
+        print()
+        _header("spheres", "pass", "µs/sphere, all spheres", "one chunk in the caches")
         for n in args.pass_sizes:
             r = passes_us(n)
             for name in ("before", "after", "kinetic"):
@@ -302,9 +306,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"max {r['pair_spread_max']:.0f}; bonds max {r['bond_spread_max']:.0f}",
                   flush=True)
     if args.in_situ:
-        print("\n| spheres | step, no rebuild | step with a rebuild | the rebuild in the "
-              "loop | rebuilds in 200 steps | the build repeated |")
-        print("|---|---|---|---|---|---|")
+        print()
+        _header("spheres", "step, no rebuild", "step with a rebuild", "the rebuild in the loop",
+                "rebuilds in 200 steps", "the build repeated")
         for n in args.in_situ_sizes:
             r = rebuild_in_situ_us(n)
             print(f"| {r['n']} | {r['step']:.4f} | {r['step_rebuilt']:.4f} | "
