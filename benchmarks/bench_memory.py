@@ -77,6 +77,17 @@ def bandwidth_gbs(megabytes: float = 256.0) -> float:
     return a.nbytes / (time.perf_counter() - t0) / 1e9
 
 
+def _list_arrays(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The cell-list scratch, a list of 4 pairs a sphere, the list's state and its
+    reference positions, for ``build_neighbours_ws`` on ``n`` spheres."""
+    from engine.layout import N_NL_STATE
+    from engine.neighbours import neighbour_scratch_size
+
+    return (np.empty(neighbour_scratch_size(n), dtype=np.int64),
+            np.zeros((4 * n, 2), dtype=np.int64), np.zeros(N_NL_STATE, dtype=np.int64),
+            np.zeros((n, 3)))
+
+
 def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     """µs a sphere of the pair search, over all spheres and over hot blocks of 1000."""
     from bench_pile_profile import best
@@ -87,7 +98,6 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
         _search,
         build_neighbours_ws,
         cell_list_ws,
-        neighbour_scratch_size,
         scratch_places,
     )
 
@@ -95,10 +105,7 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     ff = model.forcefield
     x = model.initial_state.x.copy()
     n = x.shape[0]
-    iw = np.empty(neighbour_scratch_size(n), dtype=np.int64)
-    pairs = np.zeros((4 * n, 2), dtype=np.int64)
-    state = np.zeros(4, dtype=np.int64)
-    xref = np.zeros((n, 3))
+    iw, pairs, state, xref = _list_arrays(n)
     skin = ff.fp[P_SKIN]
 
     build = best(lambda: build_neighbours_ws(x, ff.D, skin, pairs, state, xref, iw), 1,
@@ -110,18 +117,18 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     xs = iw[at_xs:at_counts].view(np.float64)
     args = (skin, iw, order, xs, m0, m1, m2, pairs)
     whole = best(lambda: _search(0, n, *args, 0, pairs.shape[0]), 1, repeat)
-    blk = min(1000, n)
-    hot = best(lambda: _search(n // 2 - blk // 2, n // 2 + blk - blk // 2, *args, 0,
-                               pairs.shape[0]), max(1, 200_000 // blk), repeat)
-    # hot blocks of more places: where the repeated search stops being fast
-    blocks = {}
-    for b in (2000, 4000, 6000, 8000, 16000):
-        if 4 * b <= n:
-            blocks[b] = best(lambda b=b: _search(n // 2 - b // 2, n // 2 + b - b // 2, *args, 0,
-                                                 pairs.shape[0]), max(1, 400_000 // b),
-                             repeat) / b * 1e6
+
+    def hot_us(b: int, places: int) -> float:
+        """µs a sphere of the search over the ``b`` middle places, repeated over about
+        ``places`` places in all."""
+        k0 = n // 2 - b // 2
+        return best(lambda: _search(k0, k0 + b, *args, 0, pairs.shape[0]),
+                    max(1, places // b), repeat) / b * 1e6
+
+    # and over more places at a time: where the repeated search stops being fast
+    blocks = {b: hot_us(b, 400_000) for b in (2000, 4000, 6000, 8000, 16000) if 4 * b <= n}
     return {"n": n, "build": build / n * 1e6, "search": whole / n * 1e6,
-            "search_hot_block": hot / blk * 1e6, "search_hot_blocks": blocks}
+            "search_hot_block": hot_us(min(1000, n), 200_000), "search_hot_blocks": blocks}
 
 
 def _repeaters():
@@ -227,7 +234,7 @@ def rebuild_in_situ_us(n_spheres: int, steps: int = 200) -> dict[str, float]:
     from bench_pile_scale import INTEGRATOR, H, build_pile
 
     from engine.layout import NL_REBUILDS, P_SKIN
-    from engine.neighbours import build_neighbours_ws, neighbour_scratch_size
+    from engine.neighbours import build_neighbours_ws
     from engine.simulation import Simulation
 
     model = build_pile(n_spheres, 1.0)
@@ -249,10 +256,7 @@ def rebuild_in_situ_us(n_spheres: int, steps: int = 200) -> dict[str, float]:
         del sim
         gc.collect()
     ff = model.forcefield
-    iw = np.empty(neighbour_scratch_size(n), dtype=np.int64)
-    pairs = np.zeros((4 * n, 2), dtype=np.int64)
-    state = np.zeros(4, dtype=np.int64)
-    xref = np.zeros((n, 3))
+    iw, pairs, state, xref = _list_arrays(n)
     repeated = best(lambda: build_neighbours_ws(x, ff.D, ff.fp[P_SKIN], pairs, state, xref,
                                                 iw), max(1, 2_000_000 // n), 5)
     us = 1e6 / n
