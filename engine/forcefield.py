@@ -72,7 +72,7 @@ from .layout import (
     T_PIVOT_GRAVITY,
     T_WALL,
 )
-from .neighbours import ensure_neighbours_ws, neighbour_scratch_size
+from .neighbours import ensure_neighbours_ws, new_neighbour_scratch
 from .parallel import (
     NOT_PARALLEL,
     PARALLEL_MIN_BODIES,
@@ -103,7 +103,7 @@ def new_scratch(n, ff=None):
     else:
         par = new_parallel_scratch(0, 0, 0)
     return (np.empty(BINDER_SCRATCH_SIZE),
-            np.empty(neighbour_scratch_size(n), dtype=np.int64), par)
+            new_neighbour_scratch(n), par)
 
 
 @njit(nogil=True, cache=True)

@@ -94,6 +94,7 @@ N_FP = 28
 NL_COUNT = 0
 NL_REBUILDS = 1
 NL_VALID = 2
+NL_PARTIAL = 3  # of the NL_REBUILDS, the partial updates (engine.neighbours)
 N_NL_STATE = 4
 
 # kernel status codes ------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from .layout import (
     ERR_NONFINITE,
     ERR_SHAPE,
     NL_COUNT,
+    NL_PARTIAL,
     NL_REBUILDS,
     NL_VALID,
     OK,
@@ -58,6 +59,21 @@ PARALLEL_SEARCH_MIN = 4096
 """Lists of at least this many bodies are searched in parallel, chunk by chunk of the cell
 order, each chunk writing its pairs to its own share of the list, then moved together
 and sorted: the same list as the serial search, for any thread count."""
+PARTIAL_RESET_SHARE = 32
+"""Between two full builds, partial updates (:func:`_partial_update`) reset at most
+``max(16, n // PARTIAL_RESET_SHARE)`` bodies, each at most once."""
+
+# the header of the partial updates in the scratch (scratch_places(n)[6]), 16 words
+_PH_WORDS = 16
+_PH_MAGIC = 0  # _MAGIC while the words below describe the list of version ...
+_PH_STAMP = 1  # ... nl_state[NL_REBUILDS] = this
+_PH_M = 2  # the grid's cells along each axis (3 words)
+_PH_NRESET = 5  # bodies reset since the full build
+_PH_LO = 6  # the grid's lower corner (3 doubles)
+_PH_Z = 9  # its cell edges (3 doubles)
+_PH_CUT = 12  # max D + skin at the full build (a double)
+_PH_DELTA = 13  # the largest distance of a reset body's reference from its cell (a double)
+_MAGIC = 0x5EED1157
 
 
 @njit(nogil=True, cache=True)
@@ -67,19 +83,41 @@ def neighbour_scratch_size(n):
 
 
 @njit(nogil=True, cache=True)
+def forget_grid(iw, n):
+    """Make the next update of the list a full build (the list may have been replaced:
+    a restore)."""
+    iw[scratch_places(n)[6] + _PH_MAGIC] = 0
+
+
+@njit(nogil=True, cache=True)
+def new_neighbour_scratch(n):
+    """The integer scratch of :func:`ensure_neighbours_ws` for ``n`` bodies, with no
+    partial update possible until its first full build."""
+    iw = np.empty(neighbour_scratch_size(n), dtype=np.int64)
+    head = scratch_places(n)[6]
+    for k in range(_PH_WORDS):
+        iw[head + k] = 0
+    return iw
+
+
+@njit(nogil=True, cache=True)
 def scratch_places(n):
     """Where the parts of the cell list's integer scratch ``iw`` start, for ``n`` bodies:
     ``max(64, 8 n) + 1`` cell starts from 0, then ``n`` body indices in cell order
     (``order``), ``n`` cell indices (``cell``), ``4 n`` words holding ``(x, D/2)`` in
     cell order as doubles (``xs``), the pair counts of the chunks of the parallel search
-    (``counts``) and the bucket counts of the sort of the pairs (``bins``); returns
-    ``(order, cell, xs, counts, bins, end)``."""
+    (``counts``), the bucket counts of the sort of the pairs (``bins``), the header of
+    the partial updates (:func:`_partial_update`: the grid of the last full build) and
+    one bit a body (reset since that build); returns
+    ``(order, cell, xs, counts, bins, end, head, bits)``."""
     order = max(64, 8 * n) + 1
     cell = order + n
     xs = cell + n
     counts = xs + 4 * n
     bins = counts + n // SEARCH_CHUNK + 2
-    return order, cell, xs, counts, bins, bins + (1 << _radix_bits(n)) + 1
+    head = bins + (1 << _radix_bits(n)) + 1
+    bits = head + _PH_WORDS
+    return order, cell, xs, counts, bins, bits + n // 64 + 1, head, bits
 
 
 @njit(nogil=True, cache=True)
@@ -99,14 +137,14 @@ def ensure_neighbours(x, D, skin, pairs, nl_state, nl_xref):
     Returns ``OK``, ``ERR_NONFINITE`` (positions not finite) or ``ERR_NEIGHBOUR_OVERFLOW``
     (``pairs`` too small: the caller grows it and calls again).
     """
-    iw = np.empty(neighbour_scratch_size(x.shape[0]), dtype=np.int64)
+    iw = new_neighbour_scratch(x.shape[0])
     return ensure_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw)
 
 
 @njit(nogil=True, cache=True)
 def build_neighbours(x, D, skin, pairs, nl_state, nl_xref):
     """Cell-list construction of all pairs with ``r < (D_i + D_j)/2 + skin``."""
-    iw = np.empty(neighbour_scratch_size(x.shape[0]), dtype=np.int64)
+    iw = new_neighbour_scratch(x.shape[0])
     return build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw)
 
 
@@ -129,6 +167,8 @@ def ensure_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
             moved |= not dd <= lim  # also true for NaN
         if not moved:
             return OK
+        if _partial_update(x, D, skin, pairs, nl_state, nl_xref, iw, lim):
+            return OK
     return build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw)
 
 
@@ -141,13 +181,14 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
         return ERR_SHAPE
     nl_state[NL_VALID] = 0
     nl_state[NL_COUNT] = 0
+    order, cell, at_xs, at_counts, at_bins, _, head, bits = scratch_places(n)
+    iw[head + _PH_MAGIC] = 0
     if n < 2:
         nl_state[NL_VALID] = 1
         return OK
     m0, m1, m2 = cell_list_ws(x, D, skin, iw)
     if m0 == 0:
         return ERR_NONFINITE
-    order, cell, at_xs, at_counts, at_bins, _ = scratch_places(n)
     xs = iw[at_xs:at_counts].view(np.float64)
     capacity = pairs.shape[0]
     count = -1
@@ -167,15 +208,22 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
         count = _search(0, n, skin, iw, order, xs, m0, m1, m2, pairs, 0, capacity)
         if count < 0:
             return ERR_NEIGHBOUR_OVERFLOW
-    # sorted by (i, j), through a copy: in the cell list, no longer needed (up to 5
-    # pairs a body: the cell starts, and the cell indices with the positions), else in
-    # the list's unused rows; a list too full for either is grown by the caller
-    bins = iw[at_bins:]
-    if count <= 5 * n:
-        _sort_pairs(pairs, count, iw[:count], iw[cell:cell + count], bins, n)
+    # sorted by (i, j), through a copy: in the part of the cell list no longer needed
+    # (the cell indices and the positions: up to 2.5 pairs a body; the cell starts and
+    # the order stay, for the partial updates), else in the list's unused rows, else
+    # (up to 5 pairs a body) over the cell starts too; a list too full for any of these
+    # is grown by the caller
+    bins = iw[at_bins:head]
+    keep_grid = True
+    if 2 * count <= at_counts - cell:
+        _sort_pairs(pairs, count, iw[cell:cell + count], iw[cell + count:cell + 2 * count],
+                    bins, n)
     elif 2 * count <= capacity:
         _sort_pairs(pairs, count, pairs[capacity - count:, 0], pairs[capacity - count:, 1],
                     bins, n)
+    elif count <= 5 * n:
+        _sort_pairs(pairs, count, iw[:count], iw[cell:cell + count], bins, n)
+        keep_grid = False
     else:
         return ERR_NEIGHBOUR_OVERFLOW
     nl_state[NL_COUNT] = count
@@ -184,7 +232,184 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
     for i in range(n):
         for k in range(3):
             nl_xref[i, k] = x[i, k]
+    for w in range(bits, bits + n // 64 + 1):  # no body reset yet
+        iw[w] = 0
+    iw[head + _PH_NRESET] = 0
+    iw[head:head + _PH_WORDS].view(np.float64)[_PH_DELTA] = 0.0
+    if keep_grid:
+        iw[head + _PH_STAMP] = nl_state[NL_REBUILDS]
+        iw[head + _PH_MAGIC] = _MAGIC
     return OK
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def _partial_update(x, D, skin, pairs, nl_state, nl_xref, iw, lim):
+    """Bring the list up to date for the few bodies that moved more than ``skin/2``
+    (``|x − x_ref|² > lim``), without a full build; ``False`` (the caller builds it
+    all) unless the scratch holds the grid of the list's last full build and the update
+    fits in its limits.
+
+    The list holds every pair closer than ``σ_ij + skin`` at the bodies' reference
+    places ``x_ref``.  A body that moved more than ``skin/2`` gets its reference reset
+    to where it is now, and its pairs closer than ``σ_ij + skin`` to the others'
+    references are added to the list; then every body is within ``skin/2`` of its
+    reference again, so every pair with ``r < σ_ij`` is listed (``r ≥ |x_ref,i −
+    x_ref,j| − skin``), as after a full build.  The others are found through the cell
+    list of that build (its cell starts and order stay in the scratch), in the cells
+    within ``max D + skin + δ`` of the body, ``δ`` being the largest distance of a reset
+    reference from the place in the grid.  Pairs that have drifted apart stay listed
+    until the next full build: a pair beyond contact adds nothing, and each body's
+    contacts are summed in the order of the partner's index whichever list holds them,
+    so the forces, and the trajectory, are those of full builds to the bit.
+
+    With one fast body (a rattler, a sphere thrown off an impact) the whole list used to
+    be rebuilt every few steps.  A body is reset at most once between full builds, and
+    at most ``max(16, n // PARTIAL_RESET_SHARE)`` of them; the new pairs are sorted,
+    those already listed dropped, and the rest merged into the sorted list, which keeps
+    its ``(i, j)`` order (``engine.parallel``)."""
+    n = x.shape[0]
+    order, cell, _, at_counts, at_bins, _, head, bits = scratch_places(n)
+    if iw[head + _PH_MAGIC] != _MAGIC or iw[head + _PH_STAMP] != nl_state[NL_REBUILDS]:
+        return False
+    fh = iw[head:head + _PH_WORDS].view(np.float64)
+    nreset = iw[head + _PH_NRESET]
+    cap = max(16, n // PARTIAL_RESET_SHARE)
+    delta = fh[_PH_DELTA]
+    ns = 0  # the bodies to reset, at iw[cell:cell + ns]
+    for i in range(n):
+        d0 = x[i, 0] - nl_xref[i, 0]
+        d1 = x[i, 1] - nl_xref[i, 1]
+        d2 = x[i, 2] - nl_xref[i, 2]
+        dd = d0 * d0 + d1 * d1 + d2 * d2
+        if not dd <= lim:
+            if (not math.isfinite(dd) or nreset + ns >= cap
+                    or (iw[bits + (i >> 6)] >> (i & 63)) & 1):
+                return False  # (not finite: the full build reports it)
+            iw[cell + ns] = i
+            ns += 1
+            delta = max(delta, math.sqrt(dd))  # (x_ref is still its place in the grid)
+    for a in range(ns):
+        i = iw[cell + a]
+        iw[bits + (i >> 6)] |= 1 << (i & 63)
+        for k in range(3):
+            nl_xref[i, k] = x[i, k]
+    # their pairs, written from pairs[base] on; room is left to merge below base
+    capacity = pairs.shape[0]
+    count = nl_state[NL_COUNT]
+    room = (capacity - count) // 2
+    base = capacity - room
+    m0 = iw[head + _PH_M]
+    m1 = iw[head + _PH_M + 1]
+    m2 = iw[head + _PH_M + 2]
+    reach = fh[_PH_CUT] + delta
+    kk = 0
+    for a in range(ns):
+        i = iw[cell + a]
+        xi0 = x[i, 0]
+        xi1 = x[i, 1]
+        xi2 = x[i, 2]
+        ri = 0.5 * D[i] + skin
+        a0 = _grid_cell(xi0 - reach, fh[_PH_LO], fh[_PH_Z], m0)
+        b0 = _grid_cell(xi0 + reach, fh[_PH_LO], fh[_PH_Z], m0)
+        a1 = _grid_cell(xi1 - reach, fh[_PH_LO + 1], fh[_PH_Z + 1], m1)
+        b1 = _grid_cell(xi1 + reach, fh[_PH_LO + 1], fh[_PH_Z + 1], m1)
+        a2 = _grid_cell(xi2 - reach, fh[_PH_LO + 2], fh[_PH_Z + 2], m2)
+        b2 = _grid_cell(xi2 + reach, fh[_PH_LO + 2], fh[_PH_Z + 2], m2)
+        for c2 in range(a2, b2 + 1):
+            for c1 in range(a1, b1 + 1):
+                row = (c2 * m1 + c1) * m0
+                for k in range(iw[row + a0], iw[row + b0 + 1]):
+                    j = iw[order + k]
+                    if j == i:
+                        continue
+                    d0 = xi0 - nl_xref[j, 0]
+                    d1 = xi1 - nl_xref[j, 1]
+                    d2 = xi2 - nl_xref[j, 2]
+                    rij = ri + 0.5 * D[j]
+                    if d0 * d0 + d1 * d1 + d2 * d2 < rij * rij:
+                        if kk + 1 >= room:
+                            return False
+                        pairs[base + kk, 0] = min(i, j)
+                        pairs[base + kk, 1] = max(i, j)
+                        kk += 1
+    if 2 * kk > at_counts - cell:
+        return False
+    new = pairs[base:base + kk]
+    if kk <= 64:
+        _insertion_sort_pairs(new, 0, kk)
+    else:  # (the copies in the cell indices and positions: kk < capacity / 2)
+        _sort_pairs(new, kk, iw[cell:cell + kk], iw[cell + kk:cell + 2 * kk],
+                    iw[at_bins:head], n)
+    # drop the repeated and the listed ones ...
+    w = 0
+    r = 0
+    for t in range(kk):
+        pi = new[t, 0]
+        pj = new[t, 1]
+        if w > 0 and new[w - 1, 0] == pi and new[w - 1, 1] == pj:
+            continue
+        r = _lower_bound(pairs, r, count, pi, pj)
+        if r < count and pairs[r, 0] == pi and pairs[r, 1] == pj:
+            continue
+        new[w, 0] = pi
+        new[w, 1] = pj
+        w += 1
+    # ... and merge the rest in from the back (count + w < base: no overlap)
+    r = count - 1
+    t = w - 1
+    out = count + w - 1
+    while t >= 0:
+        if r >= 0 and (pairs[r, 0] > new[t, 0]
+                       or (pairs[r, 0] == new[t, 0] and pairs[r, 1] > new[t, 1])):
+            pairs[out, 0] = pairs[r, 0]
+            pairs[out, 1] = pairs[r, 1]
+            r -= 1
+        else:
+            pairs[out, 0] = new[t, 0]
+            pairs[out, 1] = new[t, 1]
+            t -= 1
+        out -= 1
+    nl_state[NL_COUNT] = count + w
+    nl_state[NL_REBUILDS] += 1
+    nl_state[NL_PARTIAL] += 1
+    iw[head + _PH_NRESET] = nreset + ns
+    fh[_PH_DELTA] = delta
+    iw[head + _PH_STAMP] = nl_state[NL_REBUILDS]
+    return True
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
+def _grid_cell(v, lo, z, m):
+    """The cell along one axis of the coordinate ``v`` in the grid ``(lo, z, m)``,
+    clamped to it as :func:`cell_list_ws` clamps the bodies (monotone in ``v``)."""
+    u = (v - lo) / z
+    if not u > 0.0:  # (also NaN)
+        return 0
+    if u >= m - 1.0:
+        return m - 1
+    return int(u)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
+def _lower_bound(pairs, r, count, pi, pj):
+    """The first place ``p ≥ r`` of the sorted ``pairs[:count]`` with
+    ``pairs[p] ≥ (pi, pj)`` (galloping from ``r``, then bisecting)."""
+    step = 1
+    lo = r
+    hi = r
+    while hi < count and (pairs[hi, 0] < pi or (pairs[hi, 0] == pi and pairs[hi, 1] < pj)):
+        lo = hi + 1
+        hi = r + step
+        step *= 2
+    if hi > count:
+        hi = count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pairs[mid, 0] < pi or (pairs[mid, 0] == pi and pairs[mid, 1] < pj):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
@@ -232,6 +457,18 @@ def cell_list_ws(x, D, skin, iw):
     z0 = (hi0 - lo0) / m0 if hi0 - lo0 > 0.0 else 1.0
     z1 = (hi1 - lo1) / m1 if hi1 - lo1 > 0.0 else 1.0
     z2 = (hi2 - lo2) / m2 if hi2 - lo2 > 0.0 else 1.0
+    head = scratch_places(n)[6]  # the grid, for the partial updates
+    iw[head + _PH_M] = m0
+    iw[head + _PH_M + 1] = m1
+    iw[head + _PH_M + 2] = m2
+    fh = iw[head:head + _PH_WORDS].view(np.float64)
+    fh[_PH_LO] = lo0
+    fh[_PH_LO + 1] = lo1
+    fh[_PH_LO + 2] = lo2
+    fh[_PH_Z] = z0
+    fh[_PH_Z + 1] = z1
+    fh[_PH_Z + 2] = z2
+    fh[_PH_CUT] = cutoff
     # scratch: cell starts (a counting sort of the bodies by cell), the bodies sorted by
     # cell (by index within a cell), the cell of each body
     start = 0

@@ -51,6 +51,7 @@ from .layout import (
     OK,
 )
 from .models.base import Model
+from .neighbours import forget_grid
 from .rotations import quat_to_matrix
 from .stability import StabilityEstimate, accuracy_guide, estimate_stability
 from .state import State
@@ -955,16 +956,18 @@ class Simulation:
     def _scratch(self, ff: tuple) -> tuple:
         """The force field's scratch for the compiled loop (``engine.forcefield.
         new_scratch``), kept from call to call: made anew when the model's sizes change
-        (a grown neighbour list), else with its header cleared, so that the parallel
-        kernels derive their pair runs from the list as it is now (it may have been
-        replaced: a restore).  (Calling ``advance`` instead, which allocates it, compiles
-        one more level of the kernels' call tree: ≈ 50 s on a cold cache.)"""
+        (a grown neighbour list), else with its headers cleared, so that the parallel
+        kernels derive their pair runs, and the neighbour list its next update, from the
+        list as it is now (it may have been replaced: a restore).  (Calling ``advance``
+        instead, which allocates it, compiles one more level of the kernels' call tree:
+        ≈ 50 s on a cold cache.)"""
         key = (ff[0].shape[0], ff[5].shape[0], ff[7].shape[0])
         if self._ws_key != key:
             self._ws = new_scratch(ff[0].shape[0], ff)
             self._ws_key = key
         else:
             self._ws[2][0][:] = 0
+            forget_grid(self._ws[1], ff[0].shape[0])
         return self._ws
 
     def _state_row(self) -> dict[str, np.ndarray]:

@@ -14,17 +14,21 @@ from engine.layout import (
     ERR_NONFINITE,
     N_NL_STATE,
     NL_COUNT,
+    NL_PARTIAL,
     NL_REBUILDS,
     OK,
 )
 from engine.neighbours import (
     PARALLEL_SEARCH_MIN,
+    PARTIAL_RESET_SHARE,
     SEARCH_CHUNK,
     _search_chunks,
     build_neighbours,
     cell_list_ws,
     ensure_neighbours,
+    ensure_neighbours_ws,
     neighbour_scratch_size,
+    new_neighbour_scratch,
     scratch_places,
 )
 from engine.parallel import CHUNK, _pair_runs, get_threads, set_threads
@@ -193,3 +197,99 @@ def test_each_chunk_gets_its_run_of_pairs_and_its_incoming_cross_pairs():
     assert crossing == int(np.sum(pairs[:, 0] // CHUNK != pairs[:, 1] // CHUNK)) > 0
     # a list not sorted by its lower index is refused (the serial kernels then run)
     assert not _pair_runs(n, pairs[::-1].copy(), count, pptr, xin, xptr)
+
+
+def _listed(pairs: np.ndarray) -> list[tuple[int, int]]:
+    return [tuple(p) for p in pairs.tolist()]
+
+
+def test_a_body_past_half_the_skin_is_added_without_a_full_build():
+    """A few bodies past ``skin/2``: their references are reset and their pairs merged
+    into the list (a partial update), which stays sorted, unique and complete for the
+    references: every pair closer than ``σ_ij + skin`` at them is listed, hence every
+    contact.  The same body again, or more than ``max(16, n // 32)`` bodies, and the
+    list is built anew."""
+    rng = np.random.default_rng(21)
+    x, D = CLOUDS["uniform"](rng)
+    n, skin = x.shape[0], 0.05
+    pairs = np.zeros((8 * n, 2), dtype=np.int64)
+    state = np.zeros(N_NL_STATE, dtype=np.int64)
+    xref = np.zeros((n, 3))
+    iw = new_neighbour_scratch(n)
+    assert ensure_neighbours_ws(x, D, skin, pairs, state, xref, iw) == OK
+    assert state[NL_REBUILDS] == 1 and state[NL_PARTIAL] == 0
+    y = x + rng.uniform(-0.25, 0.25, x.shape) * skin / np.sqrt(3.0)  # all within skin/2
+    fast = [5, 300, 301]
+    y[fast] += 0.8 * skin * np.array([[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, 1.0]])
+    y[599] = y[5] + [0.0, 0.9 * (D[5] + D[599]) / 2, 0.0]  # and one lands on another
+    fast.append(599)
+    before = xref.copy()
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    assert state[NL_REBUILDS] == 2 and state[NL_PARTIAL] == 1
+    moved = np.zeros(n, dtype=bool)
+    moved[fast] = True
+    assert np.array_equal(xref[moved], y[moved]) and np.array_equal(xref[~moved], before[~moved])
+    listed = _listed(pairs[:state[NL_COUNT]])
+    assert listed == sorted(set(listed))  # sorted by (i, j), each pair once
+    assert all(i < j for i, j in listed)
+    assert _brute(xref, D, skin) <= set(listed)  # complete for the references ...
+    assert _brute(y, D, 0.0) <= set(listed)  # ... so every contact is listed
+    assert (5, 599) in set(listed)
+    # the same body past half the skin again: a full build
+    y[300, 1] -= 0.6 * skin
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    assert state[NL_REBUILDS] == 3 and state[NL_PARTIAL] == 1
+    assert _listed(pairs[:state[NL_COUNT]]) == sorted(_brute(y, D, skin))
+    # more bodies at once than a partial update resets: a full build
+    cap = max(16, n // PARTIAL_RESET_SHARE)
+    y[:cap + 1, 2] += 0.6 * skin
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    assert state[NL_REBUILDS] == 4 and state[NL_PARTIAL] == 1
+    y[:cap, 0] += 0.6 * skin
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    assert state[NL_REBUILDS] == 5 and state[NL_PARTIAL] == 2
+    assert _brute(xref, D, skin) <= set(_listed(pairs[:state[NL_COUNT]]))
+
+
+def test_a_body_that_left_the_grid_is_still_found():
+    """A reset body far outside the grid of the last full build, then another body moved
+    next to it: the search reaches it through the largest reset distance."""
+    rng = np.random.default_rng(22)
+    x, D = CLOUDS["uniform"](rng)
+    n, skin = x.shape[0], 0.05
+    pairs = np.zeros((8 * n, 2), dtype=np.int64)
+    state = np.zeros(N_NL_STATE, dtype=np.int64)
+    xref = np.zeros((n, 3))
+    iw = new_neighbour_scratch(n)
+    assert ensure_neighbours_ws(x, D, skin, pairs, state, xref, iw) == OK
+    y = x.copy()
+    y[40] = [9.0, -3.0, 4.0]
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    y[41] = y[40] + [0.5 * (D[40] + D[41]), 0.0, 0.0]
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    assert state[NL_PARTIAL] == 2
+    listed = set(_listed(pairs[:state[NL_COUNT]]))
+    assert (40, 41) in listed and _brute(xref, D, skin) <= listed
+
+
+def test_partial_updates_leave_the_trajectory_to_the_bit():
+    """A pile stepped in one call (partial updates of the list) and one step a call (a
+    full build at each call's first update): the same state, bit for bit, because a pair
+    beyond contact adds nothing and the sums run in partner order."""
+    from engine.scenarios import load_scenario
+    from engine.simulation import Simulation
+
+    params = {"n_tori": 250, "n_particles": 20, "box": 7.6, "velocity_noise": 1.0}
+    runs = []
+    for calls in (1, 150):
+        model = load_scenario("tori-pile", params).build_model()
+        sim = Simulation(model, "rrp-newmark", 1e-3, record_every=10**9, record_frames=False)
+        for _ in range(calls):
+            sim.advance(150 // calls)
+        runs.append(sim)
+    one, many = runs
+    assert one.ff.nl_state[NL_PARTIAL] > 3 and many.ff.nl_state[NL_PARTIAL] == 0
+    assert one.ff.nl_state[NL_REBUILDS] - one.ff.nl_state[NL_PARTIAL] \
+        < many.ff.nl_state[NL_REBUILDS]  # fewer full builds
+    for a, b in zip(one._s0[:6], many._s0[:6], strict=True):
+        assert np.array_equal(a, b)
