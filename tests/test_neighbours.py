@@ -203,6 +203,17 @@ def _listed(pairs: np.ndarray) -> list[tuple[int, int]]:
     return [tuple(p) for p in pairs.tolist()]
 
 
+def _kept_list(x, D, skin):
+    """A list built at ``x`` with a scratch kept for its later updates."""
+    n = x.shape[0]
+    pairs = np.zeros((8 * n, 2), dtype=np.int64)
+    state = np.zeros(N_NL_STATE, dtype=np.int64)
+    xref = np.zeros((n, 3))
+    iw = new_neighbour_scratch(n)
+    assert ensure_neighbours_ws(x, D, skin, pairs, state, xref, iw) == OK
+    return pairs, state, xref, iw
+
+
 def test_a_body_past_half_the_skin_is_added_without_a_full_build():
     """A few bodies past ``skin/2``: their references are reset and their pairs merged
     into the list (a partial update), which stays sorted, unique and complete for the
@@ -212,11 +223,7 @@ def test_a_body_past_half_the_skin_is_added_without_a_full_build():
     rng = np.random.default_rng(21)
     x, D = CLOUDS["uniform"](rng)
     n, skin = x.shape[0], 0.05
-    pairs = np.zeros((8 * n, 2), dtype=np.int64)
-    state = np.zeros(N_NL_STATE, dtype=np.int64)
-    xref = np.zeros((n, 3))
-    iw = new_neighbour_scratch(n)
-    assert ensure_neighbours_ws(x, D, skin, pairs, state, xref, iw) == OK
+    pairs, state, xref, iw = _kept_list(x, D, skin)
     assert state[NL_REBUILDS] == 1 and state[NL_PARTIAL] == 0
     y = x + rng.uniform(-0.25, 0.25, x.shape) * skin / np.sqrt(3.0)  # all within skin/2
     fast = [5, 300, 301]
@@ -256,12 +263,8 @@ def test_a_body_that_left_the_grid_is_still_found():
     next to it: the search reaches it through the largest reset distance."""
     rng = np.random.default_rng(22)
     x, D = CLOUDS["uniform"](rng)
-    n, skin = x.shape[0], 0.05
-    pairs = np.zeros((8 * n, 2), dtype=np.int64)
-    state = np.zeros(N_NL_STATE, dtype=np.int64)
-    xref = np.zeros((n, 3))
-    iw = new_neighbour_scratch(n)
-    assert ensure_neighbours_ws(x, D, skin, pairs, state, xref, iw) == OK
+    skin = 0.05
+    pairs, state, xref, iw = _kept_list(x, D, skin)
     y = x.copy()
     y[40] = [9.0, -3.0, 4.0]
     assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
