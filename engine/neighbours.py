@@ -359,8 +359,7 @@ def _partial_update(x, D, skin, pairs, nl_state, nl_xref, iw, lim):
     t = w - 1
     out = count + w - 1
     while t >= 0:
-        if r >= 0 and (pairs[r, 0] > new[t, 0]
-                       or (pairs[r, 0] == new[t, 0] and pairs[r, 1] > new[t, 1])):
+        if r >= 0 and _pair_before(new[t, 0], new[t, 1], pairs[r, 0], pairs[r, 1]):
             pairs[out, 0] = pairs[r, 0]
             pairs[out, 1] = pairs[r, 1]
             r -= 1
@@ -391,13 +390,20 @@ def _grid_cell(v, lo, z, m):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
+def _pair_before(i, j, k, m):
+    """Whether the pair ``(i, j)`` comes before ``(k, m)`` in the list's order (by the
+    first index, then the second)."""
+    return i < k or (i == k and j < m)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
 def _lower_bound(pairs, r, count, pi, pj):
     """The first place ``p ≥ r`` of the sorted ``pairs[:count]`` with
     ``pairs[p] ≥ (pi, pj)`` (galloping from ``r``, then bisecting)."""
     step = 1
     lo = r
     hi = r
-    while hi < count and (pairs[hi, 0] < pi or (pairs[hi, 0] == pi and pairs[hi, 1] < pj)):
+    while hi < count and _pair_before(pairs[hi, 0], pairs[hi, 1], pi, pj):
         lo = hi + 1
         hi = r + step
         step *= 2
@@ -405,7 +411,7 @@ def _lower_bound(pairs, r, count, pi, pj):
         hi = count
     while lo < hi:
         mid = (lo + hi) // 2
-        if pairs[mid, 0] < pi or (pairs[mid, 0] == pi and pairs[mid, 1] < pj):
+        if _pair_before(pairs[mid, 0], pairs[mid, 1], pi, pj):
             lo = mid + 1
         else:
             hi = mid
@@ -652,7 +658,7 @@ def _insertion_sort_pairs(pairs, p0, p1):
         i = pairs[a, 0]
         j = pairs[a, 1]
         b = a - 1
-        while b >= p0 and (pairs[b, 0] > i or (pairs[b, 0] == i and pairs[b, 1] > j)):
+        while b >= p0 and _pair_before(i, j, pairs[b, 0], pairs[b, 1]):
             pairs[b + 1, 0] = pairs[b, 0]
             pairs[b + 1, 1] = pairs[b, 1]
             b -= 1
