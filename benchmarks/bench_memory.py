@@ -108,21 +108,22 @@ def search_us(n_spheres: int, repeat: int = 5) -> dict[str, float]:
     iw, pairs, state, xref = _list_arrays(n)
     skin = ff.fp[P_SKIN]
 
-    build = best(lambda: build_neighbours_ws(x, ff.D, skin, pairs, state, xref, iw), 1,
-                 repeat)
+    excl = ff.bonded  # (the bonded pairs, left out as by the engine)
+    build = best(lambda: build_neighbours_ws(x, ff.D, skin, pairs, state, xref, iw, *excl),
+                 1, repeat)
     # the search alone, on the cell list (the build's sort reuses its memory), over
     # all spheres and over 1000 places of the cell order at a time
     m0, m1, m2 = cell_list_ws(x, ff.D, skin, iw)
     order, _, at_xs, at_counts = scratch_places(n)[:4]
     xs = iw[at_xs:at_counts].view(np.float64)
     args = (skin, iw, order, xs, m0, m1, m2, pairs)
-    whole = best(lambda: _search(0, n, *args, 0, pairs.shape[0]), 1, repeat)
+    whole = best(lambda: _search(0, n, *args, 0, pairs.shape[0], *excl), 1, repeat)
 
     def hot_us(b: int, places: int) -> float:
         """µs a sphere of the search over the ``b`` middle places, repeated over about
         ``places`` places in all."""
         k0 = n // 2 - b // 2
-        return best(lambda: _search(k0, k0 + b, *args, 0, pairs.shape[0]),
+        return best(lambda: _search(k0, k0 + b, *args, 0, pairs.shape[0], *excl),
                     max(1, places // b), repeat) / b * 1e6
 
     # and over more places at a time: where the repeated search stops being fast
@@ -258,7 +259,7 @@ def rebuild_in_situ_us(n_spheres: int, steps: int = 200) -> dict[str, float]:
     ff = model.forcefield
     iw, pairs, state, xref = _list_arrays(n)
     repeated = best(lambda: build_neighbours_ws(x, ff.D, ff.fp[P_SKIN], pairs, state, xref,
-                                                iw), max(1, 2_000_000 // n), 5)
+                                                iw, *ff.bonded), max(1, 2_000_000 // n), 5)
     us = 1e6 / n
     w, wo = statistics.median(with_rb) * us, statistics.median(without) * us
     return {"n": n, "step": wo, "step_rebuilt": w, "rebuild": w - wo,

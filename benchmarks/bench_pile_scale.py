@@ -109,28 +109,25 @@ def repeats_for(n: int, steps: int, repeat: int, repeat_large: int) -> int:
 
 # --------------------------------------------------------------------------- ours
 def contact_counts(sim) -> dict[str, float]:
-    """Overlapping pairs per sphere at the current state, split into bonded ring
-    neighbours and the rest (from the neighbour list, which holds every such pair)."""
+    """Listed pairs and overlapping pairs per sphere at the current state, the latter
+    split into bonded ring neighbours (from the bonds: the neighbour list leaves them
+    out, the binder kernel adds their contact) and the rest (from the list, which holds
+    every other such pair)."""
     from engine.layout import NL_COUNT
 
     ff = sim.ff
     x = sim.state.x
-    pairs = ff.nl_pairs[:int(ff.nl_state[NL_COUNT])]
-    d = x[pairs[:, 0]] - x[pairs[:, 1]]
-    sigma = 0.5 * (ff.D[pairs[:, 0]] + ff.D[pairs[:, 1]])
-    touching = np.einsum("ij,ij->i", d, d) < sigma * sigma
-    bonded = np.zeros(len(pairs), dtype=bool)
-    if ff.bonds.shape[0]:
-        lo = np.minimum(ff.bonds[:, 0], ff.bonds[:, 1])
-        hi = np.maximum(ff.bonds[:, 0], ff.bonds[:, 1])
-        keys = np.sort(lo * ff.n_bodies + hi)
-        k = pairs[:, 0] * ff.n_bodies + pairs[:, 1]
-        pos = np.clip(np.searchsorted(keys, k), 0, len(keys) - 1)
-        bonded = keys[pos] == k
     n = ff.n_bodies
+
+    def touching(i: np.ndarray, j: np.ndarray) -> int:
+        d = x[i] - x[j]
+        sigma = 0.5 * (ff.D[i] + ff.D[j])
+        return int(np.count_nonzero(np.einsum("ij,ij->i", d, d) < sigma * sigma))
+
+    pairs = ff.nl_pairs[:int(ff.nl_state[NL_COUNT])]
     return {"pairs_per_sphere": len(pairs) / n,
-            "contacts_bonded_per_sphere": float(np.sum(touching & bonded)) / n,
-            "contacts_other_per_sphere": float(np.sum(touching & ~bonded)) / n}
+            "contacts_bonded_per_sphere": touching(ff.bonds[:, 0], ff.bonds[:, 1]) / n,
+            "contacts_other_per_sphere": touching(pairs[:, 0], pairs[:, 1]) / n}
 
 
 def measure_ours(model, threads: int, steps: int, warmup: int, repeat: int) -> dict[str, Any]:
@@ -299,7 +296,8 @@ def memory_child(n_spheres: int, velocity_noise: float, steps: int) -> dict[str,
         "state buffers s0, s1 (x, v, q, Ω, F, RM, e, Π)": _nbytes([sim._s0, sim._s1]),
         "force field: per sphere (m, J, D, inertia, inertia⁻¹, nl_xref)":
             _nbytes([ff.m, ff.J, ff.D, ff.inertia, ff.inertia_inv, ff.nl_xref]),
-        "force field: bonds (bonds, bond_ref)": _nbytes([ff.bonds, ff.bond_ref]),
+        "force field: bonds (bonds, bond_ref, bonded partners)":
+            _nbytes([ff.bonds, ff.bond_ref, *ff.bonded]),
         "force field: neighbour list (nl_pairs, capacity)": _nbytes(ff.nl_pairs),
         "integrator work (simulation._work)": _nbytes(sim._work),
         "force scratch per advance call (binder, cell list, parallel)": _nbytes(scratch),

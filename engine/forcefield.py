@@ -6,7 +6,7 @@ components*; the integrators only ever see :func:`compute_forces` and the tuple 
 arrays ``ForceField.arrays`` (``ff`` in the kernels):
 
 ``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
-inertia_inv, walls, history)``
+inertia_inv, walls, history, bptr, bpart)``
 
 ``inertia`` and ``inertia_inv`` are the body-frame tensors ``𝕁_i`` and ``𝕁_i⁻¹``
 ``(n, 3, 3)``; ``flags[F_NONSPHERICAL]`` says whether they differ from ``J_i I`` (the
@@ -15,7 +15,9 @@ scalar ``J`` stays the fast path for spheres).  ``walls`` ``(k, 4)``: the planar
 active as Hertz penalty contacts when ``flags[T_WALL]`` and as unilateral constraints
 when ``flags[T_HARD_WALL]``.  ``history``: the friction springs' table of the penalty
 contacts with history (``flags[T_HISTORY]``, ``engine.potentials.friction``); empty
-otherwise.
+otherwise.  ``bptr``, ``bpart``: each body's bonded partners (CSR, from ``bonds``),
+which the neighbour list leaves out when the model has penalty contacts, the binder
+kernel adding their Hertz contact (``engine.neighbours.excluded_partners``).
 
 Hot-path convention (measured: it halves the cost of a torus step and makes a pendulum
 step 4x cheaper).  Every kernel called per step has a ``*_ws`` form that takes its
@@ -47,6 +49,7 @@ from .layout import (
     N_FP,
     N_NL_STATE,
     N_TERMS,
+    NL_COUNT,
     OK,
     P_DAMPING,
     P_DB_G,
@@ -72,7 +75,7 @@ from .layout import (
     T_PIVOT_GRAVITY,
     T_WALL,
 )
-from .neighbours import ensure_neighbours_ws, new_neighbour_scratch
+from .neighbours import ensure_neighbours_ws, excluded_partners, new_neighbour_scratch
 from .parallel import (
     NOT_PARALLEL,
     PARALLEL_MIN_BODIES,
@@ -83,7 +86,13 @@ from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
 from .potentials.contact import particle_contacts, wall_contacts
 from .potentials.dumbbells import dumbbell_gravity
-from .potentials.friction import DEFAULT_SLOTS, HI_CURRENT, history_contacts, new_history
+from .potentials.friction import (
+    DEFAULT_SLOTS,
+    HI_CURRENT,
+    bonded_partners,
+    history_contacts,
+    new_history,
+)
 from .potentials.gravity import pivot_gravity, uniform_gravity
 
 
@@ -140,13 +149,16 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
         energy[k] = 0.0
     if flags[T_PIVOT_GRAVITY]:
         pivot_gravity(q, fp[P_MG], fp[P_RHO0], fp[P_RHO0 + 1], fp[P_RHO0 + 2], RM, energy)
-    if flags[T_BONDS]:
-        st = binder_bonds_ws(x, q, bonds, bond_ref, fp[P_K_BEND], fp[P_K_AXIAL],
-                             fp[P_K_SHEAR], F, RM, energy, ws[0])
+    if flags[T_BONDS]:  # (with the bonded spheres' contact, which the list leaves out)
+        st = binder_bonds_ws(x, q, D, bonds, bond_ref, fp[P_K_BEND], fp[P_K_AXIAL],
+                             fp[P_K_SHEAR], fp[P_K_CONTACT] if flags[T_CONTACT] else 0.0, F,
+                             RM, energy, ws[0])
         if st != OK:
             return st
     if flags[T_CONTACT]:
-        st = ensure_neighbours_ws(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref, ws[1])
+        bptr, bpart = excluded_partners(ff)
+        st = ensure_neighbours_ws(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref, ws[1], bptr,
+                                  bpart)
         if st != OK:
             return st
     status = OK
@@ -230,7 +242,34 @@ class ForceField:
         """The tuple ``ff`` passed to the kernels."""
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
                 self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv,
-                self.walls, self.history)
+                self.walls, self.history, *self.bonded)
+
+    @property
+    def bonded(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each body's bonded partners as a CSR ``(bptr (n + 1,), bpart (2 nb,) int32)``
+        (``bpart[bptr[i]:bptr[i + 1]]``), made from ``bonds`` when first asked for after
+        they were set; ``ValueError`` for a bond of a body with itself or a pair bonded
+        twice (the bonded spheres' contact would be counted twice)."""
+        cached = getattr(self, "_bonded", None)
+        if cached is not None and cached[0] is self.bonds:
+            return cached[1]
+        n = self.n_bodies
+        b = self.bonds
+        if b.shape[0] and (b.min() < 0 or b.max() >= n):
+            raise ValueError(f"a bond joins a body outside 0..{n - 1}")
+        lo = np.minimum(b[:, 0], b[:, 1])
+        hi = np.maximum(b[:, 0], b[:, 1])
+        if np.any(lo == hi):
+            k = int(np.argmax(lo == hi))
+            raise ValueError(f"bond {k} joins body {int(lo[k])} with itself")
+        keys = np.sort(lo * n + hi)
+        twice = np.nonzero(keys[1:] == keys[:-1])[0]
+        if twice.shape[0]:
+            i, j = divmod(int(keys[twice[0]]), n)
+            raise ValueError(f"bodies {i} and {j} are bonded twice; list each bond once")
+        csr = bonded_partners(n, b)
+        self._bonded = (self.bonds, csr)
+        return csr
 
     @property
     def n_walls(self) -> int:
@@ -267,9 +306,28 @@ class ForceField:
         return not self.flags[F_NONSPHERICAL]
 
     def grow_neighbour_list(self) -> None:
-        """Double the capacity of the neighbour list (after ``ERR_NEIGHBOUR_OVERFLOW``)."""
-        self.nl_pairs = np.zeros((2 * self.nl_pairs.shape[0], 2), dtype=np.int64)
+        """Double the capacity of the neighbour list (after ``ERR_NEIGHBOUR_OVERFLOW``;
+        at least 16 pairs: a list of none, e.g. rings apart, has room for none)."""
+        self.nl_pairs = np.zeros((max(16, 2 * self.nl_pairs.shape[0]), 2), dtype=np.int64)
         self.nl_state[:] = 0
+
+    def drop_excluded_pairs(self) -> None:
+        """Remove from the neighbour list the pairs it now leaves out (the bonded ones,
+        with penalty contacts): a list saved before the binder added their contact
+        (``Simulation`` resume formats 1 and 2) holds them, and they would count twice.
+        The rest keeps its order."""
+        if not (self.flags[T_BONDS] and self.flags[T_CONTACT] and self.bonds.shape[0]):
+            return
+        count = int(self.nl_state[NL_COUNT])
+        pairs = self.nl_pairs[:count]
+        n = self.n_bodies
+        lo = np.minimum(self.bonds[:, 0], self.bonds[:, 1])
+        hi = np.maximum(self.bonds[:, 0], self.bonds[:, 1])
+        bonded = np.isin(pairs[:, 0] * n + pairs[:, 1], lo * n + hi)
+        if bonded.any():
+            kept = pairs[~bonded].copy()
+            self.nl_pairs[:kept.shape[0]] = kept
+            self.nl_state[NL_COUNT] = kept.shape[0]
 
     def invalidate_neighbours(self) -> None:
         """Force a rebuild at the next evaluation (after the state was replaced)."""

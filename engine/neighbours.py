@@ -14,6 +14,12 @@ order, each against the half shell of cells ahead of its own, so that it streams
 through memory instead of jumping to the neighbourhood of each body in index order,
 and the pairs are then sorted (:func:`_sort_pairs`).
 
+Pairs of *excluded partners* are left out: ``bpart[bptr[i]:bptr[i + 1]]`` are those of
+``i`` (a CSR of ``n + 1`` and ``2 nb`` entries; empty arrays exclude none).  A model
+with binder bonds and penalty contacts excludes its bonded neighbours
+(:func:`excluded_partners`), whose Hertz contact the binder kernel evaluates with the
+bond (``engine.potentials.binder``): in a ring pile they are nearly every listed pair.
+
 The ``*_ws`` kernels take an integer scratch array of at least
 ``neighbour_scratch_size(n)`` entries (the cell list) and allocate nothing, so that the
 stepping loop calling them has no error path (see ``engine.forcefield``); the plain
@@ -36,6 +42,8 @@ from .layout import (
     NL_REBUILDS,
     NL_VALID,
     OK,
+    T_BONDS,
+    T_CONTACT,
 )
 
 
@@ -130,28 +138,57 @@ def _radix_bits(n):
     return b
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
+def excluded_partners(ff):
+    """The partners the neighbour list of the force field ``ff`` leaves out, as the CSR
+    ``(bptr, bpart)``: the bonded ones (``ff[14]``, ``ff[15]``) when the model has
+    binder bonds and penalty contacts (the binder kernel then adds their contact), else
+    none (empty views)."""
+    flags = ff[3]
+    if flags[T_BONDS] != 0 and flags[T_CONTACT] != 0:
+        return ff[14], ff[15]
+    return ff[14][:0], ff[15][:0]
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
+def _excluded(i, j, bptr, bpart):
+    """Whether ``j`` is among the excluded partners of ``i`` (none unless ``bptr`` has
+    an entry for ``i + 1``)."""
+    if i + 1 >= bptr.shape[0]:
+        return False
+    for t in range(bptr[i], bptr[i + 1]):
+        if bpart[t] == j:
+            return True
+    return False
+
+
 @njit(nogil=True, cache=True)
 def ensure_neighbours(x, D, skin, pairs, nl_state, nl_xref):
-    """Rebuild the list if it is invalid or a body moved more than ``skin/2``.
+    """Rebuild the list if it is invalid or a body moved more than ``skin/2`` (no pair
+    excluded).
 
     Returns ``OK``, ``ERR_NONFINITE`` (positions not finite) or ``ERR_NEIGHBOUR_OVERFLOW``
     (``pairs`` too small: the caller grows it and calls again).
     """
     iw = new_neighbour_scratch(x.shape[0])
-    return ensure_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw)
+    return ensure_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw,
+                                np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
 
 
 @njit(nogil=True, cache=True)
 def build_neighbours(x, D, skin, pairs, nl_state, nl_xref):
-    """Cell-list construction of all pairs with ``r < (D_i + D_j)/2 + skin``."""
+    """Cell-list construction of all pairs with ``r < (D_i + D_j)/2 + skin`` (no pair
+    excluded)."""
     iw = new_neighbour_scratch(x.shape[0])
-    return build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw)
+    return build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw,
+                               np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def ensure_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
-    """:func:`ensure_neighbours` with the scratch ``iw`` supplied (``ERR_SHAPE`` if the
-    arrays do not have the shapes of ``ForceField`` or ``iw`` is too short)."""
+def ensure_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw, bptr, bpart):
+    """:func:`ensure_neighbours` with the scratch ``iw`` supplied and the partners
+    ``(bptr, bpart)`` excluded (the module docstring); ``ERR_SHAPE`` if the arrays do
+    not have the shapes of ``ForceField`` or ``iw`` is too short."""
     n = x.shape[0]
     if not (x.shape[1] == 3 and nl_xref.shape[1] == 3 and nl_xref.shape[0] >= n
             and pairs.shape[1] == 2 and iw.shape[0] >= neighbour_scratch_size(n)):
@@ -167,14 +204,15 @@ def ensure_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
             moved |= not dd <= lim  # also true for NaN
         if not moved:
             return OK
-        if _partial_update(x, D, skin, pairs, nl_state, nl_xref, iw, lim):
+        if _partial_update(x, D, skin, pairs, nl_state, nl_xref, iw, lim, bptr, bpart):
             return OK
-    return build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw)
+    return build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw, bptr, bpart)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
-    """:func:`build_neighbours` with the scratch ``iw`` supplied."""
+def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw, bptr, bpart):
+    """:func:`build_neighbours` with the scratch ``iw`` supplied and the partners
+    ``(bptr, bpart)`` excluded."""
     n = x.shape[0]
     if not (x.shape[1] == 3 and nl_xref.shape[1] == 3 and nl_xref.shape[0] >= n
             and pairs.shape[1] == 2 and iw.shape[0] >= neighbour_scratch_size(n)):
@@ -196,7 +234,8 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
         counts = iw[at_counts:at_bins]
         nch = (n + SEARCH_CHUNK - 1) // SEARCH_CHUNK
         share = capacity // nch
-        if _search_chunks(n, skin, iw, order, xs, m0, m1, m2, pairs, share, counts):
+        if _search_chunks(n, skin, iw, order, xs, m0, m1, m2, pairs, share, counts, bptr,
+                          bpart):
             count = counts[0]
             for c in range(1, nch):  # the chunks' runs moved together, in chunk order
                 at = c * share
@@ -205,7 +244,8 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
                     pairs[count + p, 1] = pairs[at + p, 1]
                 count += counts[c]
     if count < 0:  # (serial, or a chunk had more pairs than its share: all at once)
-        count = _search(0, n, skin, iw, order, xs, m0, m1, m2, pairs, 0, capacity)
+        count = _search(0, n, skin, iw, order, xs, m0, m1, m2, pairs, 0, capacity, bptr,
+                        bpart)
         if count < 0:
             return ERR_NEIGHBOUR_OVERFLOW
     # sorted by (i, j), through a copy: in the part of the cell list no longer needed
@@ -243,7 +283,7 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def _partial_update(x, D, skin, pairs, nl_state, nl_xref, iw, lim):
+def _partial_update(x, D, skin, pairs, nl_state, nl_xref, iw, lim, bptr, bpart):
     """Bring the list up to date for the few bodies that moved more than ``skin/2``
     (``|x − x_ref|² > lim``), without a full build; ``False`` (the caller builds it
     all) unless the scratch holds the grid of the list's last full build and the update
@@ -326,7 +366,8 @@ def _partial_update(x, D, skin, pairs, nl_state, nl_xref, iw, lim):
                     d1 = xi1 - nl_xref[j, 1]
                     d2 = xi2 - nl_xref[j, 2]
                     rij = ri + 0.5 * D[j]
-                    if d0 * d0 + d1 * d1 + d2 * d2 < rij * rij:
+                    if (d0 * d0 + d1 * d1 + d2 * d2 < rij * rij
+                            and not _excluded(i, j, bptr, bpart)):
                         if kk + 1 >= room:
                             return False
                         pairs[base + kk, 0] = min(i, j)
@@ -508,20 +549,23 @@ def cell_list_ws(x, D, skin, iw):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
-def _pairs_in_run(a0, a1, i, xi0, xi1, xi2, ri, iw, order, xs, pairs, count, end):
+def _pairs_in_run(a0, a1, i, xi0, xi1, xi2, ri, iw, order, xs, pairs, count, end, bptr,
+                  bpart):
     """The sphere ``i`` (at ``xi``, radius plus skin ``ri``) against the spheres at
-    places ``a0 ≤ k < a1`` of the cell order: each pair closer than the cutoff is
-    written ``(lower, higher)`` at ``pairs[count]``; returns the new count, or ``-1``
-    at ``end``."""
+    places ``a0 ≤ k < a1`` of the cell order: each pair closer than the cutoff, unless
+    excluded, is written ``(lower, higher)`` at ``pairs[count]``; returns the new
+    count, or ``-1`` at ``end``."""
     for k in range(a0, a1):
         d0 = xi0 - xs[4 * k]
         d1 = xi1 - xs[4 * k + 1]
         d2 = xi2 - xs[4 * k + 2]
         lim = ri + xs[4 * k + 3]
         if d0 * d0 + d1 * d1 + d2 * d2 < lim * lim:
+            j = iw[order + k]
+            if _excluded(i, j, bptr, bpart):
+                continue
             if count >= end:
                 return -1
-            j = iw[order + k]
             if i < j:
                 pairs[count, 0] = i
                 pairs[count, 1] = j
@@ -533,12 +577,13 @@ def _pairs_in_run(a0, a1, i, xi0, xi1, xi2, ri, iw, order, xs, pairs, count, end
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def _search(k0, k1, skin, iw, order, xs, m0, m1, m2, pairs, at, end):
+def _search(k0, k1, skin, iw, order, xs, m0, m1, m2, pairs, at, end, bptr, bpart):
     """The pairs of the spheres at places ``k0 ≤ k < k1`` of the cell order with the
     spheres after them in their own cell and in the 13 cells of the half shell ahead
     (the next cell along x; the three of the next row; the nine of the next layer), so
     every pair is found once, written ``(lower, higher)`` to ``pairs[at:end]`` in the
-    cell order; returns how many, or ``-1`` when they do not fit.
+    cell order (the excluded partners ``(bptr, bpart)`` left out); returns how many, or
+    ``-1`` when they do not fit.
 
     The spheres are visited in cell order, so the cells read next are those read a
     row or a layer before: the search streams through the cell list instead of jumping
@@ -571,34 +616,34 @@ def _search(k0, k1, skin, iw, order, xs, m0, m1, m2, pairs, at, end):
         ri = xs[4 * k + 3] + skin
         # the rest of its own cell and the next cell along x
         count = _pairs_in_run(k + 1, iw[c + 2] if c0 + 1 < m0 else iw[c + 1], i, xi0, xi1, xi2,
-                          ri, iw, order, xs, pairs, count, end)
+                          ri, iw, order, xs, pairs, count, end, bptr, bpart)
         if count < 0:
             return -1
         if c1 + 1 < m1:  # the next row: three cells
             row = (c2 * m1 + c1 + 1) * m0
             count = _pairs_in_run(iw[row + b0], iw[row + b1], i, xi0, xi1, xi2, ri, iw, order,
-                              xs, pairs, count, end)
+                              xs, pairs, count, end, bptr, bpart)
             if count < 0:
                 return -1
         if c2 + 1 < m2:  # the next layer: three rows of three cells
             for b in range(max(0, c1 - 1), min(m1, c1 + 2)):
                 row = ((c2 + 1) * m1 + b) * m0
                 count = _pairs_in_run(iw[row + b0], iw[row + b1], i, xi0, xi1, xi2, ri, iw,
-                                  order, xs, pairs, count, end)
+                                  order, xs, pairs, count, end, bptr, bpart)
                 if count < 0:
                     return -1
     return count - at
 
 
 @njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
-def _search_chunks(n, skin, iw, order, xs, m0, m1, m2, pairs, share, counts):
+def _search_chunks(n, skin, iw, order, xs, m0, m1, m2, pairs, share, counts, bptr, bpart):
     """:func:`_search` chunk by chunk of the cell order (``prange``), chunk ``c``
     writing to ``pairs[c share:(c + 1) share]`` and its count to ``counts[c]``;
     ``False`` if a chunk's pairs did not fit its share."""
     nch = (n + SEARCH_CHUNK - 1) // SEARCH_CHUNK
     for c in prange(nch):
         counts[c] = _search(c * SEARCH_CHUNK, min(n, (c + 1) * SEARCH_CHUNK), skin, iw, order,
-                            xs, m0, m1, m2, pairs, c * share, (c + 1) * share)
+                            xs, m0, m1, m2, pairs, c * share, (c + 1) * share, bptr, bpart)
     ok = True
     for c in range(nch):
         ok &= counts[c] >= 0

@@ -16,7 +16,8 @@ its own bodies only, and its partial energies, which are summed serially in chun
 **Owner computes.**  Each chunk, in one pass and in a fixed order:
 
 1. the bonds with an end among its bodies, by the binder's vectorised block kernel
-   (``engine.potentials.binder``), adding to its own ends: first those whose first end
+   (``engine.potentials.binder``, with the Hertz contact of the bonded spheres, which
+   the neighbour list leaves out), adding to its own ends: first those whose first end
    is in the chunk (a run of the bond array, which the models sort by first end; for
    unsorted bonds, a list), then the few whose second end only is (a list per chunk, in
    bond order, built once per scratch); a bond's energy is counted by the chunk of its
@@ -83,9 +84,10 @@ from .layout import (
     T_PIVOT_GRAVITY,
     T_WALL,
 )
-from .neighbours import ensure_neighbours_ws
+from .neighbours import ensure_neighbours_ws, excluded_partners
 from .potentials.binder import (
     _EA,
+    _EC,
     _ES,
     BLOCK,
     SCRATCH_SIZE,
@@ -307,7 +309,9 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
     n_pairs = 0
     if flags[T_CONTACT]:
         stamp = nl_state[NL_REBUILDS]
-        st = ensure_neighbours_ws(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref, ws[1])
+        bptr, bpart = excluded_partners(ff)
+        st = ensure_neighbours_ws(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref, ws[1], bptr,
+                                  bpart)
         if st != OK:
             return st
         n_pairs = nl_state[NL_COUNT]
@@ -335,7 +339,8 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
     if hist_on and not (hist[4].shape[0] == n and hist[4].shape[1] == 3
                         and hist[5].shape[1] == 4 and hist[6].shape[0] == n):
         return NOT_PARALLEL  # (the serial kernel reports the shape error)
-    args = (x, q, m, D, nb, bonds, bond_ref, fp[P_K_BEND], fp[P_K_AXIAL], fp[P_K_SHEAR],
+    kcb = fp[P_K_CONTACT] if flags[T_CONTACT] else 0.0  # bonded spheres' contact
+    args = (x, q, m, D, nb, bonds, bond_ref, fp[P_K_BEND], fp[P_K_AXIAL], fp[P_K_SHEAR], kcb,
             par[9], par[4], par[5], par[6], n_pairs, nl_pairs, par[1], par[2], par[3],
             fp[P_K_CONTACT], ff[12], nw, fp[P_K_WALL], g, fp[P_G_DIR], fp[P_G_DIR + 1],
             fp[P_G_DIR + 2], fp[P_K_TANGENT], fp[P_MU], fp[P_DAMPING], hist, F, RM, par[7])
@@ -377,24 +382,25 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
 # loop body, the friction branch's code made the frictionless contacts 1.6x slower
 # (register pressure), so the two contact laws get their own ``prange`` loop.
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def _bonds_of_chunk(i0, i1, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, lo, hi, cbonds,
-                    w, F, RM):
+def _bonds_of_chunk(i0, i1, x, q, D, bonds, bond_ref, k_bend, k_axial, k_shear, k_contact, lo,
+                    hi, cbonds, w, F, RM):
     """The bonds ``cbonds[lo:hi]`` (an end in bodies ``i0 ≤ · < i1``), block by block,
-    added to their ends in the chunk; returns the bending, axial and shear energies of
-    those whose first end is in the chunk.  (``bond_run`` with an index list: one loop
+    added to their ends in the chunk; returns the bending, axial, shear and contact
+    energies of those whose first end is in the chunk.  (``bond_run`` with an index list: one loop
     for both, choosing the index per bond, made the chunks' own bonds 5–8 % slower.)"""
     e_bend = 0.0
     e_axial = 0.0
     e_shear = 0.0
+    e_contact = 0.0
     if not (x.shape[1] == 3 and q.shape[1] == 4 and F.shape[1] == 3 and RM.shape[1] == 3
             and bonds.shape[1] == 2 and bond_ref.shape[1] == 4):
-        return e_bend, e_axial, e_shear  # (as above)
+        return e_bend, e_axial, e_shear, e_contact  # (as above)
     for start in range(lo, hi, BLOCK):
         count = min(BLOCK, hi - start)
         for b in range(count):
             bb = cbonds[start + b]
-            gather_bond(w, b, x, q, bond_ref, bonds[bb, 0], bonds[bb, 1], bb)
-        _evaluate_block(w, count, k_bend, k_axial, k_shear)
+            gather_bond(w, b, x, q, D, bond_ref, bonds[bb, 0], bonds[bb, 1], bb)
+        _evaluate_block(w, count, k_bend, k_axial, k_shear, k_contact)
         for b in range(count):
             bb = cbonds[start + b]
             i = bonds[bb, 0]
@@ -405,9 +411,10 @@ def _bonds_of_chunk(i0, i1, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, lo,
                 e_bend += 0.5 * k_bend * (t0 * t0 + t1 * t1 + t2 * t2)
                 e_axial += w[_EA + b]
                 e_shear += w[_ES + b]
+                e_contact += w[_EC + b]
             if i0 <= j < i1:
                 add_to_second_end(w, b, t0, t1, t2, k_bend, F, RM, j)
-    return e_bend, e_axial, e_shear
+    return e_bend, e_axial, e_shear, e_contact
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
@@ -570,11 +577,11 @@ def _history_of_chunk(i0, i1, x, q, m, D, pairs, p, p_end, xin, a0, a1, k_contac
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _start_chunk(c, n, nb, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, bown, bcptr,
-                 cbonds, bwork, F, RM, ep):
+def _start_chunk(c, n, nb, x, q, D, bonds, bond_ref, k_bend, k_axial, k_shear, k_contact, bown,
+                 bcptr, cbonds, bwork, F, RM, ep):
     """Zero the forces and moments of chunk ``c``'s bodies, add its bonds (its own run,
-    then its list: :func:`_bond_lists`), store their energies in ``ep[c]``; returns the
-    chunk's bodies ``(i0, i1)``."""
+    then its list: :func:`_bond_lists`), store their binder energies in ``ep[c]``;
+    returns the chunk's bodies ``(i0, i1)`` and the contact energy of its bonds."""
     i0 = c * CHUNK
     i1 = min(n, i0 + CHUNK)
     Fc = F[i0:i1]
@@ -583,42 +590,44 @@ def _start_chunk(c, n, nb, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, bown
         for k in range(3):
             Fc[i, k] = 0.0
             RMc[i, k] = 0.0
-    e_bend = e_axial = e_shear = 0.0
+    e_bend = e_axial = e_shear = e_contact = 0.0
     if nb > 0:
         w = bwork[c * SCRATCH_SIZE:(c + 1) * SCRATCH_SIZE]
-        e_bend, e_axial, e_shear = bond_run(  # (no indirection: 0.0266 -> 0.023 µs a
-            i0, i1, x, q, bonds, bond_ref, k_bend, k_axial, k_shear,  # sphere at 10⁶)
-            bown[c], bown[c + 1], w, F, RM)
+        e_bend, e_axial, e_shear, e_contact = bond_run(  # (no indirection: 0.0266 ->
+            i0, i1, x, q, D, bonds, bond_ref, k_bend, k_axial, k_shear,  # 0.023 µs a
+            k_contact, bown[c], bown[c + 1], w, F, RM)  # sphere at 10⁶)
         if bcptr[c + 1] > bcptr[c]:
-            b2, a2, s2 = _bonds_of_chunk(i0, i1, x, q, bonds, bond_ref, k_bend, k_axial,
-                                         k_shear, bcptr[c], bcptr[c + 1], cbonds, w, F, RM)
+            b2, a2, s2, c2 = _bonds_of_chunk(i0, i1, x, q, D, bonds, bond_ref, k_bend,
+                                             k_axial, k_shear, k_contact, bcptr[c],
+                                             bcptr[c + 1], cbonds, w, F, RM)
             e_bend += b2
             e_axial += a2
             e_shear += s2
+            e_contact += c2
     ep[c, _EP_BEND] = e_bend
     ep[c, _EP_AXIAL] = e_axial
     ep[c, _EP_SHEAR] = e_shear
-    return i0, i1
+    return i0, i1, e_contact
 
 
 @njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
-def _chunk_pass_hertz(x, q, m, D, nb, bonds, bond_ref, k_bend, k_axial, k_shear, bown, bcptr,
-                      cbonds, bwork, n_pairs, pairs, pptr, xin, xptr, k_contact, walls, nw,
-                      k_wall, g, g0, g1, g2, k_t, mu, zeta, hist, F, RM, ep):
+def _chunk_pass_hertz(x, q, m, D, nb, bonds, bond_ref, k_bend, k_axial, k_shear, kcb, bown,
+                      bcptr, cbonds, bwork, n_pairs, pairs, pptr, xin, xptr, k_contact, walls,
+                      nw, k_wall, g, g0, g1, g2, k_t, mu, zeta, hist, F, RM, ep):
     """Every chunk of bodies (``prange``), owner computes (the module docstring), the
     frictionless contacts: ``F``, ``RM`` of its bodies; ``ep[c]``: its partial
     energies."""
     n = x.shape[0]
     for c in prange((n + CHUNK - 1) // CHUNK):
-        i0, i1 = _start_chunk(c, n, nb, x, q, bonds, bond_ref, k_bend, k_axial, k_shear,
-                              bown, bcptr, cbonds, bwork, F, RM, ep)
+        i0, i1, e_bonded = _start_chunk(c, n, nb, x, q, D, bonds, bond_ref, k_bend, k_axial,
+                                        k_shear, kcb, bown, bcptr, cbonds, bwork, F, RM, ep)
         p = p_end = a0 = a1 = 0
         if n_pairs > 0:
             p, p_end, a0, a1 = pptr[c], pptr[c + 1], xptr[c], xptr[c + 1]
         e_contact, e_wall, e_g = _hertz_of_chunk(i0, i1, x, m, D, pairs, p, p_end, xin, a0,
                                                  a1, k_contact, walls, nw, k_wall, g, g0,
                                                  g1, g2, F)
-        ep[c, _EP_CONTACT] = e_contact
+        ep[c, _EP_CONTACT] = e_bonded + e_contact
         ep[c, _EP_WALL] = e_wall
         ep[c, _EP_GRAVITY] = e_g
         ep[c, _EP_DISSIPATED] = 0.0
@@ -626,22 +635,22 @@ def _chunk_pass_hertz(x, q, m, D, nb, bonds, bond_ref, k_bend, k_axial, k_shear,
 
 
 @njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
-def _chunk_pass_history(x, q, m, D, nb, bonds, bond_ref, k_bend, k_axial, k_shear, bown, bcptr,
-                        cbonds, bwork, n_pairs, pairs, pptr, xin, xptr, k_contact, walls, nw,
-                        k_wall, g, g0, g1, g2, k_t, mu, zeta, hist, F, RM, ep):
+def _chunk_pass_history(x, q, m, D, nb, bonds, bond_ref, k_bend, k_axial, k_shear, kcb, bown,
+                        bcptr, cbonds, bwork, n_pairs, pairs, pptr, xin, xptr, k_contact,
+                        walls, nw, k_wall, g, g0, g1, g2, k_t, mu, zeta, hist, F, RM, ep):
     """:func:`_chunk_pass_hertz` with friction springs and damping; ``ep[c]`` also
     holds the work they removed and whether a sphere ran out of history slots."""
     n = x.shape[0]
     for c in prange((n + CHUNK - 1) // CHUNK):
-        i0, i1 = _start_chunk(c, n, nb, x, q, bonds, bond_ref, k_bend, k_axial, k_shear,
-                              bown, bcptr, cbonds, bwork, F, RM, ep)
+        i0, i1, e_bonded = _start_chunk(c, n, nb, x, q, D, bonds, bond_ref, k_bend, k_axial,
+                                        k_shear, kcb, bown, bcptr, cbonds, bwork, F, RM, ep)
         p = p_end = a0 = a1 = 0
         if n_pairs > 0:
             p, p_end, a0, a1 = pptr[c], pptr[c + 1], xptr[c], xptr[c + 1]
         e_contact, e_wall, e_g, diss, over = _history_of_chunk(
             i0, i1, x, q, m, D, pairs, p, p_end, xin, a0, a1, k_contact, walls, nw, k_wall, g,
             g0, g1, g2, k_t, mu, zeta, hist, F, RM)
-        ep[c, _EP_CONTACT] = e_contact
+        ep[c, _EP_CONTACT] = e_bonded + e_contact
         ep[c, _EP_WALL] = e_wall
         ep[c, _EP_GRAVITY] = e_g
         ep[c, _EP_DISSIPATED] = diss

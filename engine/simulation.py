@@ -774,6 +774,7 @@ class Simulation:
             self.ff.nl_pairs = _saved_pairs(d)
             self.ff.nl_state[...] = d["nl_state"]
             self.ff.nl_xref[...] = d["nl_xref"]
+            self.ff.drop_excluded_pairs()
             if self.ff.has_history:
                 self.ff.reset_history(self._s0[0], self._s0[2], self._saved_springs(d))
             self._info[...] = d["info"]

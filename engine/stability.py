@@ -150,9 +150,17 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
         damp = 1.0 / (math.sqrt(1.0 + z * z) - z) ** 2
     if flags[T_CONTACT]:
         kc = fp[P_K_CONTACT]
-        for p in range(nl_state[0]):
-            i = nl_pairs[p, 0]
-            j = nl_pairs[p, 1]
+        n_listed = nl_state[0]
+        # the listed pairs, then the bonded ones, which the list leaves out when the
+        # binder adds their contact (engine.neighbours.excluded_partners)
+        n_bonded = bonds.shape[0] if flags[T_BONDS] else 0
+        for p in range(n_listed + n_bonded):
+            if p < n_listed:
+                i = nl_pairs[p, 0]
+                j = nl_pairs[p, 1]
+            else:
+                i = bonds[p - n_listed, 0]
+                j = bonds[p - n_listed, 1]
             d0 = x[i, 0] - x[j, 0]
             d1 = x[i, 1] - x[j, 1]
             d2 = x[i, 2] - x[j, 2]

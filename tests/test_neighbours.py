@@ -33,6 +33,9 @@ from engine.neighbours import (
 )
 from engine.parallel import CHUNK, _pair_runs, get_threads, set_threads
 
+NO_EXCLUSION = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
+"""The CSR of excluded partners that excludes none."""
+
 
 def _brute(x: np.ndarray, D: np.ndarray, skin: float) -> set[tuple[int, int]]:
     out: set[tuple[int, int]] = set()
@@ -145,7 +148,8 @@ def test_a_chunk_with_more_pairs_than_its_share_falls_back_to_the_whole_search()
     xs = iw[at_xs:at_counts].view(np.float64)
     counts = np.zeros(nch, dtype=np.int64)
     assert not _search_chunks(n, 0.02, iw, order, xs, m0, m1, m2,
-                              np.zeros((capacity, 2), dtype=np.int64), capacity // nch, counts)
+                              np.zeros((capacity, 2), dtype=np.int64), capacity // nch, counts,
+                              *NO_EXCLUSION)
     st, pairs, *_ = _build(x, D, 0.02, capacity=capacity)
     assert st == OK
     assert [tuple(p) for p in pairs.tolist()] == sorted(expected)
@@ -210,7 +214,7 @@ def _kept_list(x, D, skin):
     state = np.zeros(N_NL_STATE, dtype=np.int64)
     xref = np.zeros((n, 3))
     iw = new_neighbour_scratch(n)
-    assert ensure_neighbours_ws(x, D, skin, pairs, state, xref, iw) == OK
+    assert ensure_neighbours_ws(x, D, skin, pairs, state, xref, iw, *NO_EXCLUSION) == OK
     return pairs, state, xref, iw
 
 
@@ -231,7 +235,7 @@ def test_a_body_past_half_the_skin_is_added_without_a_full_build():
     y[599] = y[5] + [0.0, 0.9 * (D[5] + D[599]) / 2, 0.0]  # and one lands on another
     fast.append(599)
     before = xref.copy()
-    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw, *NO_EXCLUSION) == OK
     assert state[NL_REBUILDS] == 2 and state[NL_PARTIAL] == 1
     moved = np.zeros(n, dtype=bool)
     moved[fast] = True
@@ -244,16 +248,16 @@ def test_a_body_past_half_the_skin_is_added_without_a_full_build():
     assert (5, 599) in set(listed)
     # the same body past half the skin again: a full build
     y[300, 1] -= 0.6 * skin
-    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw, *NO_EXCLUSION) == OK
     assert state[NL_REBUILDS] == 3 and state[NL_PARTIAL] == 1
     assert _listed(pairs[:state[NL_COUNT]]) == sorted(_brute(y, D, skin))
     # more bodies at once than a partial update resets: a full build
     cap = max(16, n // PARTIAL_RESET_SHARE)
     y[:cap + 1, 2] += 0.6 * skin
-    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw, *NO_EXCLUSION) == OK
     assert state[NL_REBUILDS] == 4 and state[NL_PARTIAL] == 1
     y[:cap, 0] += 0.6 * skin
-    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw, *NO_EXCLUSION) == OK
     assert state[NL_REBUILDS] == 5 and state[NL_PARTIAL] == 2
     assert _brute(xref, D, skin) <= set(_listed(pairs[:state[NL_COUNT]]))
 
@@ -267,9 +271,9 @@ def test_a_body_that_left_the_grid_is_still_found():
     pairs, state, xref, iw = _kept_list(x, D, skin)
     y = x.copy()
     y[40] = [9.0, -3.0, 4.0]
-    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw, *NO_EXCLUSION) == OK
     y[41] = y[40] + [0.5 * (D[40] + D[41]), 0.0, 0.0]
-    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw) == OK
+    assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw, *NO_EXCLUSION) == OK
     assert state[NL_PARTIAL] == 2
     listed = set(_listed(pairs[:state[NL_COUNT]]))
     assert (40, 41) in listed and _brute(xref, D, skin) <= listed

@@ -24,7 +24,10 @@ from engine.layout import (
     N_ENERGY,
     NL_COUNT,
     NL_REBUILDS,
+    P_K_AXIAL,
+    P_K_BEND,
     P_K_CONTACT,
+    P_K_SHEAR,
     P_K_WALL,
     P_SKIN,
     T_BONDS,
@@ -339,6 +342,66 @@ def test_particle_contact_fd_compressed_torus():
             break
     assert contact_reference(x, model.bodies.D, 1.0)[2] >= 10
     check_term(ff, x, q, E_CONTACT, 1e-4 * model.bodies.D[0], 1e-3, moment=False)
+
+
+def flattened_torus(n, seed):
+    """A torus flattened to an ellipse (axes 1 and 0.2 ring diameters), so that bonded
+    neighbours and spheres across the ring overlap, each pair well inside or outside
+    contact; attitudes random."""
+    model, ff = torus(n, (T_BONDS, T_CONTACT))
+    rng = np.random.default_rng(seed)
+    dp = float(model.bodies.D[0])
+    phi = 2.0 * np.pi * np.arange(n) / n
+    ring = np.stack([0.5 * np.cos(phi), 0.1 * np.sin(phi), np.zeros(n)], axis=1)
+    for _ in range(1000):
+        x = ring + 0.02 * dp * rng.standard_normal((n, 3))
+        if well_separated_overlaps(x, model.bodies.D):
+            break
+    return model, ff, x, random_attitudes(rng, n, 0.3)
+
+
+def test_bonded_spheres_touch_through_the_binder_not_the_list():
+    """With bonds and contacts, the list leaves the bonded pairs out and the binder adds
+    their Hertz contact: the loads and every energy are those of the binder alone plus
+    the all-pairs contacts (bonded pairs included), to round-off."""
+    model, ff, x, q = flattened_torus(16, 31)
+    D = model.bodies.D
+    e_ref, f_ref, n_contacts = contact_reference(x, D, ff.fp[P_K_CONTACT])
+    bonded = {tuple(sorted(b)) for b in ff.bonds.tolist()}
+    i, j = ff.bonds[:, 0], ff.bonds[:, 1]
+    bonded_touching = np.count_nonzero(
+        np.linalg.norm(x[i] - x[j], axis=1) < 0.5 * (D[i] + D[j]))
+    assert bonded_touching >= 8 and n_contacts - bonded_touching >= 4
+    F, RM, energy = evaluate(ff, x, q)
+    listed = {tuple(p) for p in ff.nl_pairs[:ff.nl_state[NL_COUNT]].tolist()}
+    assert listed and not listed & bonded
+    ff.flags[T_CONTACT] = 0  # the binder alone
+    ff.invalidate_neighbours()
+    F_b, RM_b, energy_b = evaluate(ff, x, q)
+    assert energy_b[E_CONTACT] == 0.0
+    assert energy[E_CONTACT] == pytest.approx(e_ref, rel=1e-12)
+    for slot in (E_BENDING, E_AXIAL, E_SHEAR):
+        assert energy[slot] == pytest.approx(energy_b[slot], rel=1e-12)
+    assert np.abs(F - (F_b + f_ref)).max() <= 1e-12 * np.abs(f_ref).max()
+    assert np.abs(RM - RM_b).max() <= 1e-12 * np.abs(RM_b).max()
+
+
+def test_bonded_contact_fd():
+    """The contact energy, the bonded pairs' share computed by the binder: its forces
+    against finite differences (the binder's own stiffnesses set to zero)."""
+    model, ff, x, q = flattened_torus(16, 21)
+    ff.fp[[P_K_BEND, P_K_AXIAL, P_K_SHEAR]] = 0.0
+    check_term(ff, x, q, E_CONTACT, 1e-4 * model.bodies.D[0], 1e-3, moment=False)
+
+
+def test_a_pair_bonded_twice_is_refused():
+    """Its contact would be counted twice: a clear error naming the bodies."""
+    ff = ForceField(np.ones(3), np.ones(3), np.ones(3), bonds=np.array([[0, 1], [2, 1], [1, 0]]))
+    with pytest.raises(ValueError, match="bodies 0 and 1 are bonded twice"):
+        ff.arrays  # noqa: B018
+    ff.bonds = np.array([[0, 1], [2, 2]])
+    with pytest.raises(ValueError, match="joins body 2 with itself"):
+        ff.arrays  # noqa: B018
 
 
 # --------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from ..layout import (
     T_HARD_CONTACT,
     T_HARD_WALL,
 )
-from ..neighbours import ensure_neighbours_ws
+from ..neighbours import ensure_neighbours_ws, excluded_partners
 
 N_GEO = 8
 
@@ -88,7 +88,9 @@ def find_contacts_ws(x, ff, cw, iw):
     n_slots_pairs = cap - walls.shape[0] * n
     nc = 0
     if flags[T_HARD_CONTACT]:
-        st = ensure_neighbours_ws(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref, iw)
+        bptr, bpart = excluded_partners(ff)  # (none unless penalty contacts too)
+        st = ensure_neighbours_ws(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref, iw, bptr,
+                                  bpart)
         if st != OK:
             return st
         for p in range(nl_state[0]):

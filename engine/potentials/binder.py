@@ -1,5 +1,10 @@
 """Particle-binder bonds of the torus (B&G §4, docs/physics.md §4.2): bending/torsion,
-axial and shear springs between bonded neighbours.
+axial and shear springs between bonded neighbours, and, when the model has penalty
+contacts, the Hertz contact of the two bonded spheres (B&G eqs. (56), (57): the same law
+as ``engine.potentials.contact``), which the neighbour list then leaves out
+(``engine.neighbours``): a ring's bonded neighbours sit at the contact distance, so
+they are nearly all of a ring pile's listed pairs, and here their positions are already
+gathered.
 
 The kernel works on blocks of ``BLOCK`` bonds in three passes, so that the arithmetic,
 which is most of the cost, runs in SIMD registers:
@@ -23,7 +28,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..layout import E_AXIAL, E_BENDING, E_SHEAR, ERR_SHAPE, OK
+from ..layout import E_AXIAL, E_BENDING, E_CONTACT, E_SHEAR, ERR_SHAPE, OK
 from ..rotations import (
     ATAN_RATIO_MAX_Z,
     atan_ratio_t,
@@ -31,26 +36,29 @@ from ..rotations import (
     quat_rotate_t,
 )
 
-BLOCK = 32  # bonds per block: the scratch block (29 rows of BLOCK doubles) stays in L1
+BLOCK = 32  # bonds per block: the scratch block (31 rows of BLOCK doubles) stays in L1
 # rows of the scratch block: inputs (gather) ...
 _QI = 0 * BLOCK  # q_i, 4 rows
 _QJ = 4 * BLOCK  # q_j, 4 rows
 _D = 8 * BLOCK  # d = x_i - x_j, 3 rows
 _REF = 11 * BLOCK  # bond_ref = (d̂₀, r₀), 4 rows
+_SIGMA = 15 * BLOCK  # σ = (D_i + D_j)/2, the contact distance
 # ... and outputs (evaluate)
-_F = 15 * BLOCK  # force on i, 3 rows
-_MI = 18 * BLOCK  # shear moment on i, 3 rows
-_MJ = 21 * BLOCK  # shear moment on j, 3 rows
-_TH = 24 * BLOCK  # θ_ij, 3 rows (NaN: beyond the polynomial, see scatter)
-_EA = 27 * BLOCK  # axial energy
-_ES = 28 * BLOCK  # shear energy
-_ROWS = 29
+_F = 16 * BLOCK  # force on i, 3 rows
+_MI = 19 * BLOCK  # shear moment on i, 3 rows
+_MJ = 22 * BLOCK  # shear moment on j, 3 rows
+_TH = 25 * BLOCK  # θ_ij, 3 rows (NaN: beyond the polynomial, see scatter)
+_EA = 28 * BLOCK  # axial energy
+_ES = 29 * BLOCK  # shear energy
+_EC = 30 * BLOCK  # contact energy
+_ROWS = 31
 SCRATCH_SIZE = _ROWS * BLOCK
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def _evaluate_block(w, count, k_bend, k_axial, k_shear):
-    """Pass 2 over the first ``count`` bonds of the block ``w``.
+def _evaluate_block(w, count, k_bend, k_axial, k_shear, k_contact):
+    """Pass 2 over the first ``count`` bonds of the block ``w`` (``k_contact = 0``: no
+    contact between bonded spheres).
 
     ``error_model="numpy"``: no zero-division branch, so the loop vectorises.  The only
     divisors are ``r0 > 0``, ``q₀`` of ``q_i ⊗ q_j*`` (its result is used only where
@@ -70,6 +78,7 @@ def _evaluate_block(w, count, k_bend, k_axial, k_shear):
         e1 = w[_REF + BLOCK + b]
         e2 = w[_REF + 2 * BLOCK + b]
         r0 = w[_REF + 3 * BLOCK + b]
+        sigma = w[_SIGMA + b]
         # --- bending / torsion: rotation vector of R_i R_jᵀ = q_i ⊗ q_j*
         # (rotvec_from_quat_t's polynomial branch, branch-free: NaN where it does not apply)
         qr0, qr1, qr2, qr3 = quat_mul_t(qi0, qi1, qi2, qi3, qj0, -qj1, -qj2, -qj3)
@@ -95,6 +104,13 @@ def _evaluate_block(w, count, k_bend, k_axial, k_shear):
         s = r / r0 - 1.0
         w[_EA + b] = 0.5 * k_axial * s * s
         fa = -(k_axial / r0) * s
+        # --- contact: U^pp = (2/5) K^pp [1 - r/σ]₊^{5/2}, F_i = (K^pp/σ) [·]₊^{3/2} d̂
+        # (B&G eqs. (56), (57); the bracket clamped, not branched on: it vectorises)
+        delta = 1.0 - r / sigma
+        delta = delta if delta > 0.0 else 0.0
+        sq = math.sqrt(delta)
+        w[_EC + b] = 0.4 * k_contact * delta * delta * sq
+        fa += (k_contact / sigma) * delta * sq
         # --- shear
         ai0, ai1, ai2 = quat_rotate_t(qi0, qi1, qi2, qi3, e0, e1, e2)
         aj0, aj1, aj2 = quat_rotate_t(qj0, qj1, qj2, qj3, e0, e1, e2)
@@ -130,15 +146,16 @@ def _rotvec_wide_t(q0, q1, q2, q3):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def gather_bond(w, b, x, q, bond_ref, i, j, bb):
-    """Pass 1 for one bond: ``q_i``, ``q_j``, ``bond_ref[bb]`` and ``x_i − x_j`` into
-    column ``b`` of the block ``w``."""
+def gather_bond(w, b, x, q, D, bond_ref, i, j, bb):
+    """Pass 1 for one bond: ``q_i``, ``q_j``, ``bond_ref[bb]``, ``x_i − x_j`` and
+    ``σ = (D_i + D_j)/2`` into column ``b`` of the block ``w``."""
     for k in range(4):
         w[_QI + k * BLOCK + b] = q[i, k]
         w[_QJ + k * BLOCK + b] = q[j, k]
         w[_REF + k * BLOCK + b] = bond_ref[bb, k]
     for k in range(3):
         w[_D + k * BLOCK + b] = x[i, k] - x[j, k]
+    w[_SIGMA + b] = 0.5 * (D[i] + D[j])
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
@@ -181,44 +198,49 @@ def add_to_second_end(w, b, t0, t1, t2, k_bend, F, RM, j):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def bond_run(i0, i1, x, q, bonds, bond_ref, k_bend, k_axial, k_shear, lo, hi, w, F, RM):
+def bond_run(i0, i1, x, q, D, bonds, bond_ref, k_bend, k_axial, k_shear, k_contact, lo, hi,
+             w, F, RM):
     """The bonds ``lo ≤ b < hi`` block by block (gather, evaluate, scatter), added to
     their ends among the bodies ``i0 ≤ · < i1`` — all of them for the serial kernel, a
     chunk's for ``engine.parallel`` (the bonds' first ends are in it); returns their
-    bending, axial and shear energies, summed in bond order."""
+    bending, axial, shear and contact energies, summed in bond order."""
     e_bend = 0.0
     e_axial = 0.0
     e_shear = 0.0
+    e_contact = 0.0
     if not (x.shape[1] == 3 and q.shape[1] == 4 and F.shape[1] == 3 and RM.shape[1] == 3
             and bonds.shape[1] == 2 and bond_ref.shape[1] == 4):
-        return e_bend, e_axial, e_shear  # (checked by the callers: this tells the
-        #                                   compiler the row lengths)
+        return e_bend, e_axial, e_shear, e_contact  # (checked by the callers: this tells
+        #                                              the compiler the row lengths)
     for start in range(lo, hi, BLOCK):
         count = min(BLOCK, hi - start)
         # --- 1. gather
         for b in range(count):
-            gather_bond(w, b, x, q, bond_ref, bonds[start + b, 0], bonds[start + b, 1],
+            gather_bond(w, b, x, q, D, bond_ref, bonds[start + b, 0], bonds[start + b, 1],
                         start + b)
         # --- 2. evaluate
-        _evaluate_block(w, count, k_bend, k_axial, k_shear)
+        _evaluate_block(w, count, k_bend, k_axial, k_shear, k_contact)
         # --- 3. scatter
         for b in range(count):
             t0, t1, t2 = bond_theta(w, b)
             e_bend += 0.5 * k_bend * (t0 * t0 + t1 * t1 + t2 * t2)
             e_axial += w[_EA + b]
             e_shear += w[_ES + b]
+            e_contact += w[_EC + b]
             i = bonds[start + b, 0]
             j = bonds[start + b, 1]
             if i0 <= i < i1:
                 add_to_first_end(w, b, t0, t1, t2, k_bend, F, RM, i)
             if i0 <= j < i1:
                 add_to_second_end(w, b, t0, t1, t2, k_bend, F, RM, j)
-    return e_bend, e_axial, e_shear
+    return e_bend, e_axial, e_shear, e_contact
 
 
 @njit(nogil=True, cache=True)
-def binder_bonds(x, q, bonds, bond_ref, k_bend, k_axial, k_shear, F, RM, energy):
-    """Add the three binder terms of every bond ``(i, j)`` (``bond_ref = (d̂₀, r₀)``).
+def binder_bonds(x, q, D, bonds, bond_ref, k_bend, k_axial, k_shear, k_contact, F, RM,
+                 energy):
+    """Add the three binder terms of every bond ``(i, j)`` (``bond_ref = (d̂₀, r₀)``),
+    and the Hertz contact of its spheres (``k_contact = K^pp``; 0: none).
 
     * bending/torsion ``U^m = ½ K^m |θ_ij|²``, ``θ_ij = log(R_i R_jᵀ)``;
       ``RM_i = -K^m θ_ij = -RM_j`` (B&G eqs. (44)–(47), docs/physics.md §4.2);
@@ -227,16 +249,20 @@ def binder_bonds(x, q, bonds, bond_ref, k_bend, k_axial, k_shear, F, RM, energy)
     * shear ``U^s = ¼ K^s [(1 - c_i)² + (1 - c_j)²]``, ``c_b = (R_b d̂₀)·d̂``,
       ``F_i = ½ K^s Σ_b (1 - c_b)(I - d̂d̂ᵀ) a_b / r = -F_j``,
       ``RM_b = ½ K^s (1 - c_b) a_b × d̂`` — the rotation-invariant form of B&G
-      eqs. (53)–(55) (docs/physics.md §8).
+      eqs. (53)–(55) (docs/physics.md §8);
+    * contact ``U^pp = (2/5) K^pp [1 - r/σ]₊^{5/2}``, ``σ = (D_i + D_j)/2``,
+      ``F_i = (K^pp/σ) [1 - r/σ]₊^{3/2} d̂ = -F_j`` (B&G eqs. (56), (57)), as
+      ``engine.potentials.contact.particle_contacts`` for a listed pair.
     """
-    st = binder_bonds_ws(x, q, bonds, bond_ref, k_bend, k_axial, k_shear, F, RM, energy,
-                         np.empty(SCRATCH_SIZE))
+    st = binder_bonds_ws(x, q, D, bonds, bond_ref, k_bend, k_axial, k_shear, k_contact, F,
+                         RM, energy, np.empty(SCRATCH_SIZE))
     if st != OK:
         raise ValueError("binder_bonds: arrays of the wrong shape")
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def binder_bonds_ws(x, q, bonds, bond_ref, k_bend, k_axial, k_shear, F, RM, energy, w):
+def binder_bonds_ws(x, q, D, bonds, bond_ref, k_bend, k_axial, k_shear, k_contact, F, RM,
+                    energy, w):
     """:func:`binder_bonds` with the scratch block ``w`` (``SCRATCH_SIZE`` doubles)
     supplied: allocates nothing, cannot raise.  Returns ``OK``, or ``ERR_SHAPE`` (and
     does nothing) unless ``x``, ``F``, ``RM`` are ``(n, 3)``, ``q`` is ``(n, 4)``,
@@ -245,9 +271,11 @@ def binder_bonds_ws(x, q, bonds, bond_ref, k_bend, k_axial, k_shear, F, RM, ener
     if not (x.shape[1] == 3 and q.shape[1] == 4 and F.shape[1] == 3 and RM.shape[1] == 3
             and bonds.shape[1] == 2 and bond_ref.shape[1] == 4 and w.shape[0] >= SCRATCH_SIZE):
         return ERR_SHAPE
-    e_bend, e_axial, e_shear = bond_run(0, x.shape[0], x, q, bonds, bond_ref, k_bend,
-                                        k_axial, k_shear, 0, bonds.shape[0], w, F, RM)
+    e_bend, e_axial, e_shear, e_contact = bond_run(0, x.shape[0], x, q, D, bonds, bond_ref,
+                                                   k_bend, k_axial, k_shear, k_contact, 0,
+                                                   bonds.shape[0], w, F, RM)
     energy[E_BENDING] += e_bend
     energy[E_AXIAL] += e_axial
     energy[E_SHEAR] += e_shear
+    energy[E_CONTACT] += e_contact
     return OK
