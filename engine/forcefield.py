@@ -75,7 +75,12 @@ from .layout import (
     T_PIVOT_GRAVITY,
     T_WALL,
 )
-from .neighbours import ensure_neighbours_ws, excluded_partners, new_neighbour_scratch
+from .neighbours import (
+    binder_adds_contact,
+    ensure_neighbours_ws,
+    excluded_partners,
+    new_neighbour_scratch,
+)
 from .parallel import (
     NOT_PARALLEL,
     PARALLEL_MIN_BODIES,
@@ -151,8 +156,8 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
         pivot_gravity(q, fp[P_MG], fp[P_RHO0], fp[P_RHO0 + 1], fp[P_RHO0 + 2], RM, energy)
     if flags[T_BONDS]:  # (with the bonded spheres' contact, which the list leaves out)
         st = binder_bonds_ws(x, q, D, bonds, bond_ref, fp[P_K_BEND], fp[P_K_AXIAL],
-                             fp[P_K_SHEAR], fp[P_K_CONTACT] if flags[T_CONTACT] else 0.0, F,
-                             RM, energy, ws[0])
+                             fp[P_K_SHEAR], fp[P_K_CONTACT] if binder_adds_contact(ff) else 0.0,
+                             F, RM, energy, ws[0])
         if st != OK:
             return st
     if flags[T_CONTACT]:
@@ -182,6 +187,12 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
         dumbbell_gravity(x, q, fp[P_DB_G], fp[P_DB_M], fp[P_DB_M + 1], fp[P_DB_L],
                          fp[P_DB_L + 1], F, RM, energy)
     return status
+
+
+def _pair_keys(pairs: np.ndarray, n: int) -> np.ndarray:
+    """One integer per unordered pair of the rows ``(i, j)`` of ``pairs``, bodies
+    ``0..n-1``: ``min(i, j) n + max(i, j)``."""
+    return np.minimum(pairs[:, 0], pairs[:, 1]) * n + np.maximum(pairs[:, 0], pairs[:, 1])
 
 
 @dataclass
@@ -257,12 +268,10 @@ class ForceField:
         b = self.bonds
         if b.shape[0] and (b.min() < 0 or b.max() >= n):
             raise ValueError(f"a bond joins a body outside 0..{n - 1}")
-        lo = np.minimum(b[:, 0], b[:, 1])
-        hi = np.maximum(b[:, 0], b[:, 1])
-        if np.any(lo == hi):
-            k = int(np.argmax(lo == hi))
-            raise ValueError(f"bond {k} joins body {int(lo[k])} with itself")
-        keys = np.sort(lo * n + hi)
+        if np.any(b[:, 0] == b[:, 1]):
+            k = int(np.argmax(b[:, 0] == b[:, 1]))
+            raise ValueError(f"bond {k} joins body {int(b[k, 0])} with itself")
+        keys = np.sort(_pair_keys(b, n))
         twice = np.nonzero(keys[1:] == keys[:-1])[0]
         if twice.shape[0]:
             i, j = divmod(int(keys[twice[0]]), n)
@@ -316,14 +325,11 @@ class ForceField:
         with penalty contacts): a list saved before the binder added their contact
         (``Simulation`` resume formats 1 and 2) holds them, and they would count twice.
         The rest keeps its order."""
-        if not (self.flags[T_BONDS] and self.flags[T_CONTACT] and self.bonds.shape[0]):
+        if not (self.bonds.shape[0] and binder_adds_contact(self.arrays)):
             return
         count = int(self.nl_state[NL_COUNT])
         pairs = self.nl_pairs[:count]
-        n = self.n_bodies
-        lo = np.minimum(self.bonds[:, 0], self.bonds[:, 1])
-        hi = np.maximum(self.bonds[:, 0], self.bonds[:, 1])
-        bonded = np.isin(pairs[:, 0] * n + pairs[:, 1], lo * n + hi)
+        bonded = np.isin(_pair_keys(pairs, self.n_bodies), _pair_keys(self.bonds, self.n_bodies))
         if bonded.any():
             kept = pairs[~bonded].copy()
             self.nl_pairs[:kept.shape[0]] = kept

@@ -139,13 +139,20 @@ def _radix_bits(n):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
+def binder_adds_contact(ff):
+    """Whether the binder kernel adds the Hertz contact of bonded spheres, and the
+    neighbour list of the force field ``ff`` leaves them out: when the model has both
+    binder bonds and penalty contacts (the one place this rule is written)."""
+    flags = ff[3]
+    return flags[T_BONDS] != 0 and flags[T_CONTACT] != 0
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
 def excluded_partners(ff):
     """The partners the neighbour list of the force field ``ff`` leaves out, as the CSR
-    ``(bptr, bpart)``: the bonded ones (``ff[14]``, ``ff[15]``) when the model has
-    binder bonds and penalty contacts (the binder kernel then adds their contact), else
-    none (empty views)."""
-    flags = ff[3]
-    if flags[T_BONDS] != 0 and flags[T_CONTACT] != 0:
+    ``(bptr, bpart)``: the bonded ones (``ff[14]``, ``ff[15]``) when
+    :func:`binder_adds_contact`, else none (empty views)."""
+    if binder_adds_contact(ff):
         return ff[14], ff[15]
     return ff[14][:0], ff[15][:0]
 

@@ -84,7 +84,7 @@ from .layout import (
     T_PIVOT_GRAVITY,
     T_WALL,
 )
-from .neighbours import ensure_neighbours_ws, excluded_partners
+from .neighbours import binder_adds_contact, ensure_neighbours_ws, excluded_partners
 from .potentials.binder import (
     _EA,
     _EC,
@@ -339,7 +339,7 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
     if hist_on and not (hist[4].shape[0] == n and hist[4].shape[1] == 3
                         and hist[5].shape[1] == 4 and hist[6].shape[0] == n):
         return NOT_PARALLEL  # (the serial kernel reports the shape error)
-    kcb = fp[P_K_CONTACT] if flags[T_CONTACT] else 0.0  # bonded spheres' contact
+    kcb = fp[P_K_CONTACT] if binder_adds_contact(ff) else 0.0  # bonded spheres' contact
     args = (x, q, m, D, nb, bonds, bond_ref, fp[P_K_BEND], fp[P_K_AXIAL], fp[P_K_SHEAR], kcb,
             par[9], par[4], par[5], par[6], n_pairs, nl_pairs, par[1], par[2], par[3],
             fp[P_K_CONTACT], ff[12], nw, fp[P_K_WALL], g, fp[P_G_DIR], fp[P_G_DIR + 1],

@@ -57,6 +57,7 @@ from .layout import (
     T_PIVOT_GRAVITY,
     T_WALL,
 )
+from .neighbours import binder_adds_contact
 from .rotations import quat_rotate_t
 
 # which interaction sets the limit
@@ -153,7 +154,7 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
         n_listed = nl_state[0]
         # the listed pairs, then the bonded ones, which the list leaves out when the
         # binder adds their contact (engine.neighbours.excluded_partners)
-        n_bonded = bonds.shape[0] if flags[T_BONDS] else 0
+        n_bonded = bonds.shape[0] if binder_adds_contact(ff) else 0
         for p in range(n_listed + n_bonded):
             if p < n_listed:
                 i = nl_pairs[p, 0]
