@@ -157,11 +157,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _prime_in_a_subprocess(tty: bool) -> None:
-    """On an empty kernel cache (a fresh install, a new version), compile the step
-    kernels in a process of their own before the model is built: Numba keeps ≈ 0.6 GB
-    of the compiler's memory in the process that compiles, on top of the model's (a
-    first 10⁶-sphere run peaked at 2.43 GB instead of 1.91; BENCHMARKS.md).  This
-    process then loads them from the cache."""
+    """On an empty kernel cache (a fresh install, a new version), compile the kernels of
+    a run (``engine.priming``) in a process of their own before the model is built:
+    Numba keeps ≈ 0.6 GB of the compiler's memory in the process that compiles, on top
+    of the model's (a first 10⁶-sphere run peaked at 2.43 GB instead of 1.91;
+    BENCHMARKS.md).  This process then loads them from the cache."""
     import subprocess
 
     import engine
@@ -175,8 +175,8 @@ def _prime_in_a_subprocess(tty: bool) -> None:
     root = str(Path(engine.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     # (a failure here is the main process's to report: it compiles them itself)
-    subprocess.run([sys.executable, "-c", "from engine.integrators.advance import "
-                    "prime_kernels; prime_kernels((), ())"], check=False, env=env,
+    subprocess.run([sys.executable, "-c", "from engine.priming import prime_run_kernels; "
+                    "prime_run_kernels()"], check=False, env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -19,6 +19,7 @@ from engine.layout import (
     OK,
 )
 from engine.neighbours import (
+    MOVED_BLOCK,
     PARALLEL_SEARCH_MIN,
     PARTIAL_RESET_SHARE,
     SEARCH_CHUNK,
@@ -27,6 +28,7 @@ from engine.neighbours import (
     cell_list_ws,
     ensure_neighbours,
     ensure_neighbours_ws,
+    moved_blocks,
     neighbour_scratch_size,
     new_neighbour_scratch,
     scratch_places,
@@ -260,6 +262,29 @@ def test_a_body_past_half_the_skin_is_added_without_a_full_build():
     assert ensure_neighbours_ws(y, D, skin, pairs, state, xref, iw, *NO_EXCLUSION) == OK
     assert state[NL_REBUILDS] == 5 and state[NL_PARTIAL] == 2
     assert _brute(xref, D, skin) <= set(_listed(pairs[:state[NL_COUNT]]))
+
+
+def test_the_skin_check_flags_the_blocks_of_the_bodies_that_moved():
+    """``moved_blocks`` flags each block of ``MOVED_BLOCK`` bodies holding one farther
+    than ``√lim`` from its reference place, or not finite (the last block short, and
+    from a start inside the array as the drift's chunks call it); the partial update
+    then looks at those blocks only."""
+    n = 5 * MOVED_BLOCK + 7
+    xref = np.random.default_rng(3).uniform(-1.0, 1.0, (n, 3))
+    x = xref + 0.01
+    flags = np.full(n // MOVED_BLOCK + 1, 7, dtype=np.int64)
+    assert not moved_blocks(x, xref, 1e-2, flags, 0, n)
+    assert not flags.any()
+    x[MOVED_BLOCK + 3, 1] += 0.2  # block 1
+    x[n - 1, 0] = np.nan  # the short last block
+    assert moved_blocks(x, xref, 1e-2, flags, 0, n)
+    assert flags.astype(bool).tolist() == [False, True, False, False, False, True]
+    # from the third block on: its flags start at flags[0]
+    flags[:] = 7
+    assert moved_blocks(x, xref, 1e-2, flags, 2 * MOVED_BLOCK, n)
+    assert flags[:4].astype(bool).tolist() == [False, False, False, True]
+    x[n - 1, 0] = xref[n - 1, 0]
+    assert not moved_blocks(x, xref, 1e-2, flags, 2 * MOVED_BLOCK, n)
 
 
 def test_a_body_that_left_the_grid_is_still_found():
