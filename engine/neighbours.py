@@ -223,11 +223,10 @@ def moved_flags(iw, n):
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
 def moved_blocks(x, xref, lim, flags, i0, i1):
-    """The skin check of the bodies ``i0 ≤ i < i1`` (``i0`` a multiple of
-    ``MOVED_BLOCK``): ``flags[b]`` is set, for each block ``b`` of ``MOVED_BLOCK``
-    bodies from ``i0``, to whether one of them is farther than ``√lim`` from its
-    reference place (or not finite); returns whether any is.  The partial update reads
-    the flags to visit only those blocks."""
+    """The skin check of the bodies ``i0 ≤ i < i1``: ``flags[b]`` is set, for each
+    block ``b`` of ``MOVED_BLOCK`` bodies from ``i0``, to whether one of them is farther
+    than ``√lim`` from its reference place (or not finite); returns whether any is.
+    :func:`_partial_update` reads the flags to visit only those blocks."""
     moved = 0
     for b in range((i1 - i0 + MOVED_BLOCK - 1) // MOVED_BLOCK):
         a = i0 + b * MOVED_BLOCK

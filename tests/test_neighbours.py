@@ -267,8 +267,8 @@ def test_a_body_past_half_the_skin_is_added_without_a_full_build():
 def test_the_skin_check_flags_the_blocks_of_the_bodies_that_moved():
     """``moved_blocks`` flags each block of ``MOVED_BLOCK`` bodies holding one farther
     than ``√lim`` from its reference place, or not finite (the last block short, and
-    from a start inside the array as the drift's chunks call it); the partial update
-    then looks at those blocks only."""
+    from a start inside the array); the partial update then looks at those blocks
+    only."""
     n = 5 * MOVED_BLOCK + 7
     xref = np.random.default_rng(3).uniform(-1.0, 1.0, (n, 3))
     x = xref + 0.01
