@@ -474,3 +474,14 @@ def evaluate(ff: ForceField, x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, 
         if st != OK:
             raise FloatingPointError("non-finite positions in the force evaluation")
         return F, RM, energy
+
+
+def one_body_stand_in() -> tuple[tuple, np.ndarray]:
+    """``(ff, q)``: the arrays of a one-body ``ForceField`` with no term, and the body's
+    attitude (the identity).  The kernels are compiled for the argument *types*, which
+    this shares with any model's: priming them on it costs no memory
+    (``engine.integrators.advance.prime_kernels``, ``engine.priming``)."""
+    one = np.ones(1)
+    q = np.zeros((1, 4))
+    q[0, 0] = 1.0
+    return ForceField(one, one.copy(), one.copy()).arrays, q

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .forcefield import ForceField, compute_forces
+from .forcefield import compute_forces, one_body_stand_in
 from .integrators.advance import prime_kernels
 from .layout import N_ENERGY, N_NL_STATE
 from .neighbours import build_neighbours, forget_grid, new_neighbour_scratch
@@ -29,14 +29,11 @@ def prime_run_kernels() -> None:
     on a one-body stand-in, those that ``engine.simulation.Simulation``, the stability
     estimate, ``engine.models.tori_pile`` and the run's output call from Python."""
     prime_kernels((), ())
-    one = np.ones(1)
-    ff = ForceField(one, one.copy(), one.copy()).arrays
+    ff, q = one_body_stand_in()
     x = np.zeros((1, 3))
-    q = np.zeros((1, 4))
-    q[0, 0] = 1.0
     compute_forces(x, q, ff, np.zeros((1, 3)), np.zeros((1, 3)), np.zeros(N_ENERGY))
     estimate_stability(x, np.zeros((1, 3)), q, np.zeros((1, 3)), ff)
-    build_neighbours(x, one.copy(), 0.0, np.zeros((16, 2), dtype=np.int64),
+    build_neighbours(x, np.ones(1), 0.0, np.zeros((16, 2), dtype=np.int64),
                      np.zeros(N_NL_STATE, dtype=np.int64), np.zeros((1, 3)))
     forget_grid(new_neighbour_scratch(1), 1)
     quat_to_matrix(q)

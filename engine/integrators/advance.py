@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..contact.detect import new_contact_work
-from ..forcefield import new_scratch
+from ..forcefield import new_scratch, one_body_stand_in
 from ..layout import (
     DEFAULT_CONTACT_MAX_ITERATIONS,
     DEFAULT_CONTACT_TOLERANCE,
@@ -519,13 +519,8 @@ def prime_kernels(s0: tuple, ff: tuple) -> None:
         return
     # the kernels are compiled for the argument *types*: one free body with an empty
     # force field of the same types, so that priming a 10⁶-body model costs no memory
-    from ..forcefield import ForceField
-
     n = 1
-    one = np.ones(1)
-    ff = ForceField(one, one.copy(), one.copy()).arrays
-    q = np.zeros((1, 4))
-    q[0, 0] = 1.0
+    ff, q = one_body_stand_in()
     a = new_state_buffer(np.zeros((1, 3)), np.zeros((1, 3)), q, np.zeros((1, 3)))
     b = tuple(x.copy() for x in a)
     work = new_work(n, n_walls=1)
