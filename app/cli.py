@@ -427,7 +427,9 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
           f"(final {s['final_relative_energy_error']:+.3e})")
     print("  momentum    max |c(t) − c(0)|, relative to Σm|v| or Σ|x × mv| + J|Ω|:")
     for k, v in s["momentum_drift"].items():
-        tag = "  (conserved by the variational schemes)" if k in s["conserved"] else ""
+        # (a component an external force changes is physics, not error: say so)
+        tag = ("  (conserved by the variational schemes)" if k in s["conserved"]
+               else "  (not conserved: external forces)")
         print(f"                {k} {v:10.3e}  rel {s['momentum_drift_relative'][k]:.2e}{tag}")
     print(f"  stability   h limit ≈ {s['stability_limit_h']:.3g} at the start of the run")
     g = s["accuracy_guide_h"]
