@@ -521,9 +521,10 @@ def goals(res: dict[str, Any]) -> dict[str, Any]:
         ref = c[min(c)]
         spread = {n: v / ref - 1.0 for n, v in c.items()}
         # One thread: every size on one core, the like-for-like curve: within ±GOAL_FLAT.
-        # More threads: below PARALLEL_MIN_BODIES (10³) the kernels are serial, so the
-        # curve drops where the parallel ones start; there the check is that no size
-        # costs more than +GOAL_FLAT over 10³ (a cheaper size is the threads at work).
+        # More threads: at 10³, below engine.parallel.PARALLEL_MIN_BODIES, the kernels
+        # are serial, so the curve drops where the parallel ones start; there the check is
+        # that no size costs more than +GOAL_FLAT over 10³ (a cheaper one is the threads
+        # at work).  (The pile is seeded: LAMMPS's loop below builds the same one again.)
         if t == 1:
             ok_t = all(abs(s) <= GOAL_FLAT for s in spread.values())
         else:
