@@ -524,7 +524,7 @@ def goals(res: dict[str, Any]) -> dict[str, Any]:
         # More threads: at 10³, below engine.parallel.PARALLEL_MIN_BODIES, the kernels
         # are serial, so the curve drops where the parallel ones start; there the check is
         # that no size costs more than +GOAL_FLAT over 10³ (a cheaper one is the threads
-        # at work).  (The pile is seeded: LAMMPS's loop below builds the same one again.)
+        # at work).
         if t == 1:
             ok_t = all(abs(s) <= GOAL_FLAT for s in spread.values())
         else:
@@ -644,7 +644,8 @@ def main(argv: list[str] | None = None) -> int:
     if not has_lammps:
         print(f"LAMMPS side skipped: {why}", flush=True)
     # all of ours first, then LAMMPS: a measurement of ours right after a LAMMPS run read
-    # slower (10³ on two threads: 0.059 against 0.045 µs, BENCHMARKS.md, tenth session)
+    # slower (10³ on two threads: 0.059 against 0.045 µs, BENCHMARKS.md, tenth session);
+    # the pile is seeded, so LAMMPS's loop builds the same one again
     for n in args.sizes:
         model = build_pile(n, args.velocity_noise)
         reps = repeats_for(n, args.steps, args.repeat, args.repeat_large)
