@@ -94,6 +94,15 @@ def build_pile(n_spheres: int, velocity_noise: float):
     return load_scenario("tori-pile", pile_params(n_spheres, velocity_noise)).build_model()
 
 
+def piles(sizes: list[int], args: argparse.Namespace):
+    """For each size: ``(N, model, repeats)``; the pile is seeded, the same one every time
+    it is built.  (The caller lets go of a model when it takes the next.)"""
+    for n in sizes:
+        gc.collect()
+        yield (n, build_pile(n, args.velocity_noise),
+               repeats_for(n, args.steps, args.repeat, args.repeat_large))
+
+
 def load() -> str:
     """The 1, 5 and 15 minute load averages, as ``uptime`` prints them."""
     return ", ".join(f"{v:.2f}" for v in os.getloadavg())
@@ -644,24 +653,18 @@ def main(argv: list[str] | None = None) -> int:
     if not has_lammps:
         print(f"LAMMPS side skipped: {why}", flush=True)
     # all of ours first, then LAMMPS: a measurement of ours right after a LAMMPS run read
-    # slower (10³ on two threads: 0.059 against 0.045 µs, BENCHMARKS.md, tenth session);
-    # the pile is seeded, so LAMMPS's loop builds the same one again
-    for n in args.sizes:
-        model = build_pile(n, args.velocity_noise)
-        reps = repeats_for(n, args.steps, args.repeat, args.repeat_large)
+    # slower (10³ on two threads: 0.059 against 0.045 µs, BENCHMARKS.md, tenth session)
+    for n, model, reps in piles(args.sizes, args):
         for t in args.threads:
             r = measure_ours(model, t, args.steps, args.warmup, reps)
             res["timings"].append(r)
             print(f"ours   N={n:>8} threads={t} {r['best_us_per_particle_step']:.4f} µs/ps "
                   f"(median {r['median_us_per_particle_step']:.4f}, {reps} runs) load "
                   f"{r['load_before']} → {r['load_after']}", flush=True)
-        del model
-        gc.collect()
     with tempfile.TemporaryDirectory(prefix="rrp-pile-") as tmpdir:
         tmp = Path(tmpdir)
-        for n in [n for n in args.sizes if has_lammps and n <= args.lammps_max_n]:
-            model = build_pile(n, args.velocity_noise)
-            reps = repeats_for(n, args.steps, args.repeat, args.repeat_large)
+        lammps_sizes = [n for n in args.sizes if has_lammps and n <= args.lammps_max_n]
+        for n, model, reps in piles(lammps_sizes, args):
             for t in args.threads:
                 p = measure_lammps(args.lammps_python, model, t, args.steps, args.warmup,
                                    reps, tmp)
@@ -673,8 +676,6 @@ def main(argv: list[str] | None = None) -> int:
                           f"{p['best_us_per_particle_step']:.4f} µs/ps (median "
                           f"{p['median_us_per_particle_step']:.4f}) load "
                           f"{p['load_before']} → {p['load_after']}", flush=True)
-            del model
-            gc.collect()
     if not args.skip_memory:
         for n in args.sizes:
             m = measure_memory(n, args.velocity_noise)
