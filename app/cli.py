@@ -125,6 +125,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli_export",
     "app.cli_studies",
     "app.cli_convert",
+    "app.cli_compile",
 )
 """Modules that add a sub-command (see :func:`build_parser`)."""
 
@@ -156,28 +157,42 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _prime_in_a_subprocess(tty: bool) -> None:
-    """On an empty kernel cache (a fresh install, a new version), compile the kernels of
-    a run (``engine.priming``) in a process of their own before the model is built:
-    Numba keeps ≈ 0.6 GB of the compiler's memory in the process that compiles, on top
-    of the model's (a first 10⁶-sphere run peaked at 2.43 GB instead of 1.91;
-    BENCHMARKS.md).  This process then loads them from the cache."""
+def _prime_in_a_subprocess(tty: bool, model, integrator: str) -> None:
+    """When the kernel cache lacks this run's stepping loop (a fresh install, a new
+    version, a scheme or model not run before), compile the run's kernels
+    (``engine.priming``: its scheme and its model's terms only) in a process of their
+    own, on a one-body stand-in: Numba keeps ≈ 0.6 GB of the compiler's memory in the
+    process that compiles, on top of the model's (a first 10⁶-sphere run peaked at
+    2.43 GB instead of 1.91; BENCHMARKS.md).  This process then loads them from the
+    cache."""
     import subprocess
 
     import engine
+    from engine.integrators.registry import get_integrator
+    from engine.priming import run_kernels_cached
+    from engine.specialize import family_code
 
-    if engine.kernels_cached():
+    if getattr(model, "coordinates", "bodies") != "bodies":
+        return  # (the generalized-coordinate kernels are small: compiled in the run)
+    try:
+        scheme = get_integrator(integrator).scheme_id
+    except KeyError:
+        return  # (the run reports it)
+    family = model.forcefield.arrays[-1]
+    if run_kernels_cached(scheme, family):
         return
     if tty:
-        print("compiling the kernels (once after an install or update: a few minutes)…",
+        print(f"compiling the kernels of {integrator} on this model (first use only)…",
               file=sys.stderr, flush=True)
     env = dict(os.environ)
     root = str(Path(engine.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     # (a failure here is the main process's to report: it compiles them itself)
     subprocess.run([sys.executable, "-c", "from engine.priming import prime_run_kernels; "
-                    "prime_run_kernels()"], check=False, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    "from engine.specialize import marker_of_code; "
+                    f"prime_run_kernels({scheme}, marker_of_code({family_code(family)}))"],
+                   check=False, env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -201,9 +216,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     n_total = _step_count(t_end, h)
     every = args.every or run.every
     tol = args.energy_tolerance or run.energy_tolerance
-    _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet)
     model = sc.build_model()
     integrator = args.integrator or default_integrator(model, run.integrator)
+    _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet, model, integrator)
     if integrator != (args.integrator or run.integrator) and not args.quiet:
         print(f"note: the scenario's {run.integrator} cannot drive this model "
               f"(contact = {model.contact!r}); using {integrator}", file=sys.stderr)

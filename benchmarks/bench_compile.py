@@ -1,19 +1,25 @@
-"""Cold compile: how long a fresh install waits for its kernels, and where the time goes.
+"""Start-up from an empty kernel cache, and where the compile time goes (issue #25).
 
-Runs in a child process with an empty Numba cache (a temporary ``NUMBA_CACHE_DIR``), the
-way the first ``rrp run`` or the app's first start goes: import the engine, build the
-scenario's model, ``Simulation(...)`` (the step kernels, compiled bottom-up by
-``engine.integrators.advance.prime_kernels``), ``warm_up()`` and ten steps, each timed;
-then the compile time of each Numba function, exclusive of the functions it compiled
-in turn (Numba's ``numba:compile`` events), the largest first.
+Each measurement runs in a fresh process whose Numba cache is a new, empty temporary
+directory (``NUMBA_CACHE_DIR``), the way a fresh install's first start goes:
 
-    python benchmarks/bench_compile.py [--scenario pendulum] [--integrator rrp-newmark]
-        [--top 12]
+* ``gui``: the desktop app on its default scenario (the torus), from the process start
+  (Qt and VTK imports included) to the first frame of the *moving* 3D view with live
+  plots (``--play``); then the first switch to another scheme (``rk4``) until a frame
+  stepped by it is drawn; then the same app again with the cache now filled (the warm
+  start).  Needs a display: run under ``xvfb-run -a`` on a machine without one.
+* ``rrp run pendulum --t-end 1`` and ``rrp run torus --t-end 0.1``: wall time of the
+  command.
+* ``kernels``: the compile time of each Numba function while a run of ``--scenario``
+  with ``--integrator`` is built and warmed up, exclusive of the functions it compiled
+  in turn (Numba's ``numba:compile`` events), the largest first.
+
+    python benchmarks/bench_compile.py [--only gui run kernels] [--scenario torus]
+        [--integrator rrp-newmark] [--top 12] [--json]
 
 Numba optimises each compiled function together with everything it calls, so a
-dispatcher's own time includes another pass over its callees: that is what the
-``inline="always"`` of ``step_ws`` and ``substep_ws`` saves (BENCHMARKS.md, "Cold
-compile").
+dispatcher's own time includes another pass over its callees: the stepping loop of one
+scheme (``advance_s<id>``) carries most of it.
 """
 
 from __future__ import annotations
@@ -31,8 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def child(scenario: str, integrator: str) -> dict:
-    """The timings, in this process (its Numba cache must be empty)."""
+def kernels_child(scenario: str, integrator: str) -> dict:
+    """The phases and per-function compile times, in this process (empty cache)."""
     from numba.core import event
 
     phases: dict[str, float] = {}
@@ -70,31 +76,131 @@ def child(scenario: str, integrator: str) -> dict:
     return {"phases": phases, "functions": per_function.most_common()}
 
 
+def gui_child(switch_to: str) -> dict:
+    """Seconds from this process's start to the first moving frame of the app on its
+    default scenario, and for the first switch to ``switch_to``."""
+    t_start = float(os.environ["RRP_BENCH_T0"])
+    os.environ.setdefault("QT_API", "pyqt6")
+    sys.path.insert(0, str(ROOT))
+    from PyQt6.QtCore import QSettings
+    from PyQt6.QtWidgets import QApplication
+
+    from app.gui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    ini = Path(tempfile.mkdtemp()) / "bench.ini"
+    win = MainWindow(None, settings=QSettings(str(ini), QSettings.Format.IniFormat))
+    win.resize(1400, 860)
+    win.show()
+    out: dict[str, float] = {}
+
+    def spin(seconds: float, until) -> bool:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            app.processEvents()
+            if until():
+                return True
+            time.sleep(0.002)
+        return False
+
+    def wall() -> float:
+        return time.time() - t_start
+
+    spin(900, lambda: win.scene is not None)
+    out["initial state drawn"] = wall()
+    spin(900, lambda: win.loaded is not None)
+    out["kernels built"] = wall()
+    win.play()
+    spin(900, lambda: win.last_frame is not None and win.last_frame.step > 0)
+    out["first moving frame"] = wall()
+    spin(1.0, lambda: False)
+    t0 = time.perf_counter()
+    win.set_integrator(switch_to)
+    longest = 0.0  # the window's event loop is served all along: its longest gap
+    last = time.perf_counter()
+
+    def switched() -> bool:
+        nonlocal longest, last
+        now = time.perf_counter()
+        longest = max(longest, now - last)
+        last = now
+        fr = win.last_frame
+        return fr is not None and fr.integrator == switch_to and fr.step > 0
+
+    spin(900, switched)
+    out[f"first switch to {switch_to}"] = time.perf_counter() - t0
+    out["longest GUI event-loop gap during the switch"] = longest
+    win.close()
+    return out
+
+
+def _child(kind: str, cache: str, *args: str) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, RRP_BENCH_T0=repr(time.time()))
+    out = subprocess.run([sys.executable, __file__, "--child", kind, *args], env=env,
+                         capture_output=True, text=True, check=False, cwd=ROOT)
+    if out.returncode != 0:
+        sys.exit(f"the {kind} child failed:\n{out.stderr[-4000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _rrp(cache: str, *args: str) -> float:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "app.cli", *args], env=env, cwd=ROOT,
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        sys.exit(f"rrp {' '.join(args)} failed:\n{out.stderr[-4000:]}")
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scenario", default="pendulum")
+    ap.add_argument("--only", nargs="+", default=["run", "gui", "kernels"],
+                    choices=["run", "gui", "kernels"])
+    ap.add_argument("--scenario", default="torus")
     ap.add_argument("--integrator", default="rrp-newmark")
+    ap.add_argument("--switch-to", default="rk4")
     ap.add_argument("--top", type=int, default=12)
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(child(args.scenario, args.integrator)))
+        kind, *rest = args.child
+        r = kernels_child(*rest) if kind == "kernels" else gui_child(*rest)
+        print(json.dumps(r))
         return
-    with tempfile.TemporaryDirectory(prefix="rrp-cold-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        out = subprocess.run([sys.executable, __file__, "--child", "--scenario",
-                              args.scenario, "--integrator", args.integrator],
-                             env=env, capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        sys.exit(f"the child failed:\n{out.stderr}")
-    r = json.loads(out.stdout.strip().splitlines()[-1])
-    total = sum(r["phases"].values())
-    print(f"cold start, {args.scenario} with {args.integrator}: {total:.1f} s")
-    for name, sec in r["phases"].items():
-        print(f"  {name:<18} {sec:8.1f} s")
-    print(f"compile time per function (exclusive), the {args.top} largest:")
-    for name, sec in r["functions"][:args.top]:
-        print(f"  {sec:8.1f} s  {name}")
+    results: dict[str, object] = {}
+    if "run" in args.only:
+        for cmd in (("run", "pendulum", "--t-end", "1", "-q"),
+                    ("run", "torus", "--t-end", "0.1", "-q")):
+            with tempfile.TemporaryDirectory(prefix="rrp-cold-") as cache:
+                results[f"cold rrp {' '.join(cmd[:-1])}"] = _rrp(cache, *cmd)
+                results[f"warm rrp {' '.join(cmd[:-1])}"] = _rrp(cache, *cmd)
+    if "gui" in args.only:
+        with tempfile.TemporaryDirectory(prefix="rrp-cold-") as cache:
+            results["cold rrp gui"] = _child("gui", cache, args.switch_to)
+            results["warm rrp gui"] = _child("gui", cache, args.switch_to)
+    if "kernels" in args.only:
+        with tempfile.TemporaryDirectory(prefix="rrp-cold-") as cache:
+            results["kernels"] = _child("kernels", cache, args.scenario, args.integrator)
+    if args.json:
+        print(json.dumps(results, indent=1))
+        return
+    for key, val in results.items():
+        if isinstance(val, float):
+            print(f"{key:<36} {val:7.1f} s")
+        elif key == "kernels":
+            total = sum(val["phases"].values())
+            print(f"cold start of {args.scenario} with {args.integrator}: {total:.1f} s")
+            for name, sec in val["phases"].items():
+                print(f"  {name:<18} {sec:8.1f} s")
+            print(f"compile time per function (exclusive), the {args.top} largest:")
+            for name, sec in val["functions"][:args.top]:
+                print(f"  {sec:8.1f} s  {name}")
+        else:
+            print(f"{key}:")
+            for name, sec in val.items():
+                print(f"  {name:<46} {sec:7.1f} s")
 
 
 if __name__ == "__main__":

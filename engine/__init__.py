@@ -14,31 +14,44 @@ from importlib import metadata
 from pathlib import Path
 
 
-def _sources_digest(here: Path) -> str:
-    """A digest of the engine's sources (every ``.py`` under ``engine/``)."""
+def _toolchain_digest() -> str:
+    """A digest of what the cached machine code depends on besides the engine's sources
+    (Numba, llvmlite and Python's versions, the processor): a cache of another toolchain
+    is never valid here.  The sources are checked kernel by kernel
+    (``engine.kernel_cache``)."""
     import hashlib
+    import platform
+    import sys
 
-    h = hashlib.sha1()
-    for path in sorted(here.rglob("*.py")):
-        h.update(str(path.relative_to(here)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
+    parts = [sys.version, platform.machine(), "kernel-cache-2"]
+    for dist in ("numba", "llvmlite", "numpy"):
+        try:
+            parts.append(metadata.version(dist))
+        except metadata.PackageNotFoundError:
+            parts.append("-")
+    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
 
 
 def _ensure_numba_cache_dir() -> None:
-    """Point ``NUMBA_CACHE_DIR`` at a cache of *these* sources.
+    """Point ``NUMBA_CACHE_DIR`` at the kernel cache of this toolchain.
 
     Numba's ``cache=True`` checks a cached function against its own file only: a kernel
-    whose callee in another module changed (or an upgraded package) would load stale
-    machine code, which can crash.  So the cache lives in a directory named by a digest
-    of all engine sources — ``engine/__pycache__/numba/<digest>`` in a writable tree,
-    else the user's cache — and older digests there are removed; also when Numba was
-    imported first (found when a benchmark imported it before the engine and loaded the
-    stale cache beside the sources).  A ``NUMBA_CACHE_DIR`` set by the user is kept."""
+    whose callee in another module changed would load stale machine code, which can
+    crash.  Each engine kernel therefore records the sources it was made from
+    (``engine.kernel_cache``, installed here) and is compiled again when one of them
+    changed; an edit recompiles what depends on it, not everything (issue #25).  The
+    cache lives in a directory named by a digest of the toolchain —
+    ``engine/__pycache__/numba/<digest>`` in a writable tree, else the user's cache —
+    and those of other toolchains there are removed; also when Numba was imported
+    first (found when a benchmark imported it before the engine and loaded the stale
+    cache beside the sources).  A ``NUMBA_CACHE_DIR`` set by the user is kept."""
+    from .kernel_cache import install
+
+    install()
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     here = Path(__file__).resolve().parent
-    digest = _sources_digest(here)
+    digest = _toolchain_digest()
     if os.access(here, os.W_OK):
         base = here / "__pycache__" / "numba"
     else:
@@ -51,7 +64,7 @@ def _ensure_numba_cache_dir() -> None:
 
         base = Path(tempfile.gettempdir()) / "rrp-studio-numba"
         (base / digest).mkdir(parents=True, exist_ok=True)
-    for old in base.iterdir():  # caches of other sources: never valid again here
+    for old in base.iterdir():  # caches of other toolchains: never valid again here
         if old.is_dir() and old.name != digest and len(old.name) == 12:
             import shutil
 
@@ -67,14 +80,6 @@ def _ensure_numba_cache_dir() -> None:
 
 _ensure_numba_cache_dir()
 
-
-def kernels_cached(cache_dir: str | None = None) -> bool:
-    """Whether the kernel cache (``cache_dir``, default this process's
-    ``NUMBA_CACHE_DIR``, the cache of these sources) holds the stepping loop
-    (``engine.integrators.advance.advance_ws``): false on the first start after an
-    install or an update, when it is compiled (BENCHMARKS.md, "Cold compile")."""
-    root = cache_dir or os.environ.get("NUMBA_CACHE_DIR", "")
-    return bool(root) and any(Path(root).glob("**/advance.advance_ws-*.nbi"))
 
 # Numba's OpenMP threading layer: threads that wait spin by default and take the core
 # from the one that works (measured on 2 cores: 2 threads 3.6–15x slower than 1, issue

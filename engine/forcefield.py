@@ -6,7 +6,7 @@ components*; the integrators only ever see :func:`compute_forces` and the tuple 
 arrays ``ForceField.arrays`` (``ff`` in the kernels):
 
 ``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
-inertia_inv, walls, history, bptr, bpart)``
+inertia_inv, walls, history, bptr, bpart, family)``
 
 ``inertia`` and ``inertia_inv`` are the body-frame tensors ``𝕁_i`` and ``𝕁_i⁻¹``
 ``(n, 3, 3)``; ``flags[F_NONSPHERICAL]`` says whether they differ from ``J_i I`` (the
@@ -18,6 +18,8 @@ contacts with history (``flags[T_HISTORY]``, ``engine.potentials.friction``); em
 otherwise.  ``bptr``, ``bpart``: each body's bonded partners (CSR, from ``bonds``),
 which the neighbour list leaves out when the model has penalty contacts, the binder
 kernel adding their Hertz contact (``engine.neighbours.excluded_partners``).
+``family``: which terms the force field can have, as a *type* (``engine.specialize``):
+every kernel is compiled for the terms of the model it runs, not for all of them.
 
 Hot-path convention (measured: it halves the cost of a torus step and makes a pendulum
 step 4x cheaper).  Every kernel called per step has a ``*_ws`` form that takes its
@@ -99,6 +101,7 @@ from .potentials.friction import (
     new_history,
 )
 from .potentials.gravity import pivot_gravity, uniform_gravity
+from .specialize import LARGE, family_holds, family_marker, gated
 
 
 @njit(nogil=True, cache=True)
@@ -139,8 +142,10 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
     Large models (``n ≥ PARALLEL_MIN_BODIES``, a scratch sized for them) go to the
     deterministic parallel kernels of ``engine.parallel``; the rest to the serial ones.
     """
+    if not family_holds(ff):  # (flags set after the arrays were taken: engine.specialize)
+        return ERR_SHAPE
     if F.shape[0] >= PARALLEL_MIN_BODIES:
-        st = parallel_forces_ws(x, q, ff, F, RM, energy, ws)
+        st = gated(ff, LARGE, NOT_PARALLEL, parallel_forces_ws, x, q, ff, F, RM, energy, ws)
         if st != NOT_PARALLEL:
             return st
     m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff[:10]
@@ -153,17 +158,18 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
     for k in range(2, E_DISSIPATED):  # (D is accumulated by the hard-contact steps)
         energy[k] = 0.0
     if flags[T_PIVOT_GRAVITY]:
-        pivot_gravity(q, fp[P_MG], fp[P_RHO0], fp[P_RHO0 + 1], fp[P_RHO0 + 2], RM, energy)
+        gated(ff, T_PIVOT_GRAVITY, None, pivot_gravity, q, fp[P_MG], fp[P_RHO0],
+              fp[P_RHO0 + 1], fp[P_RHO0 + 2], RM, energy)
     if flags[T_BONDS]:  # (with the bonded spheres' contact, which the list leaves out)
-        st = binder_bonds_ws(x, q, D, bonds, bond_ref, fp[P_K_BEND], fp[P_K_AXIAL],
-                             fp[P_K_SHEAR], fp[P_K_CONTACT] if binder_adds_contact(ff) else 0.0,
-                             F, RM, energy, ws[0])
+        st = gated(ff, T_BONDS, OK, binder_bonds_ws, x, q, D, bonds, bond_ref, fp[P_K_BEND],
+                   fp[P_K_AXIAL], fp[P_K_SHEAR],
+                   fp[P_K_CONTACT] if binder_adds_contact(ff) else 0.0, F, RM, energy, ws[0])
         if st != OK:
             return st
     if flags[T_CONTACT]:
         bptr, bpart = excluded_partners(ff)
-        st = ensure_neighbours_ws(x, D, fp[P_SKIN], nl_pairs, nl_state, nl_xref, ws[1], bptr,
-                                  bpart)
+        st = gated(ff, T_CONTACT, OK, ensure_neighbours_ws, x, D, fp[P_SKIN], nl_pairs,
+                   nl_state, nl_xref, ws[1], bptr, bpart)
         if st != OK:
             return st
     status = OK
@@ -171,21 +177,23 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
         hist = ff[13]
         if hist[4].shape[0] != F.shape[0] or hist[4].shape[1] != 3 or hist[5].shape[1] != 4:
             return ERR_SHAPE
-        status = history_contacts(x, q, D, m, nl_pairs, nl_state[0] if flags[T_CONTACT] else 0,
-                                  ff[12], ff[12].shape[0] if flags[T_WALL] else 0,
-                                  fp[P_K_CONTACT], fp[P_K_WALL], fp[P_K_TANGENT], fp[P_MU],
-                                  fp[P_DAMPING], hist, F, RM, energy)
+        status = gated(ff, T_HISTORY, OK, history_contacts, x, q, D, m, nl_pairs,
+                       nl_state[0] if flags[T_CONTACT] else 0, ff[12],
+                       ff[12].shape[0] if flags[T_WALL] else 0, fp[P_K_CONTACT],
+                       fp[P_K_WALL], fp[P_K_TANGENT], fp[P_MU], fp[P_DAMPING], hist, F, RM,
+                       energy)
     else:
         if flags[T_CONTACT]:
-            particle_contacts(x, D, nl_pairs, nl_state[0], fp[P_K_CONTACT], F, energy)
+            gated(ff, T_CONTACT, None, particle_contacts, x, D, nl_pairs, nl_state[0],
+                  fp[P_K_CONTACT], F, energy)
         if flags[T_WALL]:
-            wall_contacts(x, D, ff[12], fp[P_K_WALL], F, energy)
+            gated(ff, T_WALL, None, wall_contacts, x, D, ff[12], fp[P_K_WALL], F, energy)
     if flags[T_GRAVITY_FIELD]:
-        uniform_gravity(x, m, fp[P_G], fp[P_G_DIR], fp[P_G_DIR + 1], fp[P_G_DIR + 2], F,
-                        energy)
+        gated(ff, T_GRAVITY_FIELD, None, uniform_gravity, x, m, fp[P_G], fp[P_G_DIR],
+              fp[P_G_DIR + 1], fp[P_G_DIR + 2], F, energy)
     if flags[T_DUMBBELLS]:
-        dumbbell_gravity(x, q, fp[P_DB_G], fp[P_DB_M], fp[P_DB_M + 1], fp[P_DB_L],
-                         fp[P_DB_L + 1], F, RM, energy)
+        gated(ff, T_DUMBBELLS, None, dumbbell_gravity, x, q, fp[P_DB_G], fp[P_DB_M],
+              fp[P_DB_M + 1], fp[P_DB_L], fp[P_DB_L + 1], F, RM, energy)
     return status
 
 
@@ -253,7 +261,8 @@ class ForceField:
         """The tuple ``ff`` passed to the kernels."""
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
                 self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv,
-                self.walls, self.history, *self.bonded)
+                self.walls, self.history, *self.bonded,
+                family_marker(self.flags, self.n_bodies))
 
     @property
     def bonded(self) -> tuple[np.ndarray, np.ndarray]:
@@ -476,12 +485,14 @@ def evaluate(ff: ForceField, x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, 
         return F, RM, energy
 
 
-def one_body_stand_in() -> tuple[tuple, np.ndarray]:
-    """``(ff, q)``: the arrays of a one-body ``ForceField`` with no term, and the body's
+def one_body_stand_in(family: tuple | None = None) -> tuple[tuple, np.ndarray]:
+    """``(ff, q)``: the arrays of a one-body ``ForceField`` with no term switched on but
+    of the ``family`` given (``engine.specialize``; default: no term), and the body's
     attitude (the identity).  The kernels are compiled for the argument *types*, which
-    this shares with any model's: priming them on it costs no memory
-    (``engine.integrators.advance.prime_kernels``, ``engine.priming``)."""
+    this shares with any model of that family: priming them on it costs no memory
+    (``engine.priming``)."""
     one = np.ones(1)
     q = np.zeros((1, 4))
     q[0, 0] = 1.0
-    return ForceField(one, one.copy(), one.copy()).arrays, q
+    ff = ForceField(one, one.copy(), one.copy()).arrays
+    return (ff if family is None else (*ff[:-1], tuple(family))), q

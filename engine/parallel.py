@@ -106,6 +106,7 @@ from .potentials.friction import (
     sphere_wall,
     store_trial,
 )
+from .specialize import gated, unless
 
 PARALLEL_MIN_BODIES = 4096
 """Models with at least this many bodies use the parallel force kernels."""
@@ -344,10 +345,10 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
             par[9], par[4], par[5], par[6], n_pairs, nl_pairs, par[1], par[2], par[3],
             fp[P_K_CONTACT], ff[12], nw, fp[P_K_WALL], g, fp[P_G_DIR], fp[P_G_DIR + 1],
             fp[P_G_DIR + 2], fp[P_K_TANGENT], fp[P_MU], fp[P_DAMPING], hist, F, RM, par[7])
-    if hist_on:
-        _chunk_pass_history(*args)
+    if hist_on:  # (each compiled for the models that can take it: engine.specialize)
+        gated(ff, T_HISTORY, None, _pass_with_history, args)
     else:
-        _chunk_pass_hertz(*args)
+        unless(ff, T_HISTORY, None, _pass_without_history, args)
     for k in range(2, E_DISSIPATED):  # as the serial kernel
         energy[k] = 0.0
     ep = par[7]
@@ -376,6 +377,18 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
         if e_o > 0.0:
             return ERR_HISTORY_OVERFLOW
     return OK
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _pass_with_history(args):
+    """:func:`_chunk_pass_history` on the argument tuple of :func:`parallel_forces_ws`."""
+    _chunk_pass_history(*args)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _pass_without_history(args):
+    """:func:`_chunk_pass_hertz` on the argument tuple of :func:`parallel_forces_ws`."""
+    _chunk_pass_hertz(*args)
 
 
 # Each chunk's work is split into functions that are *not* inlined: compiled as one

@@ -19,9 +19,9 @@ import numpy as np
 
 from .contact import new_contact_work
 from .diagnostics import energy_scale, momentum_scales, rotational_energy, spin_momentum
-from .forcefield import ForceField, compute_forces, new_scratch
+from .forcefield import ForceField, compute_forces_ws, new_scratch
 from .integrators.advance import advance_ws as _advance_kernel
-from .integrators.advance import needs_scratch, new_state_buffer, new_work, prime_kernels
+from .integrators.advance import needs_scratch, new_state_buffer, new_work
 from .integrators.registry import INTEGRATORS, IntegratorInfo, get_integrator
 from .layout import (
     ENERGY_NAMES,
@@ -397,7 +397,6 @@ class Simulation:
         self.kernel_seconds = 0.0
         self.kernel_steps = 0
         self._evaluate_forces()
-        prime_kernels(self._s0, self.ff.arrays)
         e0 = self._s0[6]
         self.e_ref = float(e0.sum())
         self.e_scale = energy_scale(e0)
@@ -529,6 +528,22 @@ class Simulation:
         self._call_kernel(0)
         self.stability()
         quat_to_matrix(self._s0[2][:1])
+
+    def kernels_cached(self, integrator: str) -> bool:
+        """Whether the stepping loop of ``integrator`` for this model's terms is compiled
+        in this process or in the disk cache (then a switch to it is instant; else
+        :meth:`build_kernels` takes seconds: issue #25)."""
+        from .priming import run_kernels_cached
+
+        return run_kernels_cached(get_integrator(integrator).scheme_id, self.ff.arrays[-1])
+
+    def build_kernels(self, integrator: str) -> None:
+        """Compile (or load) the stepping loop of ``integrator`` for this model's terms,
+        without switching to it or touching the state (the app does this in its worker
+        before a switch, saying so)."""
+        from .integrators.advance import prime_kernels
+
+        prime_kernels(get_integrator(integrator).scheme_id, self.ff.arrays[-1])
 
     def advance(self, n_steps: int) -> StepReport:
         """Take up to ``n_steps`` steps.  On a blow-up or an inadmissible step the state
@@ -920,7 +935,8 @@ class Simulation:
     def _evaluate_forces(self) -> None:
         x, v, q, o, F, RM, e = self._s0[:7]
         while True:
-            st = compute_forces(x, q, self.ff.arrays, F, RM, e)
+            ff = self.ff.arrays  # (the kernel the loop inlines: nothing more to compile)
+            st = compute_forces_ws(x, q, ff, F, RM, e, self._scratch(ff))
             if st == ERR_NEIGHBOUR_OVERFLOW:
                 self.ff.grow_neighbour_list()
                 continue

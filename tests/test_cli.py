@@ -363,12 +363,38 @@ def test_blow_up_names_the_resume_command_and_it_works(tmp_path):
     assert "write the run with --out FILE to be able to resume" in err, err
 
 
-def test_an_empty_kernel_cache_is_told_from_a_filled_one(tmp_path):
+def test_a_cache_is_told_to_hold_a_runs_loop_or_not(tmp_path):
     """``rrp run`` compiles the kernels in a process of their own when the cache lacks
-    the stepping loop (the compiler's memory would stay with the run's)."""
-    from engine import kernels_cached
+    the run's stepping loop (the compiler's memory would stay with the run's): the check
+    is per scheme and per force-field family."""
+    code = ("import sys; from engine.priming import run_kernels_cached, prime_run_kernels; "
+            "from engine.specialize import marker_of_code; f = marker_of_code(0); "
+            "g = marker_of_code(2); print(run_kernels_cached(1, f), run_kernels_cached(3, f), "
+            "run_kernels_cached(1, g)); sys.argv[1:] and prime_run_kernels(1, f)")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", code, "prime"], env=env, cwd=ROOT,
+                           capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["False", "False", "False"]
+    again = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT,
+                           capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.split() == ["True", "False", "False"]
 
-    assert not kernels_cached(str(tmp_path))
-    (tmp_path / "integrators_x").mkdir()
-    (tmp_path / "integrators_x" / "advance.advance_ws-339.py311.nbi").write_bytes(b"")
-    assert kernels_cached(str(tmp_path))
+
+def test_rrp_compile_builds_a_runs_kernels_once(tmp_path, monkeypatch):
+    """``rrp compile SCENARIO -i NAME``: the first call compiles the run's kernels, the
+    next finds them cached; a scheme that cannot drive the model, or an unknown one, is
+    one line (issue #25 §5)."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    first = rrp(tmp_path, "compile", "pendulum", "-i", "rrp-newmark")
+    assert first.returncode == 0, first.stderr
+    assert "pendulum · rrp-newmark: compiled" in first.stdout, first.stdout
+    again = rrp(tmp_path, "compile", "pendulum", "-i", "rrp-newmark")
+    assert again.returncode == 0, again.stderr
+    assert "pendulum · rrp-newmark: cached" in again.stdout, again.stdout
+    assert "0 compiled, 1 already cached" in again.stdout
+    msg = assert_one_line_error(rrp(tmp_path, "compile", "pendulum", "-i", "moreau"))
+    assert "moreau" in msg
+    msg = assert_one_line_error(rrp(tmp_path, "compile", "pendulum", "-i", "nope", "-q"))
+    assert "unknown integrator 'nope'" in msg

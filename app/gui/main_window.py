@@ -18,6 +18,7 @@ from PyQt6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QProgressBar,
     QSplitter,
     QToolButton,
     QVBoxLayout,
@@ -38,6 +39,7 @@ from .worker import (
     Frame,
     Loaded,
     LoadRequest,
+    Preview,
     SimulationWorker,
     body_report,
     contact_details,
@@ -182,6 +184,11 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status, 1)
         self.perf = QLabel()
         self.statusBar().addPermanentWidget(self.perf)
+        self.build_bar = QProgressBar()  # kernels being built: k of n, or busy
+        self.build_bar.setMaximumWidth(160)
+        self.build_bar.setTextVisible(False)
+        self.build_bar.hide()
+        self.statusBar().addPermanentWidget(self.build_bar)
         self._make_menus()
 
         # worker -----------------------------------------------------------------
@@ -207,6 +214,8 @@ class MainWindow(QMainWindow):
         self.request_ping.connect(self.worker.ping)
         self.request_branch.connect(self.worker.branch)
         self.request_branch_live.connect(self.worker.branch_live)
+        self.worker.preview.connect(self._on_preview)
+        self.worker.progress.connect(self._on_progress)
         self.worker.loaded.connect(self._on_loaded)
         self.worker.frame.connect(self._on_frame)
         self.worker.failed.connect(self._on_failed)
@@ -753,6 +762,25 @@ class MainWindow(QMainWindow):
             rec.close()
 
     # ------------------------------------------------------------------ worker → views
+    def _on_preview(self, pv: Preview) -> None:
+        """A scenario's model, before its kernels are built: draw its initial state (the
+        plots and controls follow with ``loaded``)."""
+        if self.recording is not None:
+            return
+        self._make_scene(pv.model, pv.scenario)
+        st = pv.model.initial_state
+        self.scene.update(st.x, st.q, st.v, st.omega)
+        self.scene.reset_camera()
+        self.view.update()
+        self.setWindowTitle(f"RRP Studio — {pv.title}")
+
+    def _on_progress(self, k: int, n: int, text: str) -> None:
+        """Kernels being built: stage ``k`` of ``n`` as a bar, or a busy bar (``n = 0``)."""
+        self.build_bar.setRange(0, n)
+        self.build_bar.setValue(max(0, k - 1))
+        self.build_bar.show()
+        self.status.setText(text)
+
     def _on_loaded(self, ld: Loaded) -> None:
         branched = self.recording is not None and bool(ld.branch)
         if self.recording is not None:  # a branch (or a scenario) replaces the replay
@@ -787,20 +815,26 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(title)
         self._save_choices()
 
-    def _set_up_views(self, ld: Loaded, keep_camera: bool = False) -> None:
-        """Scene, plots and controls for a model (a live load, or a recording)."""
-        camera = self.view.camera_position if keep_camera else None
+    def _make_scene(self, model, scenario: str) -> bool:
+        """A new 3D scene of ``model`` in the view; returns whether it follows the bodies."""
         self.view.clear()
         try:
             self.view.clear_actors()
         except AttributeError:
             pass
         c = self.controls
-        follow = self._follow_choice.get(ld.scenario, ld.model.pivot is None)
-        self.scene = BodyScene(self.view, ld.model, colour_by=c.colour.currentText(),
+        follow = self._follow_choice.get(scenario, model.pivot is None)
+        self.scene = BodyScene(self.view, model, colour_by=c.colour.currentText(),
                                trail=c.trail.isChecked(), axes=c.axes.isChecked(),
                                axis_scale=c.axis_scale.value(), follow=follow)
         self.scene.set_axes_detail(self.axes_detail)
+        return follow
+
+    def _set_up_views(self, ld: Loaded, keep_camera: bool = False) -> None:
+        """Scene, plots and controls for a model (a live load, or a recording)."""
+        camera = self.view.camera_position if keep_camera else None
+        c = self.controls
+        follow = self._make_scene(ld.model, ld.scenario)
         c.follow.blockSignals(True)
         c.follow.setChecked(follow)
         c.follow.blockSignals(False)
@@ -936,8 +970,10 @@ class MainWindow(QMainWindow):
         if state in ("paused", "failed", "idle"):
             self.controls.set_playing(False)
         if state == "compiling":
-            self.status.setText(f"compiling… {text}")
-        elif self.last_frame is not None:
+            self.status.setText(text)
+            return
+        self.build_bar.hide()
+        if self.last_frame is not None:
             self._update_status(self.last_frame)
 
     # ------------------------------------------------------------------ controls

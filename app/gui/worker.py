@@ -201,6 +201,16 @@ class Loaded:
     """For a run started from a frame (*Continue from here*): where from, in words."""
 
 
+@dataclass(frozen=True)
+class Preview:
+    """Sent as soon as a scenario's model is built, before its kernels: the views draw
+    the initial state while the worker compiles (issue #25; drawing needs no kernel)."""
+
+    scenario: str
+    title: str
+    model: Any  # engine.models.base.Model (read-only for the views)
+
+
 @dataclass
 class Series:
     """New recorded rows of one run since the last frame."""
@@ -260,6 +270,8 @@ class SimulationWorker(QObject):
     """Lives in a ``QThread``; see the module docstring."""
 
     state_changed = pyqtSignal(str, str)  # state, text: compiling|ready|running|paused|failed
+    preview = pyqtSignal(object)  # Preview: the model, before its kernels are built
+    progress = pyqtSignal(int, int, str)  # kernels: k of n being built (n = 0: busy), what
     loaded = pyqtSignal(object)  # Loaded
     frame = pyqtSignal(object)  # Frame
     failed = pyqtSignal(str)  # what happened and what to change; the run is paused
@@ -337,8 +349,7 @@ class SimulationWorker(QObject):
         """Build the scenario (compiling the kernels on first use) and send ``loaded`` and
         a first frame; a bad request is ``rejected`` and the current runs are kept."""
         self.pause()
-        self.state_changed.emit("compiling", "loading the scenario and compiling the "
-                                "kernels (first time only)…")
+        self.state_changed.emit("compiling", "loading the scenario…")
         try:
             runs, note = self._build(req)
         except (ScenarioError, SimulationError, ValueError) as exc:
@@ -486,10 +497,15 @@ class SimulationWorker(QObject):
                 note = "; ".join(filter(None, (note, f"compare run {c} left out: it cannot "
                                                f"drive model {model.name!r}")))
         names = [integ, *compare][:MAX_COMPARE]
+        self.preview.emit(Preview(req.scenario, model.title, model))
         runs = []
-        for name in names:
+        n = len(names) + 1
+        for k, name in enumerate(names):
+            if k == 0:
+                self._stage(1, n, f"the forces of {model.title}")
             sim = Simulation(model, name, h, record_every=sc.run.every, record_frames=False,
                              energy_tolerance=sc.run.energy_tolerance)
+            self._stage(k + 2, n, f"the {name} step")
             sim.warm_up()
             runs.append(_Run(name if len(names) > 1 else "energy", sim))
         if len(names) > 1:  # the same integrator twice still needs distinct labels
@@ -499,6 +515,13 @@ class SimulationWorker(QObject):
                 if seen[r.label] > 1:
                     r.label = f"{r.label} ({seen[r.label]})"
         return runs, note
+
+    def _stage(self, k: int, n: int, what: str) -> None:
+        """Say which kernels are being built: stage ``k`` of ``n`` (the status bar's bar;
+        a stage whose kernels are in the disk cache passes in a fraction of a second)."""
+        text = f"building kernels {k}/{n}: {what} (first use only)…"
+        self.progress.emit(k, n, text)
+        self.state_changed.emit("compiling", text)
 
     @pyqtSlot(int)
     def ping(self, token: int) -> None:
@@ -584,6 +607,14 @@ class SimulationWorker(QObject):
         if sim is None:
             return
         try:
+            sim.check_integrator(name)
+            if not sim.kernels_cached(name):  # first use: seconds, said with a busy bar
+                text = f"compiling {name} (first use)…"
+                self.progress.emit(0, 0, text)
+                self.state_changed.emit("compiling", text)
+                sim.build_kernels(name)
+                self.state_changed.emit("running" if self.playing else "paused",
+                                        f"{name} ready")
             sim.set_integrator(name)
         except SimulationError as exc:
             self.rejected.emit("integrator", str(exc))

@@ -239,6 +239,14 @@ class GeneralizedSimulation(Simulation):
         self._call_kernel(0)
         self.stability()
 
+    def kernels_cached(self, integrator: str) -> bool:
+        """Always true: one small loop serves every scheme of a generalized model, and
+        :meth:`warm_up` has built it."""
+        return True
+
+    def build_kernels(self, integrator: str) -> None:
+        """Nothing to build (see :meth:`kernels_cached`)."""
+
     def advance(self, n_steps: int) -> StepReport:
         """Take up to ``n_steps`` steps; on a failure the state is the last good one and
         the report carries a :class:`~engine.simulation.Failure`."""

@@ -1,7 +1,10 @@
-"""The compiled stepping loop shared by every integrator.
+"""The compiled stepping loop of each integrator.
 
-``advance`` runs ``n_steps`` steps of one scheme entirely inside Numba (no Python per
-step), with double-buffered state: a step reads buffer ``s0`` and writes ``s1``, and
+The loop of a scheme (:func:`loop_kernel`, called through :func:`advance_ws`) runs
+``n_steps`` steps entirely inside Numba (no Python per step); it is compiled for that
+scheme alone and for the force-field family of the model it runs
+(``engine.specialize``), so a run compiles its own kernels and nothing else
+(issue #25).  The state is double-buffered: a step reads buffer ``s0`` and writes ``s1``, and
 only then are they swapped, so a step that fails (``rrp-exact`` beyond ``h|w| < 1``,
 non-finite values, energy error past the threshold) leaves the last good state intact.
 The exception, for speed: the velocity-Verlet family on large models of spheres steps in
@@ -40,6 +43,7 @@ from ..layout import (
     ERR_ENERGY,
     ERR_NONFINITE,
     ERR_RRP_LIMIT,
+    ERR_SHAPE,
     F_NONSPHERICAL,
     IP_CONTACT_MAX_IT,
     IP_CONTACT_TOL,
@@ -55,6 +59,7 @@ from ..layout import (
 from ..parallel import CHUNK, PARALLEL_MIN_UPDATE
 from ..potentials.friction import H_DISSIPATED, commit_history, set_anchor_time
 from ..rotations import quat_rotate_t
+from ..specialize import LARGE, gated
 from .campello import campello_implicit_step_ws, campello_step_ws
 from .lgvi import MAP_CAYLEY, MAP_EXP, lgvi_step_ws, mat_vec
 from .moreau import moreau_step_ws, moreau_symmetric_step_ws
@@ -142,12 +147,6 @@ def verlet_rot_map(scheme):
     return -1
 
 
-@njit(nogil=True, cache=True)
-def step(scheme, h, s0, s1, ff, work, info):
-    """One step of ``scheme`` from ``s0`` into ``s1``; returns a status code."""
-    return step_ws(scheme, h, s0, s1, ff, work, info, new_scratch(s0[0].shape[0], ff))
-
-
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def substep_ws(base, h, s0, s1, ff, work, info, ws):
     """One step ``s0 → s1`` of the scheme ``base`` (not a composition): the one place
@@ -156,8 +155,9 @@ def substep_ws(base, h, s0, s1, ff, work, info, ws):
     costs ≈ 0.4 µs on a one-body model: the state and force-field tuples are passed on
     the stack, 10× the step itself, issue #10 §7); the other schemes are calls."""
     if base == S_RK4:  # (here, not in rk4_step_ws: the branch there costs 2x)
-        if ff[3][F_NONSPHERICAL]:
-            return rk4_rigid_step_ws(h, s0, s1, ff, work, info, ws)
+        if ff[3][F_NONSPHERICAL]:  # (compiled for models of non-spherical bodies only)
+            return gated(ff, F_NONSPHERICAL, ERR_SHAPE, rk4_rigid_step_ws, h, s0, s1, ff,
+                         work, info, ws)
         return rk4_step_ws(h, s0, s1, ff, work, info, ws)
     elif base == S_CAMPELLO:
         return campello_step_ws(h, s0, s1, ff, info, ws)
@@ -182,21 +182,20 @@ def substep_ws(base, h, s0, s1, ff, work, info, ws):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def step_ws(scheme, h, s0, s1, ff, work, info, ws):
-    """:func:`step` with the force field's scratch ``ws`` supplied (allocates nothing):
-    :func:`substep_ws`, or Yoshida's composition ``Ψ_h = Φ_{λ₁h} ∘ Φ_{λ₂h} ∘ Φ_{λ₁h}`` of
-    the symmetric second-order scheme ``scheme − S_YOSHIDA`` (docs/physics.md §3.8;
-    Yoshida 1990, eq. (5.19)): ``s0 → s1 → s2 → s1`` (``s2 = work[4]``), so a failing
-    sub-step leaves ``s0`` intact.
+def step_ws(scheme, base, h, s0, s1, ff, work, info, ws):
+    """One step of ``scheme`` (its base scheme ``base``: ``scheme`` itself, or
+    ``scheme − S_YOSHIDA`` for a composition): :func:`substep_ws`, or Yoshida's
+    composition ``Ψ_h = Φ_{λ₁h} ∘ Φ_{λ₂h} ∘ Φ_{λ₁h}`` of the symmetric second-order
+    scheme ``base`` (docs/physics.md §3.8; Yoshida 1990, eq. (5.19)):
+    ``s0 → s1 → s2 → s1`` (``s2 = work[4]``), so a failing sub-step leaves ``s0``
+    intact.
 
-    Inlined into its callers by Numba (``inline="always"``), not compiled on its own,
-    and every scheme's kernel is called from two places (:func:`substep_ws`, plain and
-    composed): Numba optimises each compiled function together with everything it
-    calls, so each level of dispatchers, and each call site of a scheme, costs another
-    pass over the code (BENCHMARKS.md, "Cold compile")."""
+    Inlined into the stepping loop of one scheme (:func:`loop_kernel`), where
+    ``scheme`` and ``base`` are constants: Numba prunes the branches of every other
+    scheme before typing them, so the loop compiles its own scheme's kernel and no
+    other (issue #25; BENCHMARKS.md, "Start-up and compile")."""
     if scheme < S_YOSHIDA:  # (a call site of its own: the loop below costs a plain
         return substep_ws(scheme, h, s0, s1, ff, work, info, ws)  # step 2x on 1 body)
-    base = scheme - S_YOSHIDA
     s2 = work[4]
     for k in range(3):
         if k == 0:
@@ -271,7 +270,8 @@ def kinetic_energy(s, ff, ws):
             p0, p1, p2 = mat_vec(ff[10], i, b0, b1, b2)
             er += b0 * p0 + b1 * p1 + b2 * p2
     elif chunked:
-        et, er = _kinetic_chunks(v, o, m, J, ws[2][8])
+        et, er = gated(ff, LARGE, (math.nan, math.nan), _kinetic_chunks, v, o, m, J,
+                       ws[2][8])
     else:
         for i in range(x.shape[0]):
             er += J[i] * (o[i, 0] ** 2 + o[i, 1] ** 2 + o[i, 2] ** 2)
@@ -342,23 +342,6 @@ def _copy_state(src, dst):
     _copy2(src[7], dst[7])
     for k in range(src[6].shape[0]):
         dst[6][k] = src[6][k]
-
-
-@njit(nogil=True, cache=True)
-def advance(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec, rec_frames,
-            info):
-    """Run up to ``n_steps`` steps of ``scheme`` with step ``h`` from time ``t0``.
-
-    ``s0`` holds the current state with its forces and energy components and is where
-    the state is on return; ``s1`` is scratch.  ``step0`` is the global index of the
-    current step: a record is written after every step whose index is a multiple of
-    ``stride`` (into ``rec``, at most its length).  ``e_ctrl = (E_ref, E_scale, tol)``:
-    stop with ``ERR_ENERGY`` when ``|E - E_ref| > tol E_scale`` (``tol <= 0``: never).
-
-    Returns ``(steps_done, records_written, status)``.
-    """
-    return advance_ws(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec,
-                      rec_frames, info, new_scratch(s0[0].shape[0], ff))
 
 
 @njit(nogil=True, cache=True, _nrt=False, forceinline=True)
@@ -462,74 +445,108 @@ def _advance_in_place(rot_map, n_steps, h, t0, step0, stride, s, chk, ff, e_ctrl
     return keep, nrec, status
 
 
-@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def advance_ws(scheme, n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec,
-               rec_frames, info, ws):
-    """:func:`advance` with the force field's scratch ``ws`` supplied."""
-    home = s0
-    rot_map = in_place_rot_map(scheme, s0, ff, ws)
-    if rot_map >= 0:
-        return _advance_in_place(rot_map, n_steps, h, t0, step0, stride, s0, s1, ff, e_ctrl,
-                                 rec, rec_frames, info, ws)
-    done = 0
-    nrec = 0
-    status = OK
-    cap = rec[0].shape[0]
-    history = ff[3][T_HISTORY] != 0
-    while done < n_steps:
-        if history:  # friction springs, damping: engine.potentials.friction
-            set_anchor_time(ff, h)
-        status = step_ws(scheme, h, s0, s1, ff, work, info, ws)
-        if status != OK:
-            break
-        if history:
-            s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED] + ff[13][0][H_DISSIPATED]
-        total = kinetic_energy(s1, ff, ws)
-        status = energy_status(total, e_ctrl, info)
-        if status != OK:
-            break
-        if history:  # accepted: the trial springs become the committed ones
-            commit_history(ff[13], s1[0], s1[2])
-        s0, s1 = s1, s0
-        done += 1
-        if (step0 + done) % stride == 0 and nrec < cap:
-            record(s0, ff, nrec, rec, rec_frames, t0 + done * h)
-            nrec += 1
-    if done % 2 == 1:
-        _copy_state(s0, home)
-    return done, nrec, status
+def _loop_of(scheme: int):
+    """The stepping loop of ``scheme`` (compiled by :func:`loop_kernel`): ``scheme``,
+    its base and its in-place attitude map are constants of the closure, so Numba
+    prunes every other scheme's branch of :func:`step_ws` and, for a scheme outside
+    the velocity-Verlet family, the in-place loop, before typing them."""
+    base = scheme - S_YOSHIDA if scheme >= S_YOSHIDA else scheme
+    # the in-place attitude map (compositions step double-buffered)
+    in_place = verlet_rot_map.py_func(scheme) if scheme < S_YOSHIDA else -1
+
+    def advance_scheme(n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec,
+                       rec_frames, info, ws):
+        """Run up to ``n_steps`` steps of one scheme with step ``h`` from time ``t0``.
+
+        ``s0`` holds the current state with its forces and energy components and is
+        where the state is on return; ``s1`` is scratch.  ``step0`` is the global index
+        of the current step: a record is written after every step whose index is a
+        multiple of ``stride`` (into ``rec``, at most its length).
+        ``e_ctrl = (E_ref, E_scale, tol)``: stop with ``ERR_ENERGY`` when
+        ``|E - E_ref| > tol E_scale`` (``tol <= 0``: never).  ``ws``: the force
+        field's scratch (``engine.forcefield.new_scratch``).
+
+        Returns ``(steps_done, records_written, status)``."""
+        home = s0
+        if in_place >= 0:
+            if in_place_rot_map(scheme, s0, ff, ws) >= 0:
+                return gated(ff, LARGE, (0, 0, ERR_SHAPE), _advance_in_place, in_place,
+                             n_steps, h, t0, step0, stride, s0, s1, ff, e_ctrl, rec,
+                             rec_frames, info, ws)
+        done = 0
+        nrec = 0
+        status = OK
+        cap = rec[0].shape[0]
+        history = ff[3][T_HISTORY] != 0
+        while done < n_steps:
+            if history:  # friction springs, damping: engine.potentials.friction
+                set_anchor_time(ff, h)
+            status = step_ws(scheme, base, h, s0, s1, ff, work, info, ws)
+            if status != OK:
+                break
+            if history:
+                s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED] + ff[13][0][H_DISSIPATED]
+            total = kinetic_energy(s1, ff, ws)
+            status = energy_status(total, e_ctrl, info)
+            if status != OK:
+                break
+            if history:  # accepted: the trial springs become the committed ones
+                gated(ff, T_HISTORY, None, commit_history, ff[13], s1[0], s1[2])
+            s0, s1 = s1, s0
+            done += 1
+            if (step0 + done) % stride == 0 and nrec < cap:
+                record(s0, ff, nrec, rec, rec_frames, t0 + done * h)
+                nrec += 1
+        if done % 2 == 1:
+            _copy_state(s0, home)
+        return done, nrec, status
+
+    advance_scheme.__qualname__ = advance_scheme.__name__ = f"advance_s{scheme}"
+    return advance_scheme
 
 
-_PRIMED: list[bool] = [False]
+_LOOPS: dict[int, object] = {}
 
 
-def prime_kernels(s0: tuple, ff: tuple) -> None:
-    """Compile (or load from the disk cache) the step kernels, once per process: the
-    loop :func:`advance_ws`, with every scheme (``s0`` and ``ff`` are not used: the
-    kernels are compiled for their types, on a one-body stand-in).  Works on copies:
-    nothing of ``s0`` changes.
+def loop_kernel(scheme: int):
+    """The compiled stepping loop of ``scheme`` (a Numba dispatcher, made once per
+    process and cached on disk as ``advance.advance_s<scheme>``): it compiles the
+    kernel of this scheme (and of its Yoshida base) for the force-field family it is
+    called with (``engine.specialize``), and nothing of any other scheme (issue #25)."""
+    kernel = _LOOPS.get(scheme)
+    if kernel is None:
+        kernel = njit(nogil=True, cache=True, error_model="numpy", _nrt=False)(
+            _loop_of(scheme))
+        _LOOPS[scheme] = kernel
+    return kernel
 
-    Numba optimises each compiled function together with everything it calls, so every
-    level of dispatchers between the loop and the schemes costs a pass over the whole
-    tree: :func:`step_ws` and :func:`substep_ws` are inlined into :func:`advance_ws`
-    (``inline="always"``), each scheme is called from one place, and the simulation
-    calls :func:`advance_ws`, not :func:`advance` (``benchmarks/bench_compile.py``;
-    BENCHMARKS.md, "Cold compile")."""
-    if _PRIMED[0]:
-        return
-    # the kernels are compiled for the argument *types*: one free body with an empty
-    # force field of the same types, so that priming a 10⁶-body model costs no memory
-    n = 1
-    ff, q = one_body_stand_in()
+
+def advance_ws(scheme: int, n_steps: int, h: float, t0: float, step0: int, stride: int,
+               s0: tuple, s1: tuple, ff: tuple, work: tuple, e_ctrl: np.ndarray, rec: tuple,
+               rec_frames: bool, info: np.ndarray, ws: tuple) -> tuple[int, int, int]:
+    """Run up to ``n_steps`` steps of ``scheme`` (the loop of :func:`loop_kernel`; see
+    its docstring for the arguments).  Returns ``(steps_done, records_written,
+    status)``."""
+    return loop_kernel(scheme)(n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec,
+                               rec_frames, info, ws)
+
+
+def stand_in_args(family: tuple) -> tuple:
+    """The arguments of a stepping loop after ``scheme`` (zero steps) on a one-body
+    stand-in of the force-field ``family`` (``engine.specialize``): the loop is compiled
+    for their *types*, which are a run's on any model of that family."""
+    ff, q = one_body_stand_in(family)
     a = new_state_buffer(np.zeros((1, 3)), np.zeros((1, 3)), q, np.zeros((1, 3)))
     b = tuple(x.copy() for x in a)
-    work = new_work(n, n_walls=1)
-    info = np.zeros(4)
-    ws = new_scratch(n, ff)
     rec = (np.empty(0), np.empty((0, N_ENERGY)), np.empty((0, 3)), np.empty((0, 3)),
-           np.empty((0, n, 3)), np.empty((0, n, 4)), np.empty((0, n, 3)), np.empty((0, n, 3)),
-           np.empty((0, n, 3)))
-    advance_ws(S_RRP_NEWMARK, 0, 1e-9, 0.0, 0, 1, a, b, ff, work, np.zeros(3), rec, True,
-               info, ws)
-    _PRIMED[0] = True
+           np.empty((0, 1, 3)), np.empty((0, 1, 4)), np.empty((0, 1, 3)), np.empty((0, 1, 3)),
+           np.empty((0, 1, 3)))
+    return (0, 1e-9, 0.0, 0, 1, a, b, ff, new_work(1, n_walls=1), np.zeros(3), rec, True,
+            np.zeros(4), new_scratch(1, ff))
 
+
+def prime_kernels(scheme: int, family: tuple) -> None:
+    """Compile (or load from the disk cache) the stepping loop of ``scheme`` for the
+    force-field ``family``, on a one-body stand-in (:func:`stand_in_args`): priming a
+    10⁶-body model's loop costs no memory (``engine.priming``)."""
+    loop_kernel(scheme)(*stand_in_args(family))

@@ -25,6 +25,7 @@ from ..forcefield import compute_forces_ws, new_scratch
 from ..layout import E_ROTATIONAL, E_TRANSLATIONAL, ERR_RRP_LIMIT, ERR_SHAPE, OK
 from ..parallel import CHUNK, PARALLEL_MIN_UPDATE
 from ..rotations import quat_from_rotvec_t, quat_from_rrp_t, quat_mul_t
+from ..specialize import LARGE, gated
 
 ROT_RRP_EXACT = 0
 ROT_RRP_NEWMARK = 1
@@ -418,15 +419,15 @@ def verlet_step_ws(h, rot_map, s0, s1, ff, info, ws):
                     info[2] = wn
                     return ERR_RRP_LIMIT
     chunked = n >= PARALLEL_MIN_UPDATE
-    if chunked:
-        _before_forces_chunks(h, rot_map, m, J, s0, s1)
+    if chunked:  # (compiled for large models only: engine.specialize)
+        gated(ff, LARGE, None, _before_forces_chunks, h, rot_map, m, J, s0, s1)
     else:
         _before_forces(h, rot_map, m, J, s0, s1, 0, n)
     st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
     if st != OK:
         return st
     if chunked:
-        _after_forces_chunks(h, m, J, s0, s1)
+        gated(ff, LARGE, None, _after_forces_chunks, h, m, J, s0, s1)
     else:
         _after_forces(h, m, J, s0, s1, 0, n)
     return OK

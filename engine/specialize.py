@@ -1,0 +1,130 @@
+"""Compile what a run uses: the force field's *family* in the type of its arrays.
+
+Numba types every branch of a function, so a kernel that tests a flag at run time
+(``if flags[T_BONDS]: binder_bonds_ws(...)``) compiles the binder for every model, the
+pendulum included; a cold start compiled every term of every model, and every scheme
+(issue #25).  Two compile-time facts remove that:
+
+* **The family** — which terms a force field can switch on, and whether it is large
+  enough for the parallel kernels — is the *type* of the last slot of ``ff``
+  (``ForceField.arrays``): a tuple with one entry per slot of ``flags`` and one for
+  ``LARGE``, ``0`` where the term is present and ``None`` where it is absent
+  (:func:`family_marker`).  Numba compiles a kernel once per argument types, so each
+  family gets its own specialisation of every kernel that takes ``ff``, loaded from
+  the disk cache like any other.
+* **The gate** :func:`gated` (``gated(ff, T_BONDS, OK, binder_bonds_ws, x, …)``) is
+  resolved while typing: for a family with the term it is the call, for one without
+  it is the constant ``absent`` and the kernel is never typed, so never compiled.
+
+The flags still decide at run time (a term present in the family may be off); the
+family only removes code for terms the force field cannot have.  A force field whose
+flags were switched on after its arrays were taken would reach an absent gate: the
+force kernel checks :func:`family_holds` first and reports ``ERR_SHAPE`` rather than
+silently skipping a term.
+
+The scheme is specialised the same way, by the stepping loop of each scheme
+(``engine.integrators.advance.loop_kernel``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from .layout import N_TERMS
+
+LARGE = N_TERMS
+"""Family slot after the flags: at least ``PARALLEL_MIN_BODIES`` bodies (the parallel
+force kernels, the in-place velocity-Verlet loop)."""
+N_FAMILY = N_TERMS + 1
+
+
+def family_marker(flags: np.ndarray, n_bodies: int) -> tuple:
+    """The family slot of ``ff``: ``0`` for each flag that is set (and for ``LARGE``),
+    ``None`` for the rest."""
+    from .parallel import PARALLEL_MIN_BODIES  # (parallel.py gates its kernels here)
+
+    present = [bool(f) for f in flags[:N_TERMS]] + [n_bodies >= PARALLEL_MIN_BODIES]
+    return tuple(0 if p else None for p in present)
+
+
+def family_code(marker: tuple) -> int:
+    """The family as a bit mask (bit ``k``: slot ``k`` present), for names and logs."""
+    return sum(1 << k for k, m in enumerate(marker) if m is not None)
+
+
+def marker_of_code(code: int) -> tuple:
+    """The family slot for a bit mask (:func:`family_code`'s inverse)."""
+    return tuple(0 if code >> k & 1 else None for k in range(N_FAMILY))
+
+
+def _present(ff_type, slot: int) -> bool:
+    marker = ff_type.types[-1]
+    return not isinstance(marker.types[slot], types.NoneType)
+
+
+def gated(ff, slot, absent, fn, *args):
+    """``fn(*args)`` if the family of ``ff`` has ``slot``, else ``absent`` (jitted code
+    only: resolved while typing, see the module docstring)."""
+    raise NotImplementedError("gated() is resolved by Numba inside jitted kernels")
+
+
+@overload(gated, prefer_literal=True,
+          jit_options={"forceinline": True, "_nrt": False, "nogil": True,
+                       "error_model": "numpy"})
+def _gated(ff, slot, absent, fn, *args):
+    if not isinstance(slot, types.IntegerLiteral):
+        return None
+    if _present(ff, slot.literal_value):
+        def call(ff, slot, absent, fn, *args):
+            return fn(*args)
+        return call
+
+    def skip(ff, slot, absent, fn, *args):
+        return absent
+    return skip
+
+
+def unless(ff, slot, absent, fn, *args):
+    """``fn(*args)`` if the family of ``ff`` does *not* have ``slot``, else ``absent``
+    (the other branch of :func:`gated`)."""
+    raise NotImplementedError("unless() is resolved by Numba inside jitted kernels")
+
+
+@overload(unless, prefer_literal=True,
+          jit_options={"forceinline": True, "_nrt": False, "nogil": True,
+                       "error_model": "numpy"})
+def _unless(ff, slot, absent, fn, *args):
+    if not isinstance(slot, types.IntegerLiteral):
+        return None
+    if not _present(ff, slot.literal_value):
+        def call(ff, slot, absent, fn, *args):
+            return fn(*args)
+        return call
+
+    def skip(ff, slot, absent, fn, *args):
+        return absent
+    return skip
+
+
+def family_holds(ff):
+    """Whether every set flag of ``ff`` is in its family (jitted code only)."""
+    raise NotImplementedError("family_holds() is resolved by Numba inside jitted kernels")
+
+
+@overload(family_holds, jit_options={"forceinline": True, "_nrt": False})
+def _family_holds(ff):
+    absent = tuple(k for k in range(N_TERMS) if not _present(ff, k))
+    if not absent:
+        def every(ff):
+            return True
+        return every
+
+    def impl(ff):
+        flags = ff[3]
+        for k in absent:
+            if flags[k]:
+                return False
+        return True
+    return impl

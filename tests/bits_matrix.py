@@ -1,0 +1,103 @@
+"""The bit-identity matrix: every scheme on every model the registry lets it drive, a
+few hundred steps each, the final state kept bit for bit.
+
+``tests/data/bits.npz`` holds the states the engine gave when the kernels were
+specialised per scheme and per force-field family (issue #25): ``tests/test_bits.py``
+checks that today's engine gives the same bits.  Write it again (only on purpose: a
+change of the physics, stated in the commit) with
+
+    python -m tests.bits_matrix --write
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+FIXTURE = Path(__file__).resolve().parent / "data" / "bits.npz"
+
+PILE_SMALL = {"n_tori": 4, "velocity_noise": 0.3, "spin_noise": 2.0}
+CASES: tuple[tuple[str, str, dict, tuple[str, ...] | None, int], ...] = (
+    # (label, scenario, parameters, schemes (None: every registered one), steps)
+    ("pendulum", "pendulum", {}, None, 300),
+    ("torus", "torus", {"v0": 5.0}, None, 300),
+    ("torus-free", "torus-free", {}, ("rrp-newmark", "rk4", "lgvi", "yoshida4:rrp-exact"),
+     300),
+    ("dumbbells", "dumbbells", {}, None, 300),
+    ("torus-hard", "torus-hard", {"v0": 5.0}, None, 300),
+    ("spring-pendulum", "spring-pendulum", {}, None, 300),
+    ("pile", "tori-pile", PILE_SMALL,
+     ("rrp-newmark", "rrp-exact", "pfc-verlet", "rk4", "campello", "yoshida4:rrp-newmark"),
+     200),
+    ("pile-friction", "tori-pile", {**PILE_SMALL, "mu": 0.5, "damping": 0.2},
+     ("rrp-newmark", "yoshida4:rrp-newmark", "lgvi"), 200),
+    # (the large models' kernels take a minute or two to compile for each scheme: one
+    # scheme each here, the others of the fixture by hand, python -m tests.bits_matrix)
+    ("pile-parallel", "tori-pile", {"n_tori": 210, "box": 14.0, "velocity_noise": 0.3,
+                                    "mu": 0.3},
+     ("rrp-newmark",), 40),
+    ("pile-in-place", "tori-pile", {"n_tori": 1650, "box": 40.0, "velocity_noise": 0.3},
+     ("rrp-exact",), 30),
+)
+
+
+def schemes_for(names: tuple[str, ...] | None) -> list[str]:
+    from engine.integrators.registry import INTEGRATORS
+
+    return list(INTEGRATORS) + ["campello-implicit:0.3"] if names is None else list(names)
+
+
+def run_case(scenario: str, params: dict, scheme: str, steps: int) -> dict | None:
+    """The final state after ``steps`` steps in chunks of 7 (None where the registry
+    refuses the pair)."""
+    from engine.scenarios import load_scenario
+    from engine.simulation import Simulation, SimulationError
+
+    sc = load_scenario(scenario, params)
+    try:
+        sim = Simulation(sc.build_model(), scheme, sc.run.h, record_every=10 ** 9,
+                         record_frames=False, energy_tolerance=None)
+    except SimulationError:
+        return None
+    done = 0
+    while done < steps:
+        rep = sim.advance(min(7, steps - done))
+        done += 7
+        if not rep.ok:  # (a failure is part of the bits: where it stops)
+            break
+    s = sim.state
+    out = {"x": s.x, "v": s.v, "q": s.q, "omega": s.omega, "energy": sim.energy,
+           "t": np.array([sim.t])}
+    return {k: np.array(a, copy=True) for k, a in out.items()}
+
+
+def all_cases():
+    for label, scenario, params, names, steps in CASES:
+        for scheme in schemes_for(names):
+            yield label, scenario, params, scheme, steps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args()
+    data = dict(np.load(FIXTURE)) if args.write and FIXTURE.exists() else {}
+    for label, scenario, params, scheme, steps in all_cases():
+        r = run_case(scenario, params, scheme, steps)
+        if r is None:
+            print(f"{label:16s} {scheme:28s} refused")
+            continue
+        print(f"{label:16s} {scheme:28s} t={r['t'][0]:.4f} E={r['energy'].sum():.6g}",
+              flush=True)
+        for k, a in r.items():
+            data[f"{label}|{scheme}|{k}"] = a
+    if args.write:
+        FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(FIXTURE, **data)
+        print(f"wrote {FIXTURE} ({len(data)} arrays)")
+
+
+if __name__ == "__main__":
+    main()

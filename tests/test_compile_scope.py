@@ -1,0 +1,91 @@
+"""A run compiles what it uses and nothing else (issue #25): counted, not timed.
+
+A fresh process with an empty kernel cache builds one run and records every function
+Numba compiles (its ``numba:compile`` events).  The pendulum with ``rrp-newmark`` must
+compile no other scheme's kernel and no contact, friction, binder or neighbour-list
+kernel; the torus with ``rk4`` no velocity-Verlet or Lie-group kernel and no friction
+or parallel kernel.  A change that makes the stepping loop dispatch on the scheme at
+run time again (every scheme compiled for every run: 684 s on this machine, issue #25)
+fails here the day it lands, however fast the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PROBE = """
+import json, sys
+from numba.core import event
+compiled = set()
+class Names(event.Listener):
+    def on_start(self, ev):
+        pass
+    def on_end(self, ev):
+        fn = ev.data["dispatcher"].py_func
+        compiled.add(f"{fn.__module__}.{fn.__qualname__}")
+with event.install_listener("numba:compile", Names()):
+    from engine.scenarios import load_scenario
+    from engine.simulation import Simulation
+    sim = Simulation(load_scenario(sys.argv[1], {}).build_model(), sys.argv[2], 1e-3)
+    sim.warm_up()
+    rep = sim.advance(20)
+    assert rep.ok, rep
+print(json.dumps(sorted(compiled)))
+"""
+
+SCHEME_KERNELS = {
+    "verlet": "engine.integrators.verlet.verlet_step_ws",
+    "rk4": "engine.integrators.rk4.rk4_step_ws",
+    "rk4-rigid": "engine.integrators.rk4.rk4_rigid_step_ws",
+    "campello": "engine.integrators.campello.campello_step_ws",
+    "campello-implicit": "engine.integrators.campello.campello_implicit_step_ws",
+    "lgvi": "engine.integrators.lgvi.lgvi_step_ws",
+    "pfc-clump": "engine.integrators.pfc.pfc_clump_step_ws",
+    "moreau": "engine.integrators.moreau.moreau_step_ws",
+    "moreau-symmetric": "engine.integrators.moreau.moreau_symmetric_step_ws",
+    "in-place": "engine.integrators.advance._advance_in_place",
+}
+TERM_KERNELS = {
+    "binder": "engine.potentials.binder.binder_bonds_ws",
+    "neighbour list": "engine.neighbours.ensure_neighbours_ws",
+    "contact": "engine.potentials.contact.particle_contacts",
+    "wall": "engine.potentials.contact.wall_contacts",
+    "friction": "engine.potentials.friction.history_contacts",
+    "parallel": "engine.parallel.parallel_forces_ws",
+    "dumbbells": "engine.potentials.dumbbells.dumbbell_gravity",
+}
+
+
+def compiled_by(scenario: str, integrator: str, cache: Path) -> set[str]:
+    """The functions a fresh process with the empty cache ``cache`` compiles to build a
+    run of ``integrator`` on ``scenario`` and take 20 steps."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    out = subprocess.run([sys.executable, "-c", PROBE, scenario, integrator], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=1800)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("scenario, integrator, wanted", [
+    ("pendulum", "rrp-newmark", {"verlet"}),
+    ("torus", "rk4", {"rk4", "binder", "neighbour list", "contact", "wall"}),
+])
+def test_a_run_compiles_its_scheme_and_its_terms_only(tmp_path, scenario, integrator,
+                                                      wanted):
+    names = compiled_by(scenario, integrator, tmp_path)
+    kernels = {**SCHEME_KERNELS, **TERM_KERNELS}
+    got = {k for k, fn in kernels.items() if fn in names}
+    assert got == wanted, f"compiled {sorted(got)}, expected {sorted(wanted)}"
+    loops = sorted(n for n in names if n.startswith("engine.integrators.advance.advance_s"))
+    assert len(loops) == 1, loops
+    # the cache holds that one loop (the files a later start loads)
+    index = sorted(p.name.split("-")[0] for p in tmp_path.rglob("advance.advance_s*.nbi"))
+    assert index == [loops[0].removeprefix("engine.integrators.")], index

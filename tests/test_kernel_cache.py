@@ -1,0 +1,87 @@
+"""The kernel cache survives edits where it can and is never stale (issue #25 §4;
+``engine.kernel_cache``).
+
+A copy of the package runs the pendulum with ``rrp-newmark`` and with ``rk4`` in fresh
+processes sharing one cache, and counts what each process compiles (Numba's
+``numba:compile`` events): nothing when nothing changed; after an edit of ``rk4.py``
+the RK4 loop and kernels but not the velocity-Verlet loop; after an edit of
+``forcefield.py``, which every step calls, both loops.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PROBE = """
+import json
+from numba.core import event
+compiled = set()
+class Names(event.Listener):
+    def on_start(self, ev):
+        pass
+    def on_end(self, ev):
+        fn = ev.data["dispatcher"].py_func
+        compiled.add(f"{fn.__module__}.{fn.__qualname__}")
+with event.install_listener("numba:compile", Names()):
+    from engine.scenarios import load_scenario
+    from engine.simulation import Simulation
+    for scheme in ("rrp-newmark", "rk4"):
+        sim = Simulation(load_scenario("pendulum", {}).build_model(), scheme, 1e-3)
+        assert sim.advance(20).ok
+print(json.dumps(sorted(compiled)))
+"""
+
+VERLET_LOOP = "engine.integrators.advance.advance_s1"
+RK4_LOOP = "engine.integrators.advance.advance_s4"
+RK4_KERNEL = "engine.integrators.rk4.rk4_step_ws"
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory) -> Path:
+    """A copy of the engine and its scenarios, with a cache of its own."""
+    root = tmp_path_factory.mktemp("pkg")
+    shutil.copytree(ROOT / "engine", root / "engine",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "assets", root / "assets")
+    return root
+
+
+def compiled_in(root: Path) -> set[str]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(root / "cache"), PYTHONPATH=str(root))
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=1800)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def touch(path: Path) -> None:
+    """An edit that changes the file but not what it computes."""
+    path.write_text(path.read_text() + "\n# edited by tests/test_kernel_cache.py\n")
+
+
+def test_an_edit_recompiles_what_depends_on_it(package):
+    first = compiled_in(package)
+    assert {VERLET_LOOP, RK4_LOOP, RK4_KERNEL} <= first
+    assert compiled_in(package) == set()  # all loaded from the cache
+
+    touch(package / "engine" / "integrators" / "rk4.py")
+    after_rk4 = compiled_in(package)
+    assert {RK4_LOOP, RK4_KERNEL} <= after_rk4
+    assert VERLET_LOOP not in after_rk4
+    assert "engine.integrators.verlet.verlet_step_ws" not in after_rk4
+    assert len(after_rk4) < len(first)
+
+    # a callee of every loop changed: each caller is compiled again, none loaded stale
+    touch(package / "engine" / "forcefield.py")
+    after_ff = compiled_in(package)
+    assert {VERLET_LOOP, RK4_LOOP, "engine.forcefield.compute_forces_ws"} <= after_ff
+    assert compiled_in(package) == set()
