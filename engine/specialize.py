@@ -5,13 +5,14 @@ Numba types every branch of a function, so a kernel that tests a flag at run tim
 pendulum included; a cold start compiled every term of every model, and every scheme
 (issue #25).  Two compile-time facts remove that:
 
-* **The family** — which terms a force field can switch on, and whether it is large
-  enough for the parallel kernels — is the *type* of the last slot of ``ff``
-  (``ForceField.arrays``): a tuple with one entry per slot of ``flags`` and one for
-  ``LARGE``, ``0`` where the term is present and ``None`` where it is absent
-  (:func:`family_marker`).  Numba compiles a kernel once per argument types, so each
-  family gets its own specialisation of every kernel that takes ``ff``, loaded from
-  the disk cache like any other.
+* **The family** — which of the large terms a force field can switch on, and whether
+  it is large enough for the parallel kernels — is the *type* of the last slot of
+  ``ff`` (``ForceField.arrays``): a tuple with one entry per slot of ``flags`` and one
+  for ``LARGE``, ``0`` where the term is present and ``None`` where it is absent
+  (:func:`family_marker`; only the slots of :data:`GATED` can be absent).  Numba
+  compiles a kernel once per argument types, so each family gets its own
+  specialisation of every kernel that takes ``ff``, loaded from the disk cache like
+  any other.
 * **The gate** :func:`gated` (``gated(ff, T_BONDS, OK, binder_bonds_ws, x, …)``) is
   resolved while typing: for a family with the term it is the call, for one without
   it is the constant ``absent`` and the kernel is never typed, so never compiled.
@@ -32,7 +33,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from .layout import N_TERMS
+from .layout import F_NONSPHERICAL, N_TERMS, T_BONDS, T_CONTACT, T_HISTORY, T_WALL
 
 LARGE = N_TERMS
 """Family slot after the flags: at least ``PARALLEL_MIN_BODIES`` bodies (the parallel
@@ -40,13 +41,23 @@ force kernels, the in-place velocity-Verlet loop)."""
 N_FAMILY = N_TERMS + 1
 
 
+GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE)
+"""The slots that make a family: the terms whose kernels are large enough to be worth
+leaving out (the binder, the neighbour list and contacts, friction, the rigid-body RK4,
+the parallel kernels).  The others (the pendulum's and the dumbbells' gravity, uniform
+gravity) are small and always compiled: every other slot counts as present, so a model
+that switches one of them on shares its kernels with the same model without it (fewer
+families, fewer compiles)."""
+
+
 def family_marker(flags: np.ndarray, n_bodies: int) -> tuple:
-    """The family slot of ``ff``: ``0`` for each flag that is set (and for ``LARGE``),
-    ``None`` for the rest."""
+    """The family slot of ``ff``: ``None`` for each gated slot (:data:`GATED`) that is
+    off (a flag not set, or fewer than ``PARALLEL_MIN_BODIES`` bodies for ``LARGE``),
+    ``0`` for the rest."""
     from .parallel import PARALLEL_MIN_BODIES  # (parallel.py gates its kernels here)
 
-    present = [bool(f) for f in flags[:N_TERMS]] + [n_bodies >= PARALLEL_MIN_BODIES]
-    return tuple(0 if p else None for p in present)
+    on = [bool(f) for f in flags[:N_TERMS]] + [n_bodies >= PARALLEL_MIN_BODIES]
+    return tuple(0 if on[k] or k not in GATED else None for k in range(N_FAMILY))
 
 
 def family_code(marker: tuple) -> int:
