@@ -66,6 +66,7 @@ def test_switching_integrator_and_h_mid_run_keeps_the_state(qtbot, make_window):
     before = w.last_frame
     w.set_integrator("pfc-verlet")
     qtbot.waitUntil(lambda: w.last_frame.integrator == "pfc-verlet", timeout=WAIT)
+    assert w.controls.integrator.currentData() == "pfc-verlet"  # the picker follows
     w.set_h(5e-4)
     qtbot.waitUntil(lambda: w.last_frame.h == 5e-4, timeout=WAIT)
     after = w.last_frame

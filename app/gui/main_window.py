@@ -896,10 +896,7 @@ class MainWindow(QMainWindow):
         elif what == "integrator":
             self.controls.show_h_message(message, "error")
             if self.last_frame is not None:  # show the scheme that is still running
-                idx = self.controls.integrator.findData(self.last_frame.integrator)
-                self.controls.integrator.setCurrentIndex(idx)
-                self.controls.integrator_props.setText(
-                    INTEGRATORS[self.last_frame.integrator].properties())
+                self._show_scheme(self.last_frame.integrator)
             self.show_message(message)
         elif self.loaded is None and self._request != DEFAULT_REQUEST:
             # the first request cannot be built (a moved file, or an integrator/h the
@@ -919,7 +916,15 @@ class MainWindow(QMainWindow):
                 self.controls.show_scenario(self.loaded.scenario, self.loaded.model.name,
                                             self.loaded.params)
 
+    def _show_scheme(self, name: str) -> None:
+        """The scheme picker shows ``name``: the scheme the worker runs."""
+        c = self.controls
+        c.integrator.setCurrentIndex(c.integrator.findData(name))
+        c.integrator_props.setText(INTEGRATORS[name].properties())
+
     def _on_accepted(self, what: str, value: str) -> None:
+        if what == "integrator":  # (asked for by set_integrator, not only by the picker)
+            self._show_scheme(value)
         self.controls.show_h_message("", "")
         self.failure = None
         self.banner.hide()

@@ -589,7 +589,7 @@ class SimulationWorker(QObject):
             self.rejected.emit("integrator", str(exc))
             return
         self._failed = False
-        self.accepted.emit("integrator", name)
+        self.accepted.emit("integrator", sim.integrator.name)
         self._emit_frame(force=True)
 
     @pyqtSlot(str)
