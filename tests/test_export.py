@@ -220,7 +220,7 @@ def test_export_error_as_subprocess_has_no_traceback(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     res = subprocess.run([sys.executable, "-m", "app", "export", "torus", "--out", "a.webm"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
     assert ".mp4 or .gif" in res.stderr

@@ -258,7 +258,7 @@ def test_rrp_gui_screenshot_command(tmp_path):
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-m", "app", "gui", "pendulum", "--screenshot",
                           str(shot), "--quit-after", "1", "--size", "1200x800"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=180, env=env)
+                         cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr
     from PyQt6.QtGui import QImage
 
@@ -275,7 +275,7 @@ def test_rrp_gui_screenshot_command(tmp_path):
 ])
 def test_rrp_gui_bad_input_is_one_line(tmp_path, argv, words):
     out = subprocess.run([sys.executable, "-m", "app", "gui", "torus", *argv], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120,
+                         capture_output=True, text=True, timeout=600,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
@@ -307,7 +307,7 @@ def test_rrp_gui_without_a_display_says_so(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY",
                                                              "QT_QPA_PLATFORM")}
     out = subprocess.run([sys.executable, "-m", "app", "gui"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120, env=env)
+                         text=True, timeout=600, env=env)
     assert out.returncode == 2
     assert "needs a desktop session" in out.stderr and "Traceback" not in out.stderr
 
