@@ -198,7 +198,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     run = sc.run
     h = args.h if args.h is not None else run.h
     t_end = args.t_end if args.t_end is not None else run.t_end
-    n_total = _step_count(t_end, h)
+    n_total = step_count(t_end, h)
     every = args.every or run.every
     tol = args.energy_tolerance or run.energy_tolerance
     _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet)
@@ -386,7 +386,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             sim.set_integrator(name)
         else:
             sim.set_h(h)
-    n_total = _step_count(args.t_end, sim.h, sim._t_base, sim.step_index - sim._step_base)
+    n_total = step_count(args.t_end, sim.h, sim._t_base, sim.step_index - sim._step_base)
     out = Path(args.out) if args.out else (
         src.with_name(src.name[:-len(".partial")]) if src.name.endswith(".partial") else src)
     tty = sys.stderr.isatty() and not args.quiet
@@ -448,13 +448,16 @@ MAX_STEPS = 10**10
 on the torus weeks (a mistyped ``h`` such as 1e-300 would otherwise hang silently)."""
 
 
-def _step_count(t_end: float, h: float, t0: float = 0.0, done: int = 0) -> int:
-    """Steps from ``t0`` (``done`` already taken) to ``t_end`` at step ``h``; a one-line
-    :class:`UsageError` beyond :data:`MAX_STEPS`."""
-    try:
-        n = (t_end - t0) / h
-    except ZeroDivisionError:
-        n = math.inf
+def step_count(t_end: float, h: float, t0: float = 0.0, done: int = 0) -> int:
+    """Steps from ``t0`` (``done`` already taken) to ``t_end`` at step ``h``: the guard of
+    ``rrp run``, ``rrp export``, ``rrp gui --h`` and the window's h field.  ``h`` is
+    checked first by the engine's ``check_step`` (``SimulationError``: "h must be a
+    positive, finite time step"), then the count: a one-line :class:`UsageError` beyond
+    :data:`MAX_STEPS`."""
+    from engine.simulation import check_step
+
+    h = check_step(h)
+    n = (t_end - t0) / h
     if not math.isfinite(n) or n - done > MAX_STEPS:
         steps = "infinitely many" if not math.isfinite(n) else f"{n - done:.3g}"
         raise UsageError(f"t_end = {t_end:g} at h = {h:g} means {steps} steps, more than "

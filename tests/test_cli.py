@@ -372,3 +372,24 @@ def test_an_empty_kernel_cache_is_told_from_a_filled_one(tmp_path):
     (tmp_path / "integrators_x").mkdir()
     (tmp_path / "integrators_x" / "advance.advance_ws-339.py311.nbi").write_bytes(b"")
     assert kernels_cached(str(tmp_path))
+
+
+# ------------------------------------------------------------------ issue #27 §3, §5
+def rrp_no_display(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """:func:`rrp` without a display: ``rrp gui`` input that passes its checks stops at
+    "needs a desktop session" instead of opening a window."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("h", ["0", "nan", "-1", "inf"])
+def test_a_step_that_is_no_step_is_named_so_by_run_and_gui(tmp_path, h):
+    """``--h 0`` and ``--h nan`` said "infinitely many steps … raise h"."""
+    for command in ("run", "gui"):
+        res = rrp_no_display(tmp_path, command, "pendulum", "--h", h)
+        line = assert_one_line_error(res)
+        assert res.returncode == 2
+        assert f"h must be a positive, finite time step, got {h}" in line, (command, line)
