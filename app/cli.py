@@ -466,6 +466,18 @@ def step_count(t_end: float, h: float, t0: float = 0.0, done: int = 0) -> int:
     return max(1, int(math.ceil(n - 1e-9)) - done)
 
 
+def check_h(h: float, t_end: float | None = None) -> float:
+    """``h`` as ``rrp run`` accepts it: the engine's ``check_step`` and, for a run to
+    ``t_end`` (``None``: none), :func:`step_count`'s limit; the window's h field and
+    ``rrp gui --h`` use it."""
+    from engine.simulation import check_step
+
+    h = check_step(h)
+    if t_end is not None:
+        step_count(t_end, h)
+    return h
+
+
 def _drive(args, sim, writer, n_total: int, t_end: float, tty: bool):
     """Advance ``sim`` by ``n_total`` steps in chunks, flushing ``writer`` and showing
     progress; ``(status, message, exit code)``."""

@@ -393,3 +393,11 @@ def test_a_step_that_is_no_step_is_named_so_by_run_and_gui(tmp_path, h):
         line = assert_one_line_error(res)
         assert res.returncode == 2
         assert f"h must be a positive, finite time step, got {h}" in line, (command, line)
+
+
+def test_rrp_gui_refuses_a_step_that_could_never_reach_the_end_as_rrp_run_does(tmp_path):
+    gui = rrp_no_display(tmp_path, "gui", "pendulum", "--h", "1e-300")
+    run = rrp_no_display(tmp_path, "run", "pendulum", "--h", "1e-300")
+    line = assert_one_line_error(gui)
+    assert gui.returncode == 2 and "1e+302 steps" in line, line
+    assert gui.stderr == run.stderr

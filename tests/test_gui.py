@@ -92,7 +92,9 @@ def test_switching_integrator_and_h_mid_run_keeps_the_state(qtbot, make_window):
 def test_invalid_h_is_refused_with_a_message(qtbot, make_window):
     w = make_window()
     c = w.controls
-    for text, words in (("-1", "positive"), ("abc", "not a number"), ("0", "positive")):
+    for text, words in (("-1", "positive"), ("abc", "not a number"), ("0", "positive"),
+                        ("nan", "positive, finite"),  # as rrp run: a run it can finish
+                        ("1e-300", "2.5e+301 steps, more than any run can finish")):
         c.h_edit.setText(text)
         c.h_apply.click()
         assert c.h_message.isVisible() and words in c.h_message.text()

@@ -820,6 +820,7 @@ class MainWindow(QMainWindow):
         self.controls.show_scenario(ld.scenario, ld.model.name, ld.params)
         self.controls.allow_integrators(ld.model)
         self.controls.show_integrators(ld.integrators)
+        self.controls.t_end = ld.t_end
         self.controls.show_h(ld.h)
         self.controls.show_stability(ld.stability.h_stable, ld.stability.describe(),
                                      ld.stability.h_accurate,

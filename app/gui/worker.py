@@ -69,6 +69,15 @@ def choose_integrator(model: Any, wanted: str, default: str | None = None
     return alt, f"{reason}: switched to {alt}"
 
 
+def scenario_t_end(scenario: str) -> float | None:
+    """The end time of ``scenario`` (built-in name or .toml path), ``None`` if it cannot
+    be loaded."""
+    try:
+        return float(load_scenario(scenario).run.t_end)
+    except (ScenarioError, OSError, ValueError):
+        return None
+
+
 def contact_summary(stats: dict[str, float] | None) -> str:
     """The status-bar text of a hard-contact run's :attr:`Simulation.contact_stats`:
     percussions (contacts with ``P_N > 0``) / active contacts of the last step, impacts so
@@ -199,6 +208,10 @@ class Loaded:
     """Why a requested scheme was replaced (it cannot drive the model), or empty."""
     branch: str = ""
     """For a run started from a frame (*Continue from here*): where from, in words."""
+    t_end: float | None = None
+    """The scenario's end time: the window checks a new ``h`` against the steps to it, as
+    ``rrp run`` does (:func:`app.cli.step_count`); ``None`` where the scenario cannot be
+    loaded (a recording of a moved file): ``h`` is then checked by the engine alone."""
 
 
 @dataclass
@@ -369,7 +382,8 @@ class SimulationWorker(QObject):
                 if n in sim.model.energy_components or abs(e0[k]) > 0]
         self.loaded.emit(Loaded(req.scenario, sim.model.title, sim.model, dict(sim.model.params),
                                 [r.sim.integrator.name for r in runs], sim.h, used,
-                                sim.model.conserved, sim.stability(), note, branch))
+                                sim.model.conserved, sim.stability(), note, branch,
+                                scenario_t_end(req.scenario)))
         self._emit_frame(force=True)
         self.state_changed.emit("paused", "ready: press Play")
 
