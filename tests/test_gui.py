@@ -359,3 +359,70 @@ def test_an_inadmissible_first_request_opens_the_scenario_with_its_own_settings(
     assert "rrp-exact's limit" in w.banner.text() and "its own settings" in w.banner.text()
     assert w.loaded.model.name == "pendulum" and w.loaded.h == 1e-2
     assert w.loaded.params["omega0"] == [0.0, 0.0, 30.0]
+
+
+CLOSE_WHILE_BUSY = r"""
+import sys, tempfile, threading, time
+from PyQt6.QtCore import QObject, QSettings, pyqtSignal, pyqtSlot, qInstallMessageHandler
+from PyQt6.QtWidgets import QApplication
+from app.gui.main_window import MainWindow
+from app.gui.worker import LoadRequest
+
+qInstallMessageHandler(lambda _mode, _ctx, msg: print("qt:", msg, file=sys.stderr, flush=True))
+app = QApplication(sys.argv[:1])
+
+def spin(until):
+    end = time.monotonic() + 600  # a hang guard (a cold cache compiles first)
+    while not until() and time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.001)
+
+class Blocker(QObject):  # holds the worker's thread until its gate opens
+    def __init__(self):
+        super().__init__()
+        self.gate = {1: threading.Event(), 2: threading.Event()}
+        self.inside = {1: threading.Event(), 2: threading.Event()}
+
+    @pyqtSlot(int)
+    def hold(self, k):
+        self.inside[k].set()
+        self.gate[k].wait(60)
+
+class Sender(QObject):
+    hold = pyqtSignal(int)
+
+w = MainWindow(LoadRequest("pendulum"), settings=QSettings(
+    tempfile.mktemp(suffix=".ini"), QSettings.Format.IniFormat))
+w.show()
+spin(lambda: w.loaded is not None and w.last_frame is not None)
+w.play()
+spin(lambda: w.last_frame.step > 0)
+b, s = Blocker(), Sender()
+b.moveToThread(w.thread)
+s.hold.connect(b.hold)
+s.hold.emit(1)
+b.inside[1].wait(60)
+s.hold.emit(2)  # the worker takes these two together once hold 1 ends ...
+w.play()
+b.gate[1].set()
+b.inside[2].wait(60)
+threading.Timer(0.5, b.gate[2].set).start()
+w.close()  # ... and the shutdown after them
+print("closed; the worker's timer running:", bool(w.worker._timer and
+      w.worker._timer.isActive()), file=sys.stderr, flush=True)
+"""
+
+
+def test_closing_a_playing_window_stops_the_worker_timer_in_its_own_thread(tmp_path):
+    """Qt printed "QObject::killTimer: Timers cannot be stopped from another thread" at
+    exit: closing ended the worker thread's event loop from the GUI thread, which could
+    end it before the worker had taken ``shutdown`` (queued behind a play), leaving its
+    stepping timer running, to be stopped by its destructor in the GUI thread at exit.
+    A script (the exit is the point) with a Qt message handler closes the playing window
+    while the worker is busy with a play still queued, then exits."""
+    res = subprocess.run([sys.executable, "-c", CLOSE_WHILE_BUSY], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0, res.stderr
+    assert "closed; the worker's timer running: False" in res.stderr, res.stderr
+    assert "cannot be stopped from another thread" not in res.stderr, res.stderr

@@ -1098,15 +1098,22 @@ class MainWindow(QMainWindow):
             s.setValue("h", self.loaded.h)
         s.setValue("colour", self.controls.colour.currentText())
 
+    def _stop_worker(self, wait_ms: int = 5000) -> None:
+        """Ask the worker to stop its timer and end its thread, in that order and in its
+        own thread (``shutdown``, queued after what it was asked before); a worker busy
+        beyond ``wait_ms`` (a long compile) has its event loop ended from here."""
+        self.request_shutdown.emit()
+        if not self.thread.wait(wait_ms):
+            self.thread.quit()
+            self.thread.wait(wait_ms)
+
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         self.settings.setValue("geometry", self.saveGeometry())
         self._save_choices()
         self.settings.sync()
         if self.recorder is not None:
             self.stop_recording()
-        self.request_shutdown.emit()
-        self.thread.quit()
-        self.thread.wait(5000)
+        self._stop_worker()
         self._plot_timer.stop()
         self.view.close()
         super().closeEvent(event)

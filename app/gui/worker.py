@@ -664,10 +664,17 @@ class SimulationWorker(QObject):
 
     @pyqtSlot()
     def shutdown(self) -> None:
+        """Stop and delete the stepping timer here, in the worker's thread (a QTimer can
+        only be stopped from its own thread: one still running when the thread ended was
+        stopped by its destructor in the GUI thread at exit, which Qt refuses), then end
+        the thread's event loop: after this, nothing of the worker runs."""
         self.playing = False
         if self._timer is not None:
             self._timer.stop()
+            self._timer.deleteLater()  # (deleted as the thread finishes)
+            self._timer = None
         self.stopped.emit()
+        self.thread().quit()
 
     # ------------------------------------------------------------------ stepping
     def _tick(self) -> None:
