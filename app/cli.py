@@ -183,7 +183,7 @@ def _prime_in_a_subprocess(tty: bool) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from engine.io import RunWriter
     from engine.scenarios import parse_sets
-    from engine.simulation import Simulation, default_integrator
+    from engine.simulation import Simulation
 
     if args.threads is not None:
         from engine.parallel import set_threads
@@ -194,7 +194,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.scenario is None:
         raise UsageError("give a scenario (see 'rrp list') or --resume FILE "
                          "(see 'rrp run --help')")
-    sc = _load(args.scenario, parse_sets(args.set))
+    overrides = parse_sets(args.set)
+    sc = _load(args.scenario, overrides)
     run = sc.run
     h = args.h if args.h is not None else run.h
     t_end = args.t_end if args.t_end is not None else run.t_end
@@ -203,10 +204,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     tol = args.energy_tolerance or run.energy_tolerance
     _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet)
     model = sc.build_model()
-    integrator = args.integrator or default_integrator(model, run.integrator)
-    if integrator != (args.integrator or run.integrator) and not args.quiet:
-        print(f"note: the scenario's {run.integrator} cannot drive this model "
-              f"(contact = {model.contact!r}); using {integrator}", file=sys.stderr)
+    integrator = _scheme(args, sc, model, bool(overrides))
     frames = bool(args.out or args.vtk) and not args.no_frames
     sim = Simulation(model, integrator, h, record_every=every, record_frames=frames,
                      energy_tolerance=tol, record_state=frames)
@@ -242,6 +240,30 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             shutil.rmtree(tmp, ignore_errors=True)
     return code
+
+
+def _scheme(args: argparse.Namespace, sc, model, overridden: bool) -> str:
+    """The run's scheme: ``-i`` (checked by the engine when the run is built), else the
+    scenario's ``run.integrator``, refused as ``-i`` would be when it cannot drive the
+    model the file describes (one line with the engine's reason).  Where ``--set``
+    changed the model (``--set contact=hard``), the model's natural scheme replaces it,
+    with a note saying why."""
+    from engine.simulation import SimulationError, default_integrator, integrator_for
+
+    if args.integrator:
+        return args.integrator
+    try:
+        return integrator_for(model, sc.run.integrator).name
+    except SimulationError as exc:
+        if not overridden:
+            raise UsageError(f"scenario {sc.name!r}, run.integrator: {exc} (in the file, "
+                             "or with -i)") from None
+        reason = str(exc).split(": choose one of")[0]
+    integrator = default_integrator(model, sc.run.integrator)
+    if not args.quiet:
+        print(f"note: the scenario's {sc.run.integrator} cannot drive the model as --set "
+              f"changed it: {reason}; using {integrator}", file=sys.stderr)
+    return integrator
 
 
 def _vtk_target(args: argparse.Namespace):

@@ -401,3 +401,28 @@ def test_rrp_gui_refuses_a_step_that_could_never_reach_the_end_as_rrp_run_does(t
     line = assert_one_line_error(gui)
     assert gui.returncode == 2 and "1e+302 steps" in line, line
     assert gui.stderr == run.stderr
+
+
+def test_a_scenario_whose_scheme_cannot_drive_its_model_is_refused_as_i_is(tmp_path):
+    """A file's ``run.integrator`` that cannot drive its model used to be replaced (with
+    a note naming the contact model, silently under -q); ``-i`` with it is refused."""
+    text = (ROOT / "assets" / "scenarios" / "dumbbells.toml").read_text(encoding="utf-8")
+    assert 'integrator = "lgvi"' in text
+    (tmp_path / "db.toml").write_text(text.replace('integrator = "lgvi"',
+                                                   'integrator = "rrp-newmark"'))
+    for quiet in ([], ["-q"]):
+        for args in (["db.toml"], ["dumbbells", "-i", "rrp-newmark"]):
+            res = rrp(tmp_path, "run", *args, "--t-end", "0.01", *quiet)
+            line = assert_one_line_error(res)
+            assert res.returncode == 2, line
+            assert "non-spherical bodies" in line and "contact" not in line, line
+            assert "choose one of" in line and "lgvi" in line, line
+
+
+def test_a_scheme_replaced_because_set_changed_the_model_is_noted_with_the_reason(tmp_path):
+    res = rrp(tmp_path, "run", "torus", "--set", "contact=hard", "--t-end", "0.002")
+    assert res.returncode == 0, res.stderr
+    notes = [ln for ln in res.stderr.splitlines() if ln.startswith("note:")]
+    assert len(notes) == 1 and "has hard contacts" in notes[0], res.stderr
+    assert notes[0].endswith("using moreau-symmetric"), notes[0]
+    assert "moreau-symmetric" in res.stdout
