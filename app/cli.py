@@ -198,7 +198,7 @@ def _prime_in_a_subprocess(tty: bool, model, integrator: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from engine.io import RunWriter
     from engine.scenarios import parse_sets
-    from engine.simulation import Simulation, default_integrator
+    from engine.simulation import Simulation
 
     if args.threads is not None:
         from engine.parallel import set_threads
@@ -209,19 +209,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.scenario is None:
         raise UsageError("give a scenario (see 'rrp list') or --resume FILE "
                          "(see 'rrp run --help')")
-    sc = _load(args.scenario, parse_sets(args.set))
+    overrides = parse_sets(args.set)
+    sc = _load(args.scenario, overrides)
     run = sc.run
     h = args.h if args.h is not None else run.h
     t_end = args.t_end if args.t_end is not None else run.t_end
-    n_total = _step_count(t_end, h)
+    n_total = step_count(t_end, h)
     every = args.every or run.every
     tol = args.energy_tolerance or run.energy_tolerance
     model = sc.build_model()
-    integrator = args.integrator or default_integrator(model, run.integrator)
+    integrator = _scheme(args, sc, model, bool(overrides))
     _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet, model, integrator)
-    if integrator != (args.integrator or run.integrator) and not args.quiet:
-        print(f"note: the scenario's {run.integrator} cannot drive this model "
-              f"(contact = {model.contact!r}); using {integrator}", file=sys.stderr)
     frames = bool(args.out or args.vtk) and not args.no_frames
     sim = Simulation(model, integrator, h, record_every=every, record_frames=frames,
                      energy_tolerance=tol, record_state=frames)
@@ -257,6 +255,30 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             shutil.rmtree(tmp, ignore_errors=True)
     return code
+
+
+def _scheme(args: argparse.Namespace, sc, model, overridden: bool) -> str:
+    """The run's scheme: ``-i`` (checked by the engine when the run is built), else the
+    scenario's ``run.integrator``, refused as ``-i`` would be when it cannot drive the
+    model the file describes (one line with the engine's reason).  Where ``--set``
+    changed the model (``--set contact=hard``), the model's natural scheme replaces it,
+    with a note saying why."""
+    from engine.simulation import SimulationError, default_integrator, integrator_for
+
+    if args.integrator:
+        return args.integrator
+    try:
+        return integrator_for(model, sc.run.integrator).name
+    except SimulationError as exc:
+        if not overridden:
+            raise UsageError(f"scenario {sc.name!r}, run.integrator: {exc} (in the file, "
+                             "or with -i)") from None
+        reason = str(exc).split(": choose one of")[0]
+    integrator = default_integrator(model, sc.run.integrator)
+    if not args.quiet:
+        print(f"note: the scenario's {sc.run.integrator} cannot drive the model as --set "
+              f"changed it: {reason}; using {integrator}", file=sys.stderr)
+    return integrator
 
 
 def _vtk_target(args: argparse.Namespace):
@@ -401,7 +423,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             sim.set_integrator(name)
         else:
             sim.set_h(h)
-    n_total = _step_count(args.t_end, sim.h, sim._t_base, sim.step_index - sim._step_base)
+    n_total = step_count(args.t_end, sim.h, sim._t_base, sim.step_index - sim._step_base)
     out = Path(args.out) if args.out else (
         src.with_name(src.name[:-len(".partial")]) if src.name.endswith(".partial") else src)
     tty = sys.stderr.isatty() and not args.quiet
@@ -463,19 +485,34 @@ MAX_STEPS = 10**10
 on the torus weeks (a mistyped ``h`` such as 1e-300 would otherwise hang silently)."""
 
 
-def _step_count(t_end: float, h: float, t0: float = 0.0, done: int = 0) -> int:
-    """Steps from ``t0`` (``done`` already taken) to ``t_end`` at step ``h``; a one-line
-    :class:`UsageError` beyond :data:`MAX_STEPS`."""
-    try:
-        n = (t_end - t0) / h
-    except ZeroDivisionError:
-        n = math.inf
+def step_count(t_end: float, h: float, t0: float = 0.0, done: int = 0) -> int:
+    """Steps from ``t0`` (``done`` already taken) to ``t_end`` at step ``h``: the guard of
+    ``rrp run``, ``rrp export``, ``rrp gui --h`` and the window's h field.  ``h`` is
+    checked first by the engine's ``check_step`` (``SimulationError``: "h must be a
+    positive, finite time step"), then the count: a one-line :class:`UsageError` beyond
+    :data:`MAX_STEPS`."""
+    from engine.simulation import check_step
+
+    h = check_step(h)
+    n = (t_end - t0) / h
     if not math.isfinite(n) or n - done > MAX_STEPS:
         steps = "infinitely many" if not math.isfinite(n) else f"{n - done:.3g}"
         raise UsageError(f"t_end = {t_end:g} at h = {h:g} means {steps} steps, more than "
                          f"any run can finish (the limit is {MAX_STEPS:.0e}); raise h or "
                          "lower t_end")
     return max(1, int(math.ceil(n - 1e-9)) - done)
+
+
+def check_h(h: float, t_end: float | None = None) -> float:
+    """``h`` as ``rrp run`` accepts it: the engine's ``check_step`` and, for a run to
+    ``t_end`` (``None``: none), :func:`step_count`'s limit; the window's h field and
+    ``rrp gui --h`` use it."""
+    from engine.simulation import check_step
+
+    h = check_step(h)
+    if t_end is not None:
+        step_count(t_end, h)
+    return h
 
 
 def _drive(args, sim, writer, n_total: int, t_end: float, tty: bool):

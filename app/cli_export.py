@@ -7,7 +7,10 @@ Only argparse here: PyVista, imageio and the engine are imported when the comman
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 EXIT_FAILED = 1
 
@@ -38,7 +41,59 @@ def register(sub) -> None:
     p.set_defaults(handler=_run)
 
 
+class _Stopped(BaseException):
+    """SIGTERM or SIGINT during an export (not Exception: nothing may swallow it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Signals:
+    """SIGTERM and SIGINT while :meth:`active`: the first one stops the export, so that the
+    partial file is removed on the way out; later ones are ignored while it cleans up.
+    Before the frames (loading, compiling) the handler raises :class:`_Stopped` at once;
+    once the export calls :meth:`check` (between frames and chunks of steps) it raises
+    there instead: raised inside VTK's rendering, VTK would print and swallow it."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.polled = False
+
+    def _handler(self, signum: int, _frame) -> None:
+        if self.signum is None:
+            self.signum = signum
+            if not self.polled:
+                raise _Stopped(signum)
+
+    def check(self) -> None:
+        """Raise :class:`_Stopped` if a signal came; from now on signals wait for this."""
+        self.polled = True
+        if self.signum is not None:
+            raise _Stopped(self.signum)
+
+    @contextmanager
+    def active(self) -> Iterator[_Signals]:
+        old = {s: signal.signal(s, self._handler) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            yield self
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+
+
 def _run(args: argparse.Namespace) -> int:
+    try:
+        with _Signals().active() as signals:
+            return _export(args, signals.check)
+    except _Stopped as stop:
+        name = signal.Signals(stop.signum).name
+        print(f"rrp: export stopped by {name}: nothing written ({args.out} was not "
+              "created or changed; the partial file was removed)", file=sys.stderr)
+        return 128 + stop.signum
+
+
+def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
     from .errors import UsageError
     from .export import ExportError, check_output, export_animation, parse_size
     from .scene import COLOUR_MODES
@@ -55,7 +110,8 @@ def _run(args: argparse.Namespace) -> int:
         res = export_animation(args.scenario, integrator=args.integrator, h=args.h,
                                t_end=args.t_end, fps=args.fps, speed=args.speed, size=size,
                                out=out, overrides=overrides, colour_by=args.colour_by,
-                               progress=sys.stderr.isatty() and not args.quiet)
+                               progress=sys.stderr.isatty() and not args.quiet,
+                               check=check)
     except ExportError as exc:
         raise UsageError(str(exc)) from None
     if not args.quiet:

@@ -10,13 +10,15 @@ import argparse
 
 def register(sub) -> None:
     """Add the ``gui`` sub-command to the ``rrp`` parser."""
+    from .cli import _any_float
+
     p = sub.add_parser("gui", help="open the desktop app (live 3D view and plots)")
     p.add_argument("scenario", nargs="?", default=None,
                    help="built-in scenario name, a .toml path, or a recorded run (.h5, "
                         ".h5.partial) to replay and branch from (default: the last "
                         "scenario used, or torus)")
     p.add_argument("--integrator", "-i", help="integrator name (default: the scenario's)")
-    p.add_argument("--h", type=float, help="time step (default: the scenario's)")
+    p.add_argument("--h", type=_any_float, help="time step (default: the scenario's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario parameter (TOML value)")
     p.add_argument("--play", action="store_true", help="start running at once")

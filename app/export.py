@@ -15,6 +15,7 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ FORMATS = (".mp4", ".gif")
 """Output formats, chosen by the file extension."""
 MIN_SIZE, MAX_SIZE = 16, 4096
 MAX_FPS = 120
+MAX_FRAMES = 10**6
+"""Exports of more frames are refused (over nine hours of video at 30 fps)."""
 SCREENSHOT_RATE = 60.0
 """Scene updates per simulated second on the way to a screenshot (for the trail)."""
 
@@ -96,15 +99,19 @@ def parse_size(text: str) -> tuple[int, int]:
     return check_size((int(parts[0]), int(parts[1])))
 
 
-def _setup(scenario: str, integrator: str | None, h: float | None,
-           overrides: dict[str, Any] | None, size: tuple[int, int], colour_by: str):
-    """Scenario, simulation, plotter, scene and the caption text actor."""
+def _load(scenario: str, overrides: dict[str, Any] | None):
     from engine.scenarios import load_scenario
+
+    return load_scenario(scenario, overrides or {})
+
+
+def _setup(sc, integrator: str | None, h: float | None, size: tuple[int, int],
+           colour_by: str):
+    """Simulation, plotter, scene and the caption text actor of the loaded scenario."""
     from engine.simulation import Simulation
 
     from .scene import BodyScene, make_plotter
 
-    sc = load_scenario(scenario, overrides or {})
     model = sc.build_model()
     sim = Simulation(model, integrator or sc.run.integrator,
                      h if h is not None else sc.run.h, record_every=10**9,
@@ -115,7 +122,27 @@ def _setup(scenario: str, integrator: str | None, h: float | None,
     font = max(6, min(12, round(size[1] / 55)))
     caption = plotter.add_text(" ", position="upper_left", font_size=font, color="#333333",
                                name="rrp-caption", render=False)
-    return sc, sim, plotter, scene, caption
+    return sim, plotter, scene, caption
+
+
+def check_length(t_end: float, h: float, fps: int, speed: float) -> int:
+    """The frames of an export to ``t_end`` (``speed / fps`` apart); :class:`ExportError`
+    (one line) when its steps at ``h`` are more than any run can finish (``rrp run``'s
+    guard, :func:`app.cli.step_count`) or its frames more than :data:`MAX_FRAMES`.  A bad
+    ``h`` itself is the engine's ``SimulationError``."""
+    from .cli import step_count
+    from .errors import UsageError
+
+    try:
+        step_count(t_end, h)
+    except UsageError as exc:
+        raise ExportError(str(exc)) from None
+    n = t_end * fps / speed
+    if not n <= MAX_FRAMES:
+        raise ExportError(f"t_end = {t_end:g} at {fps} fps and speed {speed:g} means "
+                          f"{n:.3g} frames, more than an export can hold (the limit is "
+                          f"{MAX_FRAMES:.0e}); lower t_end or fps, or raise --speed")
+    return int(math.floor(t_end / (speed / fps) + 1e-9)) + 1
 
 
 def _draw(sim, scene, plotter, caption, title: str) -> np.ndarray:
@@ -154,12 +181,15 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
                      t_end: float = 2.0, fps: int = 30, speed: float = 1.0,
                      size: tuple[int, int] = (800, 600), out: Path | str,
                      overrides: dict[str, Any] | None = None, progress: bool = True,
-                     colour_by: str = "none") -> ExportResult:
+                     colour_by: str = "none",
+                     check: Callable[[], None] | None = None) -> ExportResult:
     """Render ``scenario`` from ``t = 0`` to ``t_end`` into ``out`` (.mp4 or .gif).
 
     ``fps``: frames per video second; ``speed``: simulation seconds per video second
     (frames are ``speed / fps`` apart in simulation time); ``size``: ``(width, height)``
-    in pixels (odd sizes are rounded up to even for MP4).  Input errors raise
+    in pixels (odd sizes are rounded up to even for MP4); ``check``: called before each
+    frame, it may raise to stop the export (the partial file is removed, the target left
+    as it was).  Input errors raise
     :class:`ExportError` (or the engine's ``ScenarioError`` / ``SimulationError``)
     before anything is written.
     """
@@ -174,10 +204,10 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
             raise ExportError(f"{name} must be a positive number, got {val!r}")
 
     t_wall = time.perf_counter()
-    sc, sim, plotter, scene, caption = _setup(scenario, integrator, h, overrides, size,
-                                              colour_by)
+    sc = _load(scenario, overrides)
+    n_frames = check_length(t_end, h if h is not None else sc.run.h, fps, speed)
+    sim, plotter, scene, caption = _setup(sc, integrator, h, size, colour_by)
     dt_frame = speed / fps
-    n_frames = int(math.floor(t_end / dt_frame + 1e-9)) + 1
     tmp = out.with_name(f".{out.stem}.part-{os.getpid()}{out.suffix}")
     bar = None
     if progress:
@@ -191,9 +221,12 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
     try:
         gen = _writer(tmp, size, fps)
         for k in range(n_frames):
+            if check is not None:
+                check()
             if k:
                 t0 = time.perf_counter()
-                rep = sim.run_until(k * dt_frame, chunk=10_000)
+                rep = sim.run_until(k * dt_frame, chunk=10_000,
+                                    callback=None if check is None else lambda _s: check())
                 t_sim += time.perf_counter() - t0
                 if not rep.ok:
                     failure = rep.failure.message
@@ -217,18 +250,32 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
         gen = None
         os.replace(tmp, out)
     finally:
-        if bar is not None:
-            bar.close()
-        plotter.close()
-        if gen is not None:
-            try:
-                gen.close()
-            except Exception:  # noqa: S110 - already failing; the temp file goes below
-                pass
-        if tmp.exists():
-            tmp.unlink()
+        try:
+            if bar is not None:
+                bar.close()
+            plotter.close()
+        finally:
+            _discard(gen, tmp)
     return ExportResult(out, frames, sim.t, float(t_end), size, fps,
                         time.perf_counter() - t_wall, t_sim, t_render, t_encode, failure)
+
+
+class _Discard(BaseException):
+    """Thrown into the ffmpeg writer to kill ffmpeg at once (not Exception: imageio-ffmpeg
+    waits for ffmpeg to finish the file on those)."""
+
+
+def _discard(gen, tmp: Path) -> None:
+    """After a failure or an interruption (``gen`` still open): stop ffmpeg without
+    finishing the file, then remove the temporary file, whatever happens on the way."""
+    try:
+        if gen is not None:
+            try:
+                gen.throw(_Discard())
+            except BaseException:  # noqa: S110 - _Discard itself, or ffmpeg already gone
+                pass
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def screenshot(scenario: str, *, t: float = 0.0, integrator: str | None = None,
@@ -242,8 +289,8 @@ def screenshot(scenario: str, *, t: float = 0.0, integrator: str | None = None,
     if not out.parent.is_dir():
         raise ExportError(f"the directory of {str(out)!r} does not exist")
     size = check_size(size)
-    sc, sim, plotter, scene, caption = _setup(scenario, integrator, h, overrides, size,
-                                              colour_by)
+    sc = _load(scenario, overrides)
+    sim, plotter, scene, caption = _setup(sc, integrator, h, size, colour_by)
     try:
         n_draw = int(math.ceil(t * SCREENSHOT_RATE))
         for k in range(1, n_draw + 1):  # intermediate updates: the trail builds up

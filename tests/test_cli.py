@@ -398,3 +398,57 @@ def test_rrp_compile_builds_a_runs_kernels_once(tmp_path, monkeypatch):
     assert "moreau" in msg
     msg = assert_one_line_error(rrp(tmp_path, "compile", "pendulum", "-i", "nope", "-q"))
     assert "unknown integrator 'nope'" in msg
+
+
+# ------------------------------------------------------------------ issue #27 §3, §5
+def rrp_no_display(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """:func:`rrp` without a display: ``rrp gui`` input that passes its checks stops at
+    "needs a desktop session" instead of opening a window."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("h", ["0", "nan", "-1", "inf"])
+def test_a_step_that_is_no_step_is_named_so_by_run_and_gui(tmp_path, h):
+    """``--h 0`` and ``--h nan`` said "infinitely many steps … raise h"."""
+    for command in ("run", "gui"):
+        res = rrp_no_display(tmp_path, command, "pendulum", "--h", h)
+        line = assert_one_line_error(res)
+        assert res.returncode == 2
+        assert f"h must be a positive, finite time step, got {h}" in line, (command, line)
+
+
+def test_rrp_gui_refuses_a_step_that_could_never_reach_the_end_as_rrp_run_does(tmp_path):
+    gui = rrp_no_display(tmp_path, "gui", "pendulum", "--h", "1e-300")
+    run = rrp_no_display(tmp_path, "run", "pendulum", "--h", "1e-300")
+    line = assert_one_line_error(gui)
+    assert gui.returncode == 2 and "1e+302 steps" in line, line
+    assert gui.stderr == run.stderr
+
+
+def test_a_scenario_whose_scheme_cannot_drive_its_model_is_refused_as_i_is(tmp_path):
+    """A file's ``run.integrator`` that cannot drive its model used to be replaced (with
+    a note naming the contact model, silently under -q); ``-i`` with it is refused."""
+    text = (ROOT / "assets" / "scenarios" / "dumbbells.toml").read_text(encoding="utf-8")
+    assert 'integrator = "lgvi"' in text
+    (tmp_path / "db.toml").write_text(text.replace('integrator = "lgvi"',
+                                                   'integrator = "rrp-newmark"'))
+    for quiet in ([], ["-q"]):
+        for args in (["db.toml"], ["dumbbells", "-i", "rrp-newmark"]):
+            res = rrp(tmp_path, "run", *args, "--t-end", "0.01", *quiet)
+            line = assert_one_line_error(res)
+            assert res.returncode == 2, line
+            assert "non-spherical bodies" in line and "contact" not in line, line
+            assert "choose one of" in line and "lgvi" in line, line
+
+
+def test_a_scheme_replaced_because_set_changed_the_model_is_noted_with_the_reason(tmp_path):
+    res = rrp(tmp_path, "run", "torus", "--set", "contact=hard", "--t-end", "0.002")
+    assert res.returncode == 0, res.stderr
+    notes = [ln for ln in res.stderr.splitlines() if ln.startswith("note:")]
+    assert len(notes) == 1 and "has hard contacts" in notes[0], res.stderr
+    assert notes[0].endswith("using moreau-symmetric"), notes[0]
+    assert "moreau-symmetric" in res.stdout

@@ -6,8 +6,10 @@ and leaves an existing file untouched, a blow-up keeps the frames so far."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -220,7 +222,7 @@ def test_export_error_as_subprocess_has_no_traceback(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     res = subprocess.run([sys.executable, "-m", "app", "export", "torus", "--out", "a.webm"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
     assert ".mp4 or .gif" in res.stderr
@@ -239,3 +241,67 @@ def test_export_blow_up_keeps_frames_and_names_the_stability_limit(can_render, t
     frames = read_frames(out)  # the old file was replaced by a complete one
     assert 2 <= len(frames) < 31
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blow.gif"]
+
+
+# ------------------------------------------------------------------ issue #27 §2
+def _rrp(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--t-end", "1e12"], "means 1e+14 steps, more than any run can finish (the limit is"),
+    (["--h", "1e-300"], "means 2e+300 steps, more than any run can finish (the limit is"),
+    (["--h", "0"], "h must be a positive, finite time step, got 0"),
+    (["--h", "nan"], "h must be a positive, finite time step, got nan"),
+], ids=["t-end-1e12", "h-1e-300", "h-0", "h-nan"])
+def test_exports_that_can_never_finish_are_refused_as_rrp_run_refuses_them(tmp_path, args,
+                                                                           message):
+    """``rrp run``'s guard, with its very message, before anything is built or written
+    (these printed nothing and ran until killed)."""
+    res = _rrp(tmp_path, "export", "pendulum", "--t-end", "2", *args, "--out", "x.gif")
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in res.stderr, lines
+    assert list(tmp_path.iterdir()) == []
+    run = _rrp(tmp_path, "run", "pendulum", "--t-end", "2", *args)
+    assert run.returncode == 2 and run.stderr == res.stderr, (run.stderr, res.stderr)
+
+
+def test_an_export_of_too_many_frames_is_refused(tmp_path):
+    res = _rrp(tmp_path, "export", "pendulum", "--t-end", "1e6", "--fps", "30",
+               "--out", "x.gif")  # 10⁸ steps: feasible for rrp run
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and "3e+07 frames" in lines[0] and "limit is 1e+06" in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stopped_export_says_so_and_leaves_no_partial_file(can_render, tmp_path, sig):
+    """Killed mid-export (SIGTERM: it used to die at once, leaving ``.x.part-PID.gif``
+    behind, which ffmpeg kept writing): one line, exit 128 + the signal, nothing left."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    proc = subprocess.Popen([sys.executable, "-m", "app", "export", "pendulum", "--t-end",
+                             "5000", "--fps", "2", "--size", "32x32", "--out", "long.gif"],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600  # a hang guard: a cold cache compiles first
+        while not list(tmp_path.glob(".long.part-*.gif")):
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < deadline, "no partial file appeared"
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + sig, (proc.returncode, err)
+    lines = err.splitlines()
+    assert len(lines) == 1 and f"export stopped by {sig.name}" in lines[0], err
+    assert list(tmp_path.iterdir()) == []

@@ -66,6 +66,7 @@ def test_switching_integrator_and_h_mid_run_keeps_the_state(qtbot, make_window):
     before = w.last_frame
     w.set_integrator("pfc-verlet")
     qtbot.waitUntil(lambda: w.last_frame.integrator == "pfc-verlet", timeout=WAIT)
+    assert w.controls.integrator.currentData() == "pfc-verlet"  # the picker follows
     w.set_h(5e-4)
     qtbot.waitUntil(lambda: w.last_frame.h == 5e-4, timeout=WAIT)
     after = w.last_frame
@@ -91,7 +92,9 @@ def test_switching_integrator_and_h_mid_run_keeps_the_state(qtbot, make_window):
 def test_invalid_h_is_refused_with_a_message(qtbot, make_window):
     w = make_window()
     c = w.controls
-    for text, words in (("-1", "positive"), ("abc", "not a number"), ("0", "positive")):
+    for text, words in (("-1", "positive"), ("abc", "not a number"), ("0", "positive"),
+                        ("nan", "positive, finite"),  # as rrp run: a run it can finish
+                        ("1e-300", "2.5e+301 steps, more than any run can finish")):
         c.h_edit.setText(text)
         c.h_apply.click()
         assert c.h_message.isVisible() and words in c.h_message.text()
@@ -257,7 +260,7 @@ def test_rrp_gui_screenshot_command(tmp_path):
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-m", "app", "gui", "pendulum", "--screenshot",
                           str(shot), "--quit-after", "1", "--size", "1200x800"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=180, env=env)
+                         cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr
     from PyQt6.QtGui import QImage
 
@@ -274,7 +277,7 @@ def test_rrp_gui_screenshot_command(tmp_path):
 ])
 def test_rrp_gui_bad_input_is_one_line(tmp_path, argv, words):
     out = subprocess.run([sys.executable, "-m", "app", "gui", "torus", *argv], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120,
+                         capture_output=True, text=True, timeout=600,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
@@ -306,7 +309,7 @@ def test_rrp_gui_without_a_display_says_so(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY",
                                                              "QT_QPA_PLATFORM")}
     out = subprocess.run([sys.executable, "-m", "app", "gui"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120, env=env)
+                         text=True, timeout=600, env=env)
     assert out.returncode == 2
     assert "needs a desktop session" in out.stderr and "Traceback" not in out.stderr
 
@@ -356,3 +359,70 @@ def test_an_inadmissible_first_request_opens_the_scenario_with_its_own_settings(
     assert "rrp-exact's limit" in w.banner.text() and "its own settings" in w.banner.text()
     assert w.loaded.model.name == "pendulum" and w.loaded.h == 1e-2
     assert w.loaded.params["omega0"] == [0.0, 0.0, 30.0]
+
+
+CLOSE_WHILE_BUSY = r"""
+import sys, tempfile, threading, time
+from PyQt6.QtCore import QObject, QSettings, pyqtSignal, pyqtSlot, qInstallMessageHandler
+from PyQt6.QtWidgets import QApplication
+from app.gui.main_window import MainWindow
+from app.gui.worker import LoadRequest
+
+qInstallMessageHandler(lambda _mode, _ctx, msg: print("qt:", msg, file=sys.stderr, flush=True))
+app = QApplication(sys.argv[:1])
+
+def spin(until):
+    end = time.monotonic() + 600  # a hang guard (a cold cache compiles first)
+    while not until() and time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.001)
+
+class Blocker(QObject):  # holds the worker's thread until its gate opens
+    def __init__(self):
+        super().__init__()
+        self.gate = {1: threading.Event(), 2: threading.Event()}
+        self.inside = {1: threading.Event(), 2: threading.Event()}
+
+    @pyqtSlot(int)
+    def hold(self, k):
+        self.inside[k].set()
+        self.gate[k].wait(60)
+
+class Sender(QObject):
+    hold = pyqtSignal(int)
+
+w = MainWindow(LoadRequest("pendulum"), settings=QSettings(
+    tempfile.mktemp(suffix=".ini"), QSettings.Format.IniFormat))
+w.show()
+spin(lambda: w.loaded is not None and w.last_frame is not None)
+w.play()
+spin(lambda: w.last_frame.step > 0)
+b, s = Blocker(), Sender()
+b.moveToThread(w.thread)
+s.hold.connect(b.hold)
+s.hold.emit(1)
+b.inside[1].wait(60)
+s.hold.emit(2)  # the worker takes these two together once hold 1 ends ...
+w.play()
+b.gate[1].set()
+b.inside[2].wait(60)
+threading.Timer(0.5, b.gate[2].set).start()
+w.close()  # ... and the shutdown after them
+print("closed; the worker's timer running:", bool(w.worker._timer and
+      w.worker._timer.isActive()), file=sys.stderr, flush=True)
+"""
+
+
+def test_closing_a_playing_window_stops_the_worker_timer_in_its_own_thread(tmp_path):
+    """Qt printed "QObject::killTimer: Timers cannot be stopped from another thread" at
+    exit: closing ended the worker thread's event loop from the GUI thread, which could
+    end it before the worker had taken ``shutdown`` (queued behind a play), leaving its
+    stepping timer running, to be stopped by its destructor in the GUI thread at exit.
+    A script (the exit is the point) with a Qt message handler closes the playing window
+    while the worker is busy with a play still queued, then exits."""
+    res = subprocess.run([sys.executable, "-c", CLOSE_WHILE_BUSY], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0, res.stderr
+    assert "closed; the worker's timer running: False" in res.stderr, res.stderr
+    assert "cannot be stopped from another thread" not in res.stderr, res.stderr

@@ -265,14 +265,14 @@ def test_the_worker_sets_the_engines_threads_in_its_own_thread(qtbot, settings,
 
 def test_rrp_gui_threads_option(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "app", "gui", "pendulum", "--threads", "0"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert bad.returncode == 2 and "--threads" in bad.stderr and "from 1 to" in bad.stderr
     shot = tmp_path / "w.png"
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-m", "app", "gui", "pendulum", "--threads", "1",
                           "--screenshot", str(shot), "--quit-after", "0.5"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=180, env=env)
+                         cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr
     ini = next(tmp_path.rglob("rrp-studio.conf"))
     cfg = configparser.ConfigParser()

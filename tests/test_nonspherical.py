@@ -140,7 +140,7 @@ def test_spherical_schemes_refuse_the_dumbbells():
 def test_cli_refuses_rrp_exact_on_the_dumbbells():
     out = subprocess.run([sys.executable, "-m", "app", "run", "dumbbells", "--integrator",
                           "rrp-exact", "--t-end", "0.01", "--quiet"],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=600)
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "rrp-exact" in lines[0] and "spherical" in lines[0], lines

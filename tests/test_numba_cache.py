@@ -21,7 +21,7 @@ PROBE = ("import os{first}; import engine; from numba.core import config; "
 def test_the_cache_is_the_digest_directory_whatever_is_imported_first(first):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     out = subprocess.run([sys.executable, "-c", PROBE.format(first=first)], cwd=ROOT,
-                         env=env, capture_output=True, text=True, timeout=120)
+                         env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     config_dir, env_dir = out.stdout.split()
     assert config_dir == env_dir

@@ -42,7 +42,7 @@ def test_skips_cleanly_without_lammps():
             f"sys.argv = [{str(PEER)!r}, '--n-tori', '2']; "
             f"runpy.run_path({str(PEER)!r}, run_name='__main__')")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     assert len(lines) == 1, out.stdout

@@ -4,8 +4,6 @@ frictionless pile and of a colliding cloud of tori."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from scipy.spatial import cKDTree
@@ -146,11 +144,11 @@ def test_the_rings_start_without_overlap(params):
     assert model.forcefield.n_walls == (5 if p["walls"] else 0)
 
 
-def test_a_large_pile_builds_fast():
-    t0 = time.perf_counter()
+def test_a_large_pile_builds():
+    """10⁵ spheres build (how fast: benchmarks/bench_pile_build.py)."""
     model = PILE.make({"n_tori": 5000})
     assert model.n_bodies == 100_000
-    assert time.perf_counter() - t0 < 10.0  # measured ≈ 0.3 s
+    assert np.isfinite(model.initial_state.x).all()
 
 
 # ------------------------------------------------------------------ dynamics

@@ -30,8 +30,10 @@ from engine.integrators import INTEGRATORS
 from engine.models import get_model_spec
 from engine.models.base import Param, ParameterError
 from engine.scenarios import builtin_scenarios
-from engine.simulation import SimulationError, check_step, integrator_for, usable_integrators
+from engine.simulation import SimulationError, integrator_for, usable_integrators
 
+from ..cli import check_h
+from ..errors import UsageError
 from ..scene import COLOUR_MODES
 
 OPEN_FILE = "Open scenario file…"
@@ -150,6 +152,9 @@ class ControlPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.h_limit = math.inf
+        self.t_end: float | None = None
+        """The loaded scenario's end time: :meth:`parse_h` refuses a step that could not
+        reach it, as ``rrp run`` does (``None``: the engine's rule alone)."""
         self._blocking = False
         self.usable: list[str] = list(INTEGRATORS)
         """The schemes that can drive the loaded model (:meth:`allow_integrators`)."""
@@ -428,9 +433,9 @@ class ControlPanel(QWidget):
             h = float(text)
         except ValueError:
             return f"h = {text!r} is not a number; enter e.g. 1e-3"
-        try:
-            return check_step(h)  # the engine's own rule (the worker re-checks the state)
-        except SimulationError as exc:
+        try:  # rrp run's rule (the worker re-checks the state)
+            return check_h(h, self.t_end)
+        except (SimulationError, UsageError) as exc:
             return str(exc)
 
     def _check_h_text(self, _text: str) -> None:

@@ -77,7 +77,10 @@ def launch(args: argparse.Namespace) -> int:
         if overrides:
             raise UsageError("--set changes a scenario, not a recorded run (branch from a "
                              "frame with other settings in the window instead)")
-        from engine.simulation import check_step, integrator_for
+        from engine.simulation import integrator_for
+
+        from ..cli import check_h
+        from .worker import scenario_t_end
 
         try:
             rec = Recording(args.scenario)
@@ -87,7 +90,7 @@ def launch(args: argparse.Namespace) -> int:
             if args.integrator:
                 integrator_for(rec.model, args.integrator)
             if args.h is not None:
-                check_step(args.h)
+                check_h(args.h, scenario_t_end(rec.file.scenario))
         finally:
             rec.close()
         run = args.scenario
@@ -95,8 +98,9 @@ def launch(args: argparse.Namespace) -> int:
         # check what needs no kernel here, so that bad input is one line on the terminal;
         # the state-dependent checks (rrp-exact's h|w| < 1) run in the worker, which
         # compiles the kernels: no JIT before the window is up
-        from engine.simulation import check_step, integrator_for
+        from engine.simulation import integrator_for
 
+        from ..cli import check_h
         from .worker import LoadRequest
 
         sc = load_scenario(args.scenario or "torus", overrides or None)
@@ -104,7 +108,7 @@ def launch(args: argparse.Namespace) -> int:
         # scenario's, or one that can drive the model as built (``--set contact=hard``)
         model = sc.build_model()
         integ = integrator_for(model, args.integrator).name if args.integrator else None
-        h = check_step(args.h if args.h is not None else sc.run.h)
+        h = check_h(args.h if args.h is not None else sc.run.h, sc.run.t_end)
         request = LoadRequest(args.scenario or "torus", overrides, integ, h)
 
     if (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")

@@ -854,6 +854,7 @@ class MainWindow(QMainWindow):
         self.controls.show_scenario(ld.scenario, ld.model.name, ld.params)
         self.controls.allow_integrators(ld.model)
         self.controls.show_integrators(ld.integrators)
+        self.controls.t_end = ld.t_end
         self.controls.show_h(ld.h)
         self.controls.show_stability(ld.stability.h_stable, ld.stability.describe(),
                                      ld.stability.h_accurate,
@@ -930,10 +931,7 @@ class MainWindow(QMainWindow):
         elif what == "integrator":
             self.controls.show_h_message(message, "error")
             if self.last_frame is not None:  # show the scheme that is still running
-                idx = self.controls.integrator.findData(self.last_frame.integrator)
-                self.controls.integrator.setCurrentIndex(idx)
-                self.controls.integrator_props.setText(
-                    INTEGRATORS[self.last_frame.integrator].properties())
+                self._show_scheme(self.last_frame.integrator)
             self.show_message(message)
         elif self.loaded is None and self._request != DEFAULT_REQUEST:
             # the first request cannot be built (a moved file, or an integrator/h the
@@ -953,7 +951,15 @@ class MainWindow(QMainWindow):
                 self.controls.show_scenario(self.loaded.scenario, self.loaded.model.name,
                                             self.loaded.params)
 
+    def _show_scheme(self, name: str) -> None:
+        """The scheme picker shows ``name``: the scheme the worker runs."""
+        c = self.controls
+        c.integrator.setCurrentIndex(c.integrator.findData(name))
+        c.integrator_props.setText(INTEGRATORS[name].properties())
+
     def _on_accepted(self, what: str, value: str) -> None:
+        if what == "integrator":  # (asked for by set_integrator, not only by the picker)
+            self._show_scheme(value)
         self.controls.show_h_message("", "")
         self.failure = None
         self.banner.hide()
@@ -1128,15 +1134,22 @@ class MainWindow(QMainWindow):
             s.setValue("h", self.loaded.h)
         s.setValue("colour", self.controls.colour.currentText())
 
+    def _stop_worker(self, wait_ms: int = 5000) -> None:
+        """Ask the worker to stop its timer and end its thread, in that order and in its
+        own thread (``shutdown``, queued after what it was asked before); a worker busy
+        beyond ``wait_ms`` (a long compile) has its event loop ended from here."""
+        self.request_shutdown.emit()
+        if not self.thread.wait(wait_ms):
+            self.thread.quit()
+            self.thread.wait(wait_ms)
+
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         self.settings.setValue("geometry", self.saveGeometry())
         self._save_choices()
         self.settings.sync()
         if self.recorder is not None:
             self.stop_recording()
-        self.request_shutdown.emit()
-        self.thread.quit()
-        self.thread.wait(5000)
+        self._stop_worker()
         self._plot_timer.stop()
         self.view.close()
         super().closeEvent(event)

@@ -33,7 +33,7 @@ from PyQt6.QtWidgets import (
 from engine.io import RunFile, RunFileError
 from engine.layout import ENERGY_NAMES
 
-from .worker import Loaded, Series
+from .worker import Loaded, Series, scenario_t_end
 
 RUN_SUFFIXES = (".h5", ".hdf5", ".h5.partial", ".hdf5.partial")
 """What ``rrp gui PATH`` and *File → Open run…* take as a run file."""
@@ -100,7 +100,7 @@ class Recording:
         f, m = self.file, self.model
         used = [c for c in f.components if c in ENERGY_NAMES]
         return Loaded(f.scenario, m.title, m, dict(f.params), [f.integrator], f.h, used,
-                      tuple(m.conserved), _Stability(), "")
+                      tuple(m.conserved), _Stability(), "", t_end=scenario_t_end(f.scenario))
 
     def series(self) -> Series:
         """The whole recorded series (rows of the energy matrix in ENERGY_NAMES order)."""

@@ -69,6 +69,15 @@ def choose_integrator(model: Any, wanted: str, default: str | None = None
     return alt, f"{reason}: switched to {alt}"
 
 
+def scenario_t_end(scenario: str) -> float | None:
+    """The end time of ``scenario`` (built-in name or .toml path), ``None`` if it cannot
+    be loaded."""
+    try:
+        return float(load_scenario(scenario).run.t_end)
+    except (ScenarioError, OSError, ValueError):
+        return None
+
+
 def contact_summary(stats: dict[str, float] | None) -> str:
     """The status-bar text of a hard-contact run's :attr:`Simulation.contact_stats`:
     percussions (contacts with ``P_N > 0``) / active contacts of the last step, impacts so
@@ -199,6 +208,10 @@ class Loaded:
     """Why a requested scheme was replaced (it cannot drive the model), or empty."""
     branch: str = ""
     """For a run started from a frame (*Continue from here*): where from, in words."""
+    t_end: float | None = None
+    """The scenario's end time: the window checks a new ``h`` against the steps to it, as
+    ``rrp run`` does (:func:`app.cli.step_count`); ``None`` where the scenario cannot be
+    loaded (a recording of a moved file): ``h`` is then checked by the engine alone."""
 
 
 @dataclass(frozen=True)
@@ -380,7 +393,8 @@ class SimulationWorker(QObject):
                 if n in sim.model.energy_components or abs(e0[k]) > 0]
         self.loaded.emit(Loaded(req.scenario, sim.model.title, sim.model, dict(sim.model.params),
                                 [r.sim.integrator.name for r in runs], sim.h, used,
-                                sim.model.conserved, sim.stability(), note, branch))
+                                sim.model.conserved, sim.stability(), note, branch,
+                                scenario_t_end(req.scenario)))
         self._emit_frame(force=True)
         self.state_changed.emit("paused", "ready: press Play")
 
@@ -620,7 +634,7 @@ class SimulationWorker(QObject):
             self.rejected.emit("integrator", str(exc))
             return
         self._failed = False
-        self.accepted.emit("integrator", name)
+        self.accepted.emit("integrator", sim.integrator.name)
         self._emit_frame(force=True)
 
     @pyqtSlot(str)
@@ -681,10 +695,17 @@ class SimulationWorker(QObject):
 
     @pyqtSlot()
     def shutdown(self) -> None:
+        """Stop and delete the stepping timer here, in the worker's thread (a QTimer can
+        only be stopped from its own thread: one still running when the thread ended was
+        stopped by its destructor in the GUI thread at exit, which Qt refuses), then end
+        the thread's event loop: after this, nothing of the worker runs."""
         self.playing = False
         if self._timer is not None:
             self._timer.stop()
+            self._timer.deleteLater()  # (deleted as the thread finishes)
+            self._timer = None
         self.stopped.emit()
+        self.thread().quit()
 
     # ------------------------------------------------------------------ stepping
     def _tick(self) -> None:
