@@ -18,8 +18,8 @@ import numpy as np
 
 from .forcefield import compute_forces_ws, new_scratch, one_body_stand_in
 from .integrators.advance import loop_kernel, prime_kernels, stand_in_args
-from .layout import N_ENERGY, N_NL_STATE
-from .neighbours import build_neighbours, forget_grid, new_neighbour_scratch
+from .layout import N_ENERGY
+from .neighbours import forget_grid, new_neighbour_scratch
 from .rotations import quat_to_matrix
 from .stability import estimate_stability
 
@@ -28,16 +28,15 @@ def prime_run_kernels(scheme: int, family: tuple) -> None:
     """Compile (or load from the cache) the kernels of a run of ``scheme`` on a model of
     the force-field ``family`` (``engine.specialize``): the stepping loop, then, on a
     one-body stand-in of that family, those that ``engine.simulation.Simulation``, the
-    stability estimate, ``engine.models.tori_pile`` and the run's output call from
-    Python.  Nothing of another scheme or another family is compiled."""
+    stability estimate and the run's output call from Python.  Nothing of another
+    scheme or another family is compiled (the model is built before: its own kernels,
+    the pile's placement check, are the caller's)."""
     prime_kernels(scheme, family)
     ff, q = one_body_stand_in(family)
     x = np.zeros((1, 3))
     compute_forces_ws(x, q, ff, np.zeros((1, 3)), np.zeros((1, 3)), np.zeros(N_ENERGY),
                       new_scratch(1, ff))
     estimate_stability(x, np.zeros((1, 3)), q, np.zeros((1, 3)), ff)
-    build_neighbours(x, np.ones(1), 0.0, np.zeros((16, 2), dtype=np.int64),
-                     np.zeros(N_NL_STATE, dtype=np.int64), np.zeros((1, 3)))
     forget_grid(new_neighbour_scratch(1), 1)
     quat_to_matrix(q)
 
