@@ -40,23 +40,21 @@ def _ensure_numba_cache_dir() -> None:
     crash.  Each engine kernel therefore records the sources it was made from
     (``engine.kernel_cache``, installed here) and is compiled again when one of them
     changed; an edit recompiles what depends on it, not everything (issue #25).  The
-    cache lives in a directory named by a digest of the toolchain —
-    ``engine/__pycache__/numba/<digest>`` in a writable tree, else the user's cache —
-    and those of other toolchains there are removed; also when Numba was imported
-    first (found when a benchmark imported it before the engine and loaded the stale
-    cache beside the sources).  A ``NUMBA_CACHE_DIR`` set by the user is kept."""
+    cache lives in the user's cache, ``~/.cache/rrp-studio/numba/<digest>``
+    (``$XDG_CACHE_HOME``), in a directory named by a digest of the toolchain, shared by
+    every checkout and install of these sources (``engine.kernel_cache`` keys it by the
+    files' content, not their place), and those of other toolchains there are removed;
+    ``config.CACHE_DIR`` is set also when Numba was imported first (found when a
+    benchmark imported it before the engine).  A ``NUMBA_CACHE_DIR`` set by the user
+    is kept."""
     from .kernel_cache import install
 
     install()
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
-    here = Path(__file__).resolve().parent
     digest = _toolchain_digest()
-    if os.access(here, os.W_OK):
-        base = here / "__pycache__" / "numba"
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rrp-studio" \
-            / "numba"
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rrp-studio" \
+        / "numba"
     try:
         (base / digest).mkdir(parents=True, exist_ok=True)
     except OSError:

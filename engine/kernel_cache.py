@@ -29,6 +29,8 @@ Numba's dispatchers of functions defined in ``engine`` get a :class:`DependencyC
 from __future__ import annotations
 
 import ast
+import contextlib
+import fcntl
 import hashlib
 import importlib
 import json
@@ -36,7 +38,7 @@ import os
 import threading
 from pathlib import Path
 
-from numba.core import caching, ir, types
+from numba.core import caching, config, ir, types
 from numba.core.dispatcher import Dispatcher
 
 ENGINE = Path(__file__).resolve().parent
@@ -44,7 +46,7 @@ _DIGESTS: dict[Path, str] = {}
 _CONSTANT_NAMES: dict[Path, dict[str, Path]] = {}
 _KERNEL_DEPS: dict[int, set[Path]] = {}
 """Per dispatcher (``id``): the engine files its compiled or loaded code depends on."""
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 
 
 def file_digest(path: Path) -> str:
@@ -182,6 +184,16 @@ class DependencyCache(caching.FunctionCache):
 
     def __init__(self, py_func) -> None:
         super().__init__(py_func)
+        own = _engine_file(py_func.__code__.co_filename)
+        if own is not None:
+            # where the package is does not matter, nor when its files were written:
+            # the cache is found by the module's place in the package and is fresh when
+            # the file's content is (so two checkouts, an install and CI share it)
+            root = config.CACHE_DIR or str(ENGINE / "__pycache__" / "numba")
+            self._cache_path = os.path.join(root, *own.relative_to(ENGINE.parent).parent.parts)
+            self._cache_file = caching.IndexDataCacheFile(
+                cache_path=self._cache_path, filename_base=self._impl.filename_base,
+                source_stamp=file_digest(own))
         self._deps_path = Path(self._cache_path) / f"{self._impl.filename_base}.deps.json"
         self._owner = id(py_func)
 
@@ -191,15 +203,37 @@ class DependencyCache(caching.FunctionCache):
         except (OSError, ValueError):
             return {}
 
+    @contextlib.contextmanager
+    def _locked(self):
+        """This function's cache files to this process alone while it reads or writes
+        them: Numba's index is read, changed and written back, and two processes saving
+        two signatures at once could give both the same data file (then one would load
+        the other's machine code).  Processes sharing a cache: the test suite's workers,
+        several Dask workers on one machine, ``rrp run``'s priming subprocess."""
+        with _LOCK:
+            try:
+                Path(self._cache_path).mkdir(parents=True, exist_ok=True)
+                fd = os.open(self._deps_path.with_suffix(".lock"),
+                             os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError:  # (a read-only cache: nothing is written to it)
+                yield
+                return
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)  # (releases the lock)
+
     def _load_overload(self, sig, target_context):
         key = self._index_key(sig, target_context.codegen())
-        rec = self._read().get(_key_name(key))
-        if not rec:
-            return None
-        deps = {ENGINE.parent / f: d for f, d in rec.items()}
-        if any(file_digest(f) != d for f, d in deps.items()):
-            return None  # an engine source it was made from has changed: compile again
-        data = super()._load_overload(sig, target_context)
+        with self._locked():
+            rec = self._read().get(_key_name(key))
+            if not rec:
+                return None
+            deps = {ENGINE.parent / f: d for f, d in rec.items()}
+            if any(file_digest(f) != d for f, d in deps.items()):
+                return None  # an engine source it was made from changed: compile again
+            data = super()._load_overload(sig, target_context)
         if data is not None:
             self._remember(deps)
         return data
@@ -215,9 +249,9 @@ class DependencyCache(caching.FunctionCache):
         if own is not None:
             deps.add(own)
         self._remember(deps)
-        super()._save_overload(sig, data)
         key = self._index_key(sig, data.codegen)
-        with _LOCK:
+        with self._locked():
+            super()._save_overload(sig, data)
             rec = self._read()
             rec[_key_name(key)] = {str(f.relative_to(ENGINE.parent)): file_digest(f)
                                    for f in sorted(deps)}

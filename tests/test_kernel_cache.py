@@ -3,7 +3,8 @@
 
 A copy of the package runs the pendulum with ``rrp-newmark`` and with ``rk4`` in fresh
 processes sharing one cache, and counts what each process compiles (Numba's
-``numba:compile`` events): nothing when nothing changed; after an edit of ``rk4.py``
+``numba:compile`` events): nothing when nothing changed (nor in another copy of the same
+sources, elsewhere, written later); after an edit of ``rk4.py``
 the RK4 loop and kernels but not the velocity-Verlet loop; after an edit of
 ``forcefield.py``, which every step calls, both loops.
 """
@@ -55,8 +56,9 @@ def package(tmp_path_factory) -> Path:
     return root
 
 
-def compiled_in(root: Path) -> set[str]:
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(root / "cache"), PYTHONPATH=str(root))
+def compiled_in(root: Path, cache: Path | None = None) -> set[str]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache or root / "cache"),
+               PYTHONPATH=str(root))
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=root, env=env,
                          capture_output=True, text=True, timeout=1800)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -72,6 +74,12 @@ def test_an_edit_recompiles_what_depends_on_it(package):
     first = compiled_in(package)
     assert {VERLET_LOOP, RK4_LOOP, RK4_KERNEL} <= first
     assert compiled_in(package) == set()  # all loaded from the cache
+    # another checkout of the same sources (another place, newer files) shares it
+    other = package.parent / "elsewhere"
+    shutil.copytree(package / "engine", other / "engine",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(package / "assets", other / "assets")
+    assert compiled_in(other, package / "cache") == set()
 
     touch(package / "engine" / "integrators" / "rk4.py")
     after_rk4 = compiled_in(package)
