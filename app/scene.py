@@ -119,6 +119,13 @@ def make_plotter(size: tuple[int, int] = (800, 600), *, off_screen: bool = True)
     return pv.Plotter(off_screen=off_screen, window_size=list(size), theme=theme)
 
 
+def set_lighting(plotter: pv.BasePlotter) -> None:
+    """The scene's lights, the same in the window and the export: VTK's light kit on the
+    active renderer.  (A view cleared for a new model has lost its lights: without any,
+    VTK draws the mesh spheres as flat discs of ambient + diffuse colour.)"""
+    plotter.enable_lightkit(only_active=True)
+
+
 def _nice_ceil(v: float) -> float:
     """The smallest of 1, 2, 5 × 10^k that is ≥ ``v`` (stable colour ranges)."""
     if not v > 0 or not math.isfinite(v):
@@ -305,6 +312,7 @@ class BodyScene:
             pass
 
         plotter.set_background(BACKGROUND, top=BACKGROUND_TOP)
+        set_lighting(plotter)
         st = model.initial_state
         self._centres = self._drawn_centres(st.x, quat_to_matrix(st.q))
 

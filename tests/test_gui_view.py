@@ -305,3 +305,46 @@ def test_tori_pile_loads_plays_and_shows_its_box(make_window, qtbot):
     z0 = float(w.last_frame.x[:, 2].min())
     _play_until(qtbot, w, 0.3)
     assert float(w.last_frame.x[:, 2].min()) < z0  # falling
+
+
+# ------------------------------------------------------------------ shading (issue #27)
+def _disc_pixels(w: MainWindow, body: int = 0, inner: float = 0.8) -> np.ndarray:
+    """The RGB pixels of the view within ``inner`` radii of body ``body``'s drawn
+    centre (its projected disc, the edge left out)."""
+    sc, ren = w.scene, w.view.renderer
+    cam = w.view.camera
+    cam.OrthogonalizeViewUp()
+    c = sc.centres[body]
+    r = 0.5 * float(sc.diameter[body])
+    x0, y0 = sc.display_position(body)
+    ren.SetWorldPoint(*(c + r * np.asarray(cam.GetViewUp())), 1.0)
+    ren.WorldToDisplay()
+    x1, y1, _ = ren.GetDisplayPoint()
+    r_px = float(np.hypot(x1 - x0, y1 - y0))
+    img = w.view_image()
+    h = img.shape[0]
+    rows, cols = np.mgrid[0:h, 0:img.shape[1]]
+    inside = np.hypot(cols - x0, (h - 1 - rows) - y0) < inner * r_px
+    assert r_px > 12 and inside.sum() > 400, r_px
+    return img[inside]
+
+
+@pytest.mark.parametrize("impostors", [False, True], ids=["mesh", "impostors"])
+def test_spheres_are_lit_and_shaded(qtbot, make_window, monkeypatch, impostors):
+    """The window's spheres used to be flat discs (the view's clear() removed the
+    plotter's lights; the export, on a fresh plotter, kept them): across the pendulum
+    bob's disc the brightness must spread as on a lit sphere, as mesh spheres and as the
+    point impostors of large models (forced here for the one bob)."""
+    import app.scene
+
+    if impostors:
+        monkeypatch.setattr(app.scene, "SPRITE_MIN_SPHERES", 1)
+    w = make_window(LoadRequest("pendulum"))
+    assert w.scene.sprites == impostors
+    assert len(w.view.renderer.lights) > 0
+    w.controls.axes.setChecked(False)  # (the axes are drawn across the disc)
+    w.view.render()
+    px = _disc_pixels(w).astype(float)
+    bright = px.mean(axis=1)
+    spread = np.percentile(bright, 95) - np.percentile(bright, 5)
+    assert spread > 40, f"brightness spread {spread:.1f} across the disc: flat"
