@@ -348,3 +348,25 @@ def test_spheres_are_lit_and_shaded(qtbot, make_window, monkeypatch, impostors):
     bright = px.mean(axis=1)
     spread = np.percentile(bright, 95) - np.percentile(bright, 5)
     assert spread > 40, f"brightness spread {spread:.1f} across the disc: flat"
+
+
+# ------------------------------------------------------------------ trail (issue #27)
+@pytest.mark.parametrize("scenario", ["pendulum", "spring-pendulum"])
+def test_trail_goes_through_every_recorded_row(qtbot, make_window, scenario):
+    """The bob's trail used to join the frames shown (coarse straight segments, several
+    steps apart); it must hold the bob at every row the engine records."""
+    w = make_window(LoadRequest(scenario))
+    sim = w.worker.primary
+    w.controls.speed.setValue(3 * sim.record_every + 1)  # several rows per frame
+    _play_until(qtbot, w, 1.0)
+    rows = sim.series.n
+    trail = w.scene.trail_points
+    assert w.frames_drawn < rows / 2 < rows == len(trail)
+    # the drawn line goes on to the bob (between two records when a row holds 10 steps)
+    line = w.scene.trail_line
+    np.testing.assert_array_equal(line[:rows], trail)
+    np.testing.assert_allclose(line[-1], w.scene.centres[0], atol=1e-12)
+    # consecutive points one record apart: at most the bob's top speed × the record time
+    gap = np.linalg.norm(np.diff(trail, axis=0), axis=1)
+    reach = np.linalg.norm(trail - w.scene.pivot, axis=1).max()
+    assert gap.max() < 0.1 * reach

@@ -867,7 +867,11 @@ class MainWindow(QMainWindow):
         try:
             self.last_frame = fr
             if self.scene is not None:
-                self.scene.update(fr.x, fr.q, fr.v, fr.omega)
+                rows = next(iter(fr.series.values()), None)  # the primary run's
+                by_rows = rows is not None and rows.x is not None
+                self.scene.update(fr.x, fr.q, fr.v, fr.omega, trail=not by_rows)
+                if by_rows:  # the trail through every recorded row, not the frames only
+                    self.scene.extend_trail(rows.x, rows.q)
                 if fr.inspect is not None and self.picked == fr.inspect.get("index"):
                     self.inspector_text.setText(inspector_html(fr.inspect, fr.t))
                 if self.controls.ghosts.isChecked() and fr.ghosts:
