@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from PyQt6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer, pyqtSignal
+from PyQt6.QtCore import QByteArray, QEvent, QSettings, Qt, QThread, QTimer, pyqtSignal
 from PyQt6.QtGui import QAction, QActionGroup, QKeySequence
 from PyQt6.QtWidgets import (
     QFileDialog,
@@ -264,6 +264,8 @@ class MainWindow(QMainWindow):
         pv.global_theme.multi_samples = 0
         view = QtInteractor(self, multi_samples=0, auto_update=False)
         view.setMinimumSize(320, 240)
+        self._frame_pending = False  # see eventFilter
+        view.installEventFilter(self)
         view.ren_win.AddObserver("EndEvent", self._count_render)
         # picking: a click (press and release without a drag) on a body inspects it;
         # observers, so the camera's own mouse handling stays as it is
@@ -502,9 +504,26 @@ class MainWindow(QMainWindow):
 
     def reset_camera(self) -> None:
         """Fit the camera to the scene (also done on every scenario load)."""
+        self._frame_pending = False
         if self.scene is not None:
             self.scene.reset_camera()
             self.view.update()
+
+    def _view_has_size(self) -> bool:
+        width, height = self.view.ren_win.GetSize()
+        return self.view.isVisible() and width > 1 and height > 1
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        """The view's first resize after a framing it did not have the size for: frame
+        again, once the view has taken the size (after this event)."""
+        if (obj is self.view and event.type() == QEvent.Type.Resize
+                and self._frame_pending and not event.size().isEmpty()):
+            QTimer.singleShot(0, self._frame_if_pending)
+        return super().eventFilter(obj, event)
+
+    def _frame_if_pending(self) -> None:
+        if self._frame_pending and self._view_has_size():
+            self.reset_camera()
 
     def set_follow(self, on: bool) -> None:
         """View → Follow: the camera keeps the bodies' bounding box in view."""
@@ -845,6 +864,9 @@ class MainWindow(QMainWindow):
             self.view.camera_position = camera
         else:
             self.scene.reset_camera()  # every load (and reset) starts framed
+            # framed for the view's shape: a run opened before the window is shown (rrp
+            # gui RUN.h5) is framed again once the view has its size
+            self._frame_pending = not self._view_has_size()
         # the inspected body stays inspected through a reset of the same model
         keep = (self.picked is not None and self._good_request is not None
                 and self.picked < ld.model.n_bodies)
