@@ -370,3 +370,33 @@ def test_trail_goes_through_every_recorded_row(qtbot, make_window, scenario):
     gap = np.linalg.norm(np.diff(trail, axis=0), axis=1)
     reach = np.linalg.norm(trail - w.scene.pivot, axis=1).max()
     assert gap.max() < 0.1 * reach
+
+
+# ------------------------------------------------------------------ error title (§4)
+def _dissipative(ld: Loaded) -> Loaded:
+    from dataclasses import replace
+
+    return replace(ld, energy_names=[*ld.energy_names, "dissipated"])
+
+
+@pytest.mark.parametrize("dissipative", [False, True])
+def test_error_plot_says_what_it_plots(qtbot, dissipative):
+    """The error plot shows (total − E₀)/|E₀| where the total includes the dissipated
+    energy D of a run with impacts or friction: its title, axis and legend say E + D
+    there (they said E)."""
+    panel = PlotPanel()
+    qtbot.addWidget(panel)
+    ld, fr = _synthetic(100)
+    panel.reset(_dissipative(ld) if dissipative else ld)
+    pi = panel.error_plot.getPlotItem()
+    title = pi.titleLabel.text
+    axis = pi.getAxis("left").labelText
+    legend = [label.text for _, label in pi.legend.items]
+    if dissipative:
+        assert "(E + D − E₀)/|E₀|" in title and axis == "Δ(E + D)/|E₀|"
+        assert legend == ["Δ(E + D)/|E₀|"]
+        panel.log_error.setChecked(True)
+        assert pi.getAxis("left").labelText == "|Δ(E + D)|/|E₀|"
+    else:
+        assert "(E − E₀)/|E₀|" in title and "D" not in title and axis == "ΔE/|E₀|"
+        assert legend == ["ΔE/|E₀|"]

@@ -31,7 +31,7 @@ from engine.models.base import ParameterError
 
 from ..scene import AXES_ALL_LIMIT, AXES_DETAILS, COLOUR_MODES, BodyScene
 from .controls import ControlPanel
-from .plots import PlotPanel, TimedPlotWidget
+from .plots import PlotPanel, TimedPlotWidget, error_title
 from .recorder import Recorder, RecorderError
 from .replay import Recording, TimelineBar
 from .worker import (
@@ -924,8 +924,9 @@ class MainWindow(QMainWindow):
             self._fps = (self.renders - n0) / (now - t0)
             self._fps_mark = (now, self.renders)
         rel = "—" if not math.isfinite(fr.rel_error) else f"{fr.rel_error:+.3e}"
+        names = self.loaded.energy_names if self.loaded is not None else []
         text = (f"t = {fr.t:.4f}   step {fr.step}   {fr.integrator}, h = {fr.h:g}   "
-                f"ΔE/|E₀| = {rel}   [{self.state}]")
+                f"{error_title(names)[1]}/|E₀| = {rel}   [{self.state}]")
         if fr.contact is not None:  # hard contacts: what the percussion solver does
             text += "   " + contact_summary(fr.contact)
         self.status.setText(text)

@@ -291,6 +291,15 @@ class OutsideLegend(pg.LegendItem):
         self.updateGeometry()
 
 
+def error_title(energy_names: list[str] | tuple[str, ...]) -> tuple[str, str]:
+    """Title of the relative energy error plot and the quantity whose change it shows:
+    of a dissipative run (impacts, friction: a ``dissipated`` component D) it is
+    ``E + D`` (what the percussions conserve), not ``E``."""
+    if DISSIPATED in energy_names:
+        return "Relative energy error (E + D − E₀)/|E₀|", "Δ(E + D)"
+    return "Relative energy error (E − E₀)/|E₀|", "ΔE"
+
+
 def _plot(title: str, left: str) -> pg.PlotWidget:
     w = TimedPlotWidget(background="w")
     p = w.getPlotItem()
@@ -532,14 +541,16 @@ class PlotPanel(QWidget):
         self._curves["total"] = ep.plot([], [], pen=pg.mkPen("k", width=2), name=total)
         self._curves["total"].setZValue(100)
         ep.getPlotItem().setToolTip("\n".join(f"{n}: {ENERGY_LABELS.get(n, n)}" for n in names))
+        title, err = error_title(names)
+        self.error_plot.setTitle(title, color="#222", size="10pt")
         labels = list(self.runs) or ["energy"]
         for k, lab in enumerate(labels):
-            name = lab if len(labels) > 1 else "ΔE/|E₀|"
+            name = lab if len(labels) > 1 else f"{err}/|E₀|"
             self._curves["error"][lab] = self.error_plot.plot(
                 [], [], pen=pg.mkPen(RUN_COLOURS[k % len(RUN_COLOURS)], width=1.5), name=name)
         self.error_plot.getPlotItem().setLogMode(y=self.log_error.isChecked())
         self.error_plot.getPlotItem().setLabel(
-            "left", "|ΔE|/|E₀|" if self.log_error.isChecked() else "ΔE/|E₀|")
+            "left", f"|{err}|/|E₀|" if self.log_error.isChecked() else f"{err}/|E₀|")
         pre = "Δ" if self.drift.isChecked() else ""
         for k, c in enumerate("xyz"):
             self._curves["P"].append(self.P_plot.plot(
