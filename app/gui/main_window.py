@@ -410,6 +410,25 @@ class MainWindow(QMainWindow):
             return
         self.request_pause.emit()
 
+    def pause_and_settle(self, timeout_s: float = 5.0) -> None:
+        """Pause and wait (handling events) until the worker says so, then drop any
+        passing message: the status bar shows the paused state (a screenshot's; the
+        worker answers a pause from its thread, after the next event loop turn)."""
+        from PyQt6.QtWidgets import QApplication
+
+        self.pause()
+        deadline = time.perf_counter() + timeout_s
+        while (self.recording is None and self.state == "running"
+               and time.perf_counter() < deadline):
+            QApplication.processEvents()
+            time.sleep(0.005)
+        QApplication.processEvents()
+        self.statusBar().clearMessage()
+
+    def status_shown(self) -> str:
+        """What the status bar shows: a passing message, else the status line."""
+        return self.statusBar().currentMessage() or self.status.text()
+
     def step(self) -> None:
         """One step (live) or the next frame (replay)."""
         if self.recording is not None:
