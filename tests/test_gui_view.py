@@ -400,3 +400,29 @@ def test_error_plot_says_what_it_plots(qtbot, dissipative):
     else:
         assert "(E − E₀)/|E₀|" in title and "D" not in title and axis == "ΔE/|E₀|"
         assert legend == ["ΔE/|E₀|"]
+
+
+# ------------------------------------------------------------------ invariants (§6)
+def test_pendulum_plots_its_invariants_instead_of_p(qtbot, make_window):
+    """The pendulum has no translation: its "Linear momentum P" plot was zero.  It shows
+    the invariants Rρ₀·Ω (0) and e₃·Ω (Ω₀·e₃ = 0.2), from every recorded row."""
+    w = make_window(LoadRequest("pendulum"))
+    _play_until(qtbot, w, 0.5)
+    panel = w.plots
+    panel.drift.setChecked(False)
+    panel.redraw()
+    pi = panel.P_plot.getPlotItem()
+    assert "Rρ₀·Ω" in pi.titleLabel.text and "e₃·Ω" in pi.titleLabel.text
+    curves = {c.name(): c for c in pi.listDataItems()}
+    assert set(curves) == {"Rρ₀·Ω", "e₃·Ω"}
+    rows = w.worker.primary.series.n
+    _, along = curves["Rρ₀·Ω"].getData()
+    _, e3 = curves["e₃·Ω"].getData()
+    assert len(along) == len(e3) == rows
+    np.testing.assert_allclose(along, 0.0, atol=1e-12)
+    np.testing.assert_allclose(e3, 0.2, atol=1e-12)
+    # other models keep P
+    other = PlotPanel()
+    qtbot.addWidget(other)
+    other.reset(_synthetic(10)[0])
+    assert other.P_plot.getPlotItem().titleLabel.text == "Linear momentum P"

@@ -21,7 +21,12 @@ from typing import Any
 import numpy as np
 from PyQt6.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
 
-from engine.diagnostics import body_rotational_energy, relative_energy_error
+from engine.diagnostics import (
+    body_rotational_energy,
+    model_invariant_names,
+    model_invariants,
+    relative_energy_error,
+)
 from engine.integrators import INTEGRATORS
 from engine.layout import ENERGY_NAMES
 from engine.rotations import quat_to_matrix
@@ -239,6 +244,9 @@ class Series:
     whose view draws a trail (:func:`records_trail`); ``None`` otherwise."""
     q: np.ndarray | None = None
     """Its attitude quaternion at each new row, ``(n, 4)`` (with :attr:`x`)."""
+    invariants: np.ndarray | None = None
+    """The model's invariants at each new row, ``(n, k)``, for the models that have
+    some (:func:`engine.diagnostics.model_invariant_names`: the pendulum); else ``None``."""
 
 
 def records_trail(model: Any) -> bool:
@@ -291,11 +299,14 @@ class _Run:
         self.sent_rows += len(a["t"])
         total = a["energy"].sum(axis=1)
         rel = relative_energy_error(total, self.sim.e_ref, self.sim.e_scale)
-        x = q = None
+        x = q = inv = None
         if ser.frames and len(a["x"]) == len(a["t"]):
             x, q = a["x"][:, 0].copy(), a["q"][:, 0].copy()
+            ff = self.sim.model.forcefield
+            if model_invariant_names(ff):
+                inv = model_invariants(ff, q, a["omega"][:, 0])
             ser.release_frames()
-        return Series(a["t"], a["energy"], total, rel, a["P"], a["L"], x, q)
+        return Series(a["t"], a["energy"], total, rel, a["P"], a["L"], x, q, inv)
 
 
 class SimulationWorker(QObject):
