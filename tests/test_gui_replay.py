@@ -299,3 +299,17 @@ def test_a_recording_opens_at_real_time_with_the_whole_scene_in_view(qtbot, wind
 
     qtbot.waitUntil(lambda: min(w.view.ren_win.GetSize()) > 1, timeout=10_000)
     qtbot.waitUntil(framed, timeout=5_000)
+
+
+def test_a_pendulum_recording_plots_p_it_holds_no_invariants(qtbot, window, tmp_path):
+    """The live pendulum plots its invariants instead of P (issue #27 §6); a recording
+    holds P only: its replay plots P, not an empty invariants plot."""
+    model = load_scenario("pendulum").build_model()
+    sim = Simulation(model, "rrp-exact", 1e-2)
+    w = RunWriter(tmp_path / "p.h5", sim, scenario="pendulum")
+    sim.run_until(0.2, callback=lambda s: w.flush())
+    w.close()
+    win = window(run=tmp_path / "p.h5")
+    pi = win.plots.P_plot.getPlotItem()
+    assert pi.titleLabel.text == "Linear momentum P"
+    assert [c.name() for c in pi.listDataItems()] == ["ΔP_x", "ΔP_y", "ΔP_z"]

@@ -430,6 +430,8 @@ class PlotPanel(QWidget):
             if d is None:
                 d = self.runs[label] = _RunData(self._stack_columns(), len(self.invariant_names))
             d.extend(s)
+        if self.invariant_names and all(np.isnan(d.inv.data).all() for d in self.runs.values()):
+            self.invariant_names = ()  # a file holds P, not the invariants: plot P
         for ev in events:
             self.add_marker(ev)
         self._rebuild_curves()
