@@ -119,6 +119,13 @@ def make_plotter(size: tuple[int, int] = (800, 600), *, off_screen: bool = True)
     return pv.Plotter(off_screen=off_screen, window_size=list(size), theme=theme)
 
 
+def set_lighting(plotter: pv.BasePlotter) -> None:
+    """The scene's lights, the same in the window and the export: VTK's light kit on the
+    active renderer.  (A view cleared for a new model has lost its lights: without any,
+    VTK draws the mesh spheres as flat discs of ambient + diffuse colour.)"""
+    plotter.enable_lightkit(only_active=True)
+
+
 def _nice_ceil(v: float) -> float:
     """The smallest of 1, 2, 5 × 10^k that is ≥ ``v`` (stable colour ranges)."""
     if not v > 0 or not math.isfinite(v):
@@ -305,6 +312,7 @@ class BodyScene:
             pass
 
         plotter.set_background(BACKGROUND, top=BACKGROUND_TOP)
+        set_lighting(plotter)
         st = model.initial_state
         self._centres = self._drawn_centres(st.x, quat_to_matrix(st.q))
 
@@ -665,9 +673,10 @@ class BodyScene:
 
     # ------------------------------------------------------------------ per frame
     def update(self, x: np.ndarray, q: np.ndarray, v: np.ndarray | None = None,
-               omega: np.ndarray | None = None) -> None:
+               omega: np.ndarray | None = None, *, trail: bool = True) -> None:
         """Move spheres, axes, rod and trail to the state ``(x, q)``; recolour from ``v``
-        / ``omega`` when colouring by them.  Does not render."""
+        / ``omega`` when colouring by them.  Does not render.  ``trail=False``: leave the
+        trail alone (the caller feeds it every recorded row: :meth:`extend_trail`)."""
         self._last_q = np.asarray(q, dtype=np.float64)
         R = quat_to_matrix(self._last_q)
         c = self._drawn_centres(x, R)
@@ -691,7 +700,7 @@ class BodyScene:
             self._rod_mesh.GetPoints().Modified()
         if self._coil_mesh is not None:
             self._coil_points(c[0])
-        if self.pivot is not None:
+        if self.pivot is not None and trail:
             self._append_trail(c[0])
         if self._halo is not None:
             self._move_halo(sc)
@@ -782,13 +791,41 @@ class BodyScene:
         self._trail_len = k + 1
         self._refresh_trail()
 
-    def _refresh_trail(self) -> None:
+    def extend_trail(self, x: np.ndarray, q: np.ndarray) -> None:
+        """Add the bob (body 0) at each of the states ``x`` ``(m, 3)``, ``q`` ``(m, 4)``
+        to the trail, oldest first: every recorded row, not only the frames shown (a
+        no-op without a pivot or with the trail off)."""
+        if self._trail_mesh is None or not self._trail_on:
+            return
+        if not len(x):
+            self._refresh_trail()  # (its head follows the bob)
+            return
+        p = np.asarray(x, dtype=np.float64)
+        if self._has_offset:
+            R = quat_to_matrix(np.asarray(q, dtype=np.float64))
+            p = p + R @ self.offset
         k = self._trail_len
-        if k < 2:
-            pts = np.repeat(self._centres[:1], 2, axis=0)
-            k = 2
-        else:
-            pts = self._trail_buf[:k]
+        if k and np.allclose(self._trail_buf[k - 1], p[0], rtol=0.0, atol=1e-12):
+            p = p[1:]  # (the state the scene was built with: row 0)
+        p = p[-TRAIL_CAPACITY:]
+        buf, m = self._trail_buf, len(p)
+        keep = min(k, TRAIL_CAPACITY - m)
+        buf[:keep] = buf[k - keep:k]
+        buf[keep:keep + m] = p
+        self._trail_len = keep + m
+        self._refresh_trail()
+
+    def _refresh_trail(self) -> None:
+        """The drawn line: the kept positions, then the bob where it is now (between two
+        recorded rows, when the trail is fed the rows)."""
+        k = self._trail_len
+        pts = self._trail_buf[:k]
+        head = self._centres[:1]
+        if not k or not np.allclose(pts[-1], head[0], rtol=0.0, atol=1e-12):
+            pts = np.concatenate([pts, head])
+        if len(pts) < 2:
+            pts = np.repeat(head, 2, axis=0)
+        k = len(pts)
         self._trail_mesh.points = pts.copy()
         self._trail_mesh.lines = np.concatenate([[k], np.arange(k)])
 
@@ -1043,6 +1080,14 @@ class BodyScene:
     def trail_points(self) -> np.ndarray:
         """The bob positions in the trail, oldest first (empty without a pivot)."""
         return self._trail_buf[:self._trail_len].copy()
+
+    @property
+    def trail_line(self) -> np.ndarray:
+        """The points of the drawn trail: :attr:`trail_points`, then the bob where it is
+        now (empty without a pivot)."""
+        if self._trail_mesh is None:
+            return np.zeros((0, 3))
+        return np.asarray(self._trail_mesh.points).copy()
 
     # ------------------------------------------------------------------ camera
     def reset_camera(self) -> None:

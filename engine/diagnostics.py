@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .forcefield import ForceField, evaluate
-from .layout import E_ROTATIONAL, E_TRANSLATIONAL, ENERGY_NAMES
+from .layout import E_ROTATIONAL, E_TRANSLATIONAL, ENERGY_NAMES, P_RHO0, T_PIVOT_GRAVITY
 from .rotations import orthogonality_error, quat_to_matrix
 
 MOMENTUM_NAMES = ("P_x", "P_y", "P_z", "L_x", "L_y", "L_z")
@@ -113,6 +113,29 @@ def pendulum_invariants(q: np.ndarray, omega: np.ndarray,
     }
 
 
+INVARIANT_NAMES = {"R_rho0_dot_omega": "Rρ₀·Ω", "e3_dot_omega": "e₃·Ω"}
+"""The pendulum's invariants a view plots (keys of :func:`pendulum_invariants`), with
+their symbols."""
+
+
+def model_invariant_names(ff: ForceField) -> tuple[str, ...]:
+    """Names (:data:`INVARIANT_NAMES` keys) of the invariants that say more about a model
+    than its linear momentum, from its force field ``ff``: the pendulum's (pivot gravity:
+    no translation, ``P ≡ 0``); ``()`` for the other models."""
+    return tuple(INVARIANT_NAMES) if ff.flags[T_PIVOT_GRAVITY] else ()
+
+
+def model_invariants(ff: ForceField, q: np.ndarray, omega: np.ndarray) -> np.ndarray:
+    """The :func:`model_invariant_names` of the model of force field ``ff`` at the rows
+    ``q (n, 4)``, ``Ω (n, 3)`` of its body 0, as columns ``(n, k)`` (``k = 0`` for a
+    model without such invariants)."""
+    names = model_invariant_names(ff)
+    if not names:
+        return np.zeros((len(q), 0))
+    inv = pendulum_invariants(q, omega, np.asarray(ff.fp[P_RHO0:P_RHO0 + 3], dtype=float))
+    return np.column_stack([inv[k] for k in names])
+
+
 def max_orthogonality_error(q: np.ndarray) -> float:
     """``max ‖RᵀR - I‖`` over any array of quaternions ``(..., 4)``."""
     q = np.asarray(q)
@@ -123,12 +146,15 @@ def max_orthogonality_error(q: np.ndarray) -> float:
 
 __all__ = [
     "ENERGY_NAMES",
+    "INVARIANT_NAMES",
     "MOMENTUM_NAMES",
     "angular_momentum",
     "energy_components",
     "energy_scale",
     "linear_momentum",
     "max_orthogonality_error",
+    "model_invariant_names",
+    "model_invariants",
     "momentum_drift",
     "momentum_scales",
     "pendulum_invariants",

@@ -268,6 +268,19 @@ def test_rrp_gui_screenshot_command(tmp_path):
     assert img.width() == 1200 and img.height() >= 700
 
 
+def test_a_headless_screenshot_shows_a_paused_run(tmp_path):
+    """``--quit-after S --screenshot P`` pauses before the shot: the status bar used to
+    say ``[running]`` (the worker's answer to the pause came after the shot) or showed a
+    passing message instead of the status line."""
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "app", "gui", "pendulum", "--play",
+                          "--screenshot", str(tmp_path / "w.png"), "--quit-after", "1"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr
+    status = out.stderr.split("status:", 1)[1].strip()
+    assert status.startswith("t = ") and status.endswith("[paused]"), status
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--screenshot", "w.jpg", "--quit-after", "1"], ".png"),
     (["--screenshot", "w.png"], "--quit-after"),

@@ -268,3 +268,48 @@ def test_continue_from_here_on_a_live_run(qtbot, window):
     np.testing.assert_array_equal(w.last_frame.x, at.x)
     np.testing.assert_array_equal(w.last_frame.ghosts[0][0], at.x)
     assert w.last_frame.t == at.t
+
+
+# ------------------------------------------------------------------ opening (issue #27 §3)
+def _outside(w: MainWindow, points: np.ndarray) -> int:
+    """How many of ``points`` are drawn outside the 3D view."""
+    ren = w.view.renderer
+    width, height = w.view.ren_win.GetSize()
+    out = 0
+    for p in points:
+        ren.SetWorldPoint(*p, 1.0)
+        ren.WorldToDisplay()
+        x, y, _ = ren.GetDisplayPoint()
+        out += not (0 <= x <= width and 0 <= y <= height)
+    return out
+
+
+def test_a_recording_opens_at_real_time_with_the_whole_scene_in_view(qtbot, window,
+                                                                    torus_run):
+    """Opened with the window (``rrp gui RUN.h5``: before it is shown), the replay used
+    to be framed for a view of no size (the wall cut off on the left in the portrait
+    view) and to play at the speed that spreads it over 20 s (×0.01 here)."""
+    w = window(run=torus_run)
+    assert w.recording is not None
+    assert w.timeline.speed.currentData() == 1.0 and w.timeline.speed.currentText() == "×1"
+    sc = w.scene
+
+    def framed() -> bool:  # the wall's corners and every sphere
+        return _outside(w, sc._wall_bounds) == 0 and _outside(w, sc.centres) == 0
+
+    qtbot.waitUntil(lambda: min(w.view.ren_win.GetSize()) > 1, timeout=10_000)
+    qtbot.waitUntil(framed, timeout=5_000)
+
+
+def test_a_pendulum_recording_plots_p_it_holds_no_invariants(qtbot, window, tmp_path):
+    """The live pendulum plots its invariants instead of P (issue #27 §6); a recording
+    holds P only: its replay plots P, not an empty invariants plot."""
+    model = load_scenario("pendulum").build_model()
+    sim = Simulation(model, "rrp-exact", 1e-2)
+    w = RunWriter(tmp_path / "p.h5", sim, scenario="pendulum")
+    sim.run_until(0.2, callback=lambda s: w.flush())
+    w.close()
+    win = window(run=tmp_path / "p.h5")
+    pi = win.plots.P_plot.getPlotItem()
+    assert pi.titleLabel.text == "Linear momentum P"
+    assert [c.name() for c in pi.listDataItems()] == ["ΔP_x", "ΔP_y", "ΔP_z"]

@@ -305,3 +305,124 @@ def test_tori_pile_loads_plays_and_shows_its_box(make_window, qtbot):
     z0 = float(w.last_frame.x[:, 2].min())
     _play_until(qtbot, w, 0.3)
     assert float(w.last_frame.x[:, 2].min()) < z0  # falling
+
+
+# ------------------------------------------------------------------ shading (issue #27)
+def _disc_pixels(w: MainWindow, body: int = 0, inner: float = 0.8) -> np.ndarray:
+    """The RGB pixels of the view within ``inner`` radii of body ``body``'s drawn
+    centre (its projected disc, the edge left out)."""
+    sc, ren = w.scene, w.view.renderer
+    cam = w.view.camera
+    cam.OrthogonalizeViewUp()
+    c = sc.centres[body]
+    r = 0.5 * float(sc.diameter[body])
+    x0, y0 = sc.display_position(body)
+    ren.SetWorldPoint(*(c + r * np.asarray(cam.GetViewUp())), 1.0)
+    ren.WorldToDisplay()
+    x1, y1, _ = ren.GetDisplayPoint()
+    r_px = float(np.hypot(x1 - x0, y1 - y0))
+    img = w.view_image()
+    h = img.shape[0]
+    rows, cols = np.mgrid[0:h, 0:img.shape[1]]
+    inside = np.hypot(cols - x0, (h - 1 - rows) - y0) < inner * r_px
+    assert r_px > 12 and inside.sum() > 400, r_px
+    return img[inside]
+
+
+@pytest.mark.parametrize("impostors", [False, True], ids=["mesh", "impostors"])
+def test_spheres_are_lit_and_shaded(qtbot, make_window, monkeypatch, impostors):
+    """The window's spheres used to be flat discs (the view's clear() removed the
+    plotter's lights; the export, on a fresh plotter, kept them): across the pendulum
+    bob's disc the brightness must spread as on a lit sphere, as mesh spheres and as the
+    point impostors of large models (forced here for the one bob)."""
+    import app.scene
+
+    if impostors:
+        monkeypatch.setattr(app.scene, "SPRITE_MIN_SPHERES", 1)
+    w = make_window(LoadRequest("pendulum"))
+    assert w.scene.sprites == impostors
+    assert len(w.view.renderer.lights) > 0
+    w.controls.axes.setChecked(False)  # (the axes are drawn across the disc)
+    w.view.render()
+    px = _disc_pixels(w).astype(float)
+    bright = px.mean(axis=1)
+    spread = np.percentile(bright, 95) - np.percentile(bright, 5)
+    assert spread > 40, f"brightness spread {spread:.1f} across the disc: flat"
+
+
+# ------------------------------------------------------------------ trail (issue #27)
+@pytest.mark.parametrize("scenario", ["pendulum", "spring-pendulum"])
+def test_trail_goes_through_every_recorded_row(qtbot, make_window, scenario):
+    """The bob's trail used to join the frames shown (coarse straight segments, several
+    steps apart); it must hold the bob at every row the engine records."""
+    w = make_window(LoadRequest(scenario))
+    sim = w.worker.primary
+    w.controls.speed.setValue(3 * sim.record_every + 1)  # several rows per frame
+    _play_until(qtbot, w, 1.0)
+    rows = sim.series.n
+    trail = w.scene.trail_points
+    assert w.frames_drawn < rows / 2 < rows == len(trail)
+    # the drawn line goes on to the bob (between two records when a row holds 10 steps)
+    line = w.scene.trail_line
+    np.testing.assert_array_equal(line[:rows], trail)
+    np.testing.assert_allclose(line[-1], w.scene.centres[0], atol=1e-12)
+    # consecutive points one record apart: at most the bob's top speed × the record time
+    gap = np.linalg.norm(np.diff(trail, axis=0), axis=1)
+    reach = np.linalg.norm(trail - w.scene.pivot, axis=1).max()
+    assert gap.max() < 0.1 * reach
+
+
+# ------------------------------------------------------------------ error title (§4)
+def _dissipative(ld: Loaded) -> Loaded:
+    from dataclasses import replace
+
+    return replace(ld, energy_names=[*ld.energy_names, "dissipated"])
+
+
+@pytest.mark.parametrize("dissipative", [False, True])
+def test_error_plot_says_what_it_plots(qtbot, dissipative):
+    """The error plot shows (total − E₀)/|E₀| where the total includes the dissipated
+    energy D of a run with impacts or friction: its title, axis and legend say E + D
+    there (they said E)."""
+    panel = PlotPanel()
+    qtbot.addWidget(panel)
+    ld, fr = _synthetic(100)
+    panel.reset(_dissipative(ld) if dissipative else ld)
+    pi = panel.error_plot.getPlotItem()
+    title = pi.titleLabel.text
+    axis = pi.getAxis("left").labelText
+    legend = [label.text for _, label in pi.legend.items]
+    if dissipative:
+        assert "(E + D − E₀)/|E₀|" in title and axis == "Δ(E + D)/|E₀|"
+        assert legend == ["Δ(E + D)/|E₀|"]
+        panel.log_error.setChecked(True)
+        assert pi.getAxis("left").labelText == "|Δ(E + D)|/|E₀|"
+    else:
+        assert "(E − E₀)/|E₀|" in title and "D" not in title and axis == "ΔE/|E₀|"
+        assert legend == ["ΔE/|E₀|"]
+
+
+# ------------------------------------------------------------------ invariants (§6)
+def test_pendulum_plots_its_invariants_instead_of_p(qtbot, make_window):
+    """The pendulum has no translation: its "Linear momentum P" plot was zero.  It shows
+    the invariants Rρ₀·Ω (0) and e₃·Ω (Ω₀·e₃ = 0.2), from every recorded row."""
+    w = make_window(LoadRequest("pendulum"))
+    _play_until(qtbot, w, 0.5)
+    panel = w.plots
+    panel.drift.setChecked(False)
+    panel.redraw()
+    pi = panel.P_plot.getPlotItem()
+    assert "Rρ₀·Ω" in pi.titleLabel.text and "e₃·Ω" in pi.titleLabel.text
+    curves = {c.name(): c for c in pi.listDataItems()}
+    assert set(curves) == {"Rρ₀·Ω", "e₃·Ω"}
+    rows = w.worker.primary.series.n
+    _, along = curves["Rρ₀·Ω"].getData()
+    _, e3 = curves["e₃·Ω"].getData()
+    assert len(along) == len(e3) == rows
+    np.testing.assert_allclose(along, 0.0, atol=1e-12)
+    np.testing.assert_allclose(e3, 0.2, atol=1e-12)
+    # other models keep P
+    other = PlotPanel()
+    qtbot.addWidget(other)
+    other.reset(_synthetic(10)[0])
+    assert other.P_plot.getPlotItem().titleLabel.text == "Linear momentum P"

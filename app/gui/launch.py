@@ -155,10 +155,10 @@ def launch(args: argparse.Namespace) -> int:
                 return
             if args.screenshot:
                 try:
-                    win.pause()
-                    app.processEvents()
+                    win.pause_and_settle()
                     out = win.save_screenshot(args.screenshot)
-                    print(f"screenshot saved: {out}", file=sys.stderr)
+                    print(f"screenshot saved: {out}\n  status: {win.status_shown()}",
+                          file=sys.stderr)
                 except OSError as exc:
                     print(f"rrp: error: {exc}", file=sys.stderr)
                     status["code"] = 2

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from PyQt6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer, pyqtSignal
+from PyQt6.QtCore import QByteArray, QEvent, QSettings, Qt, QThread, QTimer, pyqtSignal
 from PyQt6.QtGui import QAction, QActionGroup, QKeySequence
 from PyQt6.QtWidgets import (
     QFileDialog,
@@ -31,7 +31,7 @@ from engine.models.base import ParameterError
 
 from ..scene import AXES_ALL_LIMIT, AXES_DETAILS, COLOUR_MODES, BodyScene
 from .controls import ControlPanel
-from .plots import PlotPanel, TimedPlotWidget
+from .plots import PlotPanel, TimedPlotWidget, error_title
 from .recorder import Recorder, RecorderError
 from .replay import Recording, TimelineBar
 from .worker import (
@@ -264,6 +264,8 @@ class MainWindow(QMainWindow):
         pv.global_theme.multi_samples = 0
         view = QtInteractor(self, multi_samples=0, auto_update=False)
         view.setMinimumSize(320, 240)
+        self._frame_pending = False  # see eventFilter
+        view.installEventFilter(self)
         view.ren_win.AddObserver("EndEvent", self._count_render)
         # picking: a click (press and release without a drag) on a body inspects it;
         # observers, so the camera's own mouse handling stays as it is
@@ -408,6 +410,25 @@ class MainWindow(QMainWindow):
             return
         self.request_pause.emit()
 
+    def pause_and_settle(self, timeout_s: float = 5.0) -> None:
+        """Pause and wait (handling events) until the worker says so, then drop any
+        passing message: the status bar shows the paused state (a screenshot's; the
+        worker answers a pause from its thread, after the next event loop turn)."""
+        from PyQt6.QtWidgets import QApplication
+
+        self.pause()
+        deadline = time.perf_counter() + timeout_s
+        while (self.recording is None and self.state == "running"
+               and time.perf_counter() < deadline):
+            QApplication.processEvents()
+            time.sleep(0.005)
+        QApplication.processEvents()
+        self.statusBar().clearMessage()
+
+    def status_shown(self) -> str:
+        """What the status bar shows: a passing message, else the status line."""
+        return self.statusBar().currentMessage() or self.status.text()
+
     def step(self) -> None:
         """One step (live) or the next frame (replay)."""
         if self.recording is not None:
@@ -502,9 +523,26 @@ class MainWindow(QMainWindow):
 
     def reset_camera(self) -> None:
         """Fit the camera to the scene (also done on every scenario load)."""
+        self._frame_pending = False
         if self.scene is not None:
             self.scene.reset_camera()
             self.view.update()
+
+    def _view_has_size(self) -> bool:
+        width, height = self.view.ren_win.GetSize()
+        return self.view.isVisible() and width > 1 and height > 1
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        """The view's first resize after a framing it did not have the size for: frame
+        again, once the view has taken the size (after this event)."""
+        if (obj is self.view and event.type() == QEvent.Type.Resize
+                and self._frame_pending and not event.size().isEmpty()):
+            QTimer.singleShot(0, self._frame_if_pending)
+        return super().eventFilter(obj, event)
+
+    def _frame_if_pending(self) -> None:
+        if self._frame_pending and self._view_has_size():
+            self.reset_camera()
 
     def set_follow(self, on: bool) -> None:
         """View → Follow: the camera keeps the bodies' bounding box in view."""
@@ -845,6 +883,9 @@ class MainWindow(QMainWindow):
             self.view.camera_position = camera
         else:
             self.scene.reset_camera()  # every load (and reset) starts framed
+            # framed for the view's shape: a run opened before the window is shown (rrp
+            # gui RUN.h5) is framed again once the view has its size
+            self._frame_pending = not self._view_has_size()
         # the inspected body stays inspected through a reset of the same model
         keep = (self.picked is not None and self._good_request is not None
                 and self.picked < ld.model.n_bodies)
@@ -867,7 +908,11 @@ class MainWindow(QMainWindow):
         try:
             self.last_frame = fr
             if self.scene is not None:
-                self.scene.update(fr.x, fr.q, fr.v, fr.omega)
+                rows = next(iter(fr.series.values()), None)  # the primary run's
+                by_rows = rows is not None and rows.x is not None
+                self.scene.update(fr.x, fr.q, fr.v, fr.omega, trail=not by_rows)
+                if by_rows:  # the trail through every recorded row, not the frames only
+                    self.scene.extend_trail(rows.x, rows.q)
                 if fr.inspect is not None and self.picked == fr.inspect.get("index"):
                     self.inspector_text.setText(inspector_html(fr.inspect, fr.t))
                 if self.controls.ghosts.isChecked() and fr.ghosts:
@@ -898,8 +943,9 @@ class MainWindow(QMainWindow):
             self._fps = (self.renders - n0) / (now - t0)
             self._fps_mark = (now, self.renders)
         rel = "—" if not math.isfinite(fr.rel_error) else f"{fr.rel_error:+.3e}"
+        names = self.loaded.energy_names if self.loaded is not None else []
         text = (f"t = {fr.t:.4f}   step {fr.step}   {fr.integrator}, h = {fr.h:g}   "
-                f"ΔE/|E₀| = {rel}   [{self.state}]")
+                f"{error_title(names)[1]}/|E₀| = {rel}   [{self.state}]")
         if fr.contact is not None:  # hard contacts: what the percussion solver does
             text += "   " + contact_summary(fr.contact)
         self.status.setText(text)

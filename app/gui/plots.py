@@ -19,6 +19,7 @@ import pyqtgraph.exporters
 from PyQt6.QtCore import Qt, QTimer
 from PyQt6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
+from engine.diagnostics import INVARIANT_NAMES, model_invariant_names
 from engine.layout import ENERGY_LABELS, ENERGY_NAMES, SIGNED_ENERGY
 
 from ..scene import GHOST_COLOURS
@@ -209,13 +210,16 @@ class PeakCache:
 
 
 class _RunData:
-    def __init__(self, stack: tuple[int, ...] = ()) -> None:
+    def __init__(self, stack: tuple[int, ...] = (), n_invariants: int = 0) -> None:
         self.t = Grow()
         self.energy = Grow(len(ENERGY_NAMES))
         self.total = Grow()
         self.rel = Grow()
         self.P = Grow(3)
         self.L = Grow(3)
+        self.inv = Grow(max(n_invariants, 1))
+        """The model's invariants (:attr:`PlotPanel.invariant_names`), NaN where a
+        series has none (a recording)."""
         self.stack_columns = stack
         """The energy columns stacked (in order): :attr:`stacked` holds their running
         sums, row by row, computed as rows arrive (not at every redraw)."""
@@ -230,6 +234,9 @@ class _RunData:
         self.rel.extend(s.rel_error)
         self.P.extend(s.P)
         self.L.extend(s.L)
+        inv = getattr(s, "invariants", None)
+        self.inv.extend(inv if inv is not None and inv.shape[1] == self.inv.width
+                        else np.full((len(s.t), self.inv.width), np.nan))
         if self.stack_columns:
             self.stacked.extend(np.cumsum(np.asarray(s.energy)[:, list(self.stack_columns)],
                                           axis=1))
@@ -289,6 +296,15 @@ class OutsideLegend(pg.LegendItem):
         self.setPreferredWidth(width)
         self.setMaximumWidth(max(width, 1.0))
         self.updateGeometry()
+
+
+def error_title(energy_names: list[str] | tuple[str, ...]) -> tuple[str, str]:
+    """Title of the relative energy error plot and the quantity whose change it shows:
+    of a dissipative run (impacts, friction: a ``dissipated`` component D) it is
+    ``E + D`` (what the percussions conserve), not ``E``."""
+    if DISSIPATED in energy_names:
+        return "Relative energy error (E + D − E₀)/|E₀|", "Δ(E + D)"
+    return "Relative energy error (E − E₀)/|E₀|", "ΔE"
 
 
 def _plot(title: str, left: str) -> pg.PlotWidget:
@@ -356,6 +372,9 @@ class PlotPanel(QWidget):
 
         self.loaded: Loaded | None = None
         self.runs: dict[str, _RunData] = {}
+        self.invariant_names: tuple[str, ...] = ()
+        """The model's invariants plotted instead of ``P`` (the pendulum's, which has no
+        translation: ``P ≡ 0``), keys of :data:`engine.diagnostics.INVARIANT_NAMES`."""
         self.markers: list[tuple[pg.PlotWidget, pg.InfiniteLine]] = []
         self.events: list = []
         self._curves: dict = {}
@@ -379,6 +398,8 @@ class PlotPanel(QWidget):
     def reset(self, loaded: Loaded) -> None:
         """A new scenario or a reset: clear everything."""
         self.loaded = loaded
+        ff = getattr(loaded.model, "forcefield", None)
+        self.invariant_names = () if ff is None else model_invariant_names(ff)
         self.runs = {}
         self.events = []
         for w, line in self.markers:
@@ -391,7 +412,7 @@ class PlotPanel(QWidget):
         for label, s in frame.series.items():
             d = self.runs.get(label)
             if d is None:
-                d = self.runs[label] = _RunData(self._stack_columns())
+                d = self.runs[label] = _RunData(self._stack_columns(), len(self.invariant_names))
             if len(s.t) == 0:
                 continue
             d.extend(s)
@@ -407,8 +428,10 @@ class PlotPanel(QWidget):
         for label, s in series.items():
             d = self.runs.get(label)
             if d is None:
-                d = self.runs[label] = _RunData(self._stack_columns())
+                d = self.runs[label] = _RunData(self._stack_columns(), len(self.invariant_names))
             d.extend(s)
+        if self.invariant_names and all(np.isnan(d.inv.data).all() for d in self.runs.values()):
+            self.invariant_names = ()  # a file holds P, not the invariants: plot P
         for ev in events:
             self.add_marker(ev)
         self._rebuild_curves()
@@ -532,22 +555,39 @@ class PlotPanel(QWidget):
         self._curves["total"] = ep.plot([], [], pen=pg.mkPen("k", width=2), name=total)
         self._curves["total"].setZValue(100)
         ep.getPlotItem().setToolTip("\n".join(f"{n}: {ENERGY_LABELS.get(n, n)}" for n in names))
+        title, err = error_title(names)
+        self.error_plot.setTitle(title, color="#222", size="10pt")
         labels = list(self.runs) or ["energy"]
         for k, lab in enumerate(labels):
-            name = lab if len(labels) > 1 else "ΔE/|E₀|"
+            name = lab if len(labels) > 1 else f"{err}/|E₀|"
             self._curves["error"][lab] = self.error_plot.plot(
                 [], [], pen=pg.mkPen(RUN_COLOURS[k % len(RUN_COLOURS)], width=1.5), name=name)
         self.error_plot.getPlotItem().setLogMode(y=self.log_error.isChecked())
         self.error_plot.getPlotItem().setLabel(
-            "left", "|ΔE|/|E₀|" if self.log_error.isChecked() else "ΔE/|E₀|")
+            "left", f"|{err}|/|E₀|" if self.log_error.isChecked() else f"{err}/|E₀|")
         pre = "Δ" if self.drift.isChecked() else ""
-        for k, c in enumerate("xyz"):
+        for k, name in enumerate(self._first_plot_names()):
             self._curves["P"].append(self.P_plot.plot(
-                [], [], pen=pg.mkPen(AXIS_COLOURS[k], width=1.5), name=f"{pre}P_{c}"))
+                [], [], pen=pg.mkPen(AXIS_COLOURS[k], width=1.5), name=f"{pre}{name}"))
+        for k, c in enumerate("xyz"):
             self._curves["L"].append(self.L_plot.plot(
                 [], [], pen=pg.mkPen(AXIS_COLOURS[k], width=1.5), name=f"{pre}L_{c}"))
         self._dirty = True
         self.redraw()
+
+    def _first_plot_names(self) -> list[str]:
+        """Retitle the momentum plot for the model and name its curves: the invariants
+        of a model that has some instead of ``P``."""
+        inv = self.invariant_names
+        if inv:
+            symbols = [INVARIANT_NAMES[n] for n in inv]
+            self.P_plot.setTitle(f"Invariants {', '.join(symbols)} (P ≡ 0: no translation)",
+                                 color="#222", size="10pt")
+            self.P_plot.getPlotItem().setLabel("left", "Ω component")
+            return symbols
+        self.P_plot.setTitle("Linear momentum P", color="#222", size="10pt")
+        self.P_plot.getPlotItem().setLabel("left", "P")
+        return [f"P_{c}" for c in "xyz"]
 
     def _view_t_range(self) -> tuple[float, float] | None:
         """The time range to decimate for: ``None`` (all rows) while the x axis follows
@@ -605,15 +645,15 @@ class PlotPanel(QWidget):
                 y = np.where(y > 0, y, np.nan)  # log of 0: no point
             c.setData(td, y, connect="finite")
             handed += len(td)
-        P, L = first.P.data, first.L.data
-        td, yd = first.peaks("PL", [P[:, 0], P[:, 1], P[:, 2], L[:, 0], L[:, 1], L[:, 2]],
-                             k, rng)
+        P = first.inv.data if self.invariant_names else first.P.data
+        L = first.L.data
+        m = len(self._curves["P"])
+        td, yd = first.peaks("PL", [*P[:, :m].T, *L.T], k, rng)
         if self.drift.isChecked() and len(P):  # (a shift commutes with min and max)
-            yd = yd - np.concatenate([P[0], L[0]])
-        for j in range(3):
-            self._curves["P"][j].setData(td, yd[:, j])
-            self._curves["L"][j].setData(td, yd[:, 3 + j])
-            handed += 2 * len(td)
+            yd = yd - np.concatenate([P[0, :m], L[0]])
+        for j, c in enumerate([*self._curves["P"], *self._curves["L"]]):
+            c.setData(td, yd[:, j], connect="finite")
+            handed += len(td)
         self.points_handed = handed
 
     def drawn_points(self) -> dict[str, int]:

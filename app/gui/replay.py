@@ -40,6 +40,9 @@ RUN_SUFFIXES = (".h5", ".hdf5", ".h5.partial", ".hdf5.partial")
 
 SPEEDS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 """Playback speeds (recorded time per second of wall-clock time: ×1 is real time)."""
+OPEN_SPEED = 1.0
+"""A recording opens at real time (it used to open at the speed that played it all in
+about 20 s: ×0.03 for a 0.5 s run); the user picks another in the timeline."""
 
 PLAYBACK_HZ = 30
 
@@ -158,12 +161,6 @@ class Recording:
             return f"{text}: {msg}"
         return text
 
-    def default_speed(self) -> float:
-        """The playback speed that plays the whole recording in about 20 s."""
-        span = float(self.frame_times[-1] - self.frame_times[0]) if self.n_frames > 1 else 1.0
-        want = span / 20.0
-        return min(SPEEDS, key=lambda s: abs(math.log(s) - math.log(max(want, 1e-9))))
-
     def close(self) -> None:
         self.file.close()
 
@@ -231,7 +228,7 @@ class TimelineBar(QWidget):
         self.slider.setValue(0)
         self.slider.setPageStep(max(1, rec.n_frames // 20))
         self.slider.blockSignals(False)
-        self.speed.setCurrentIndex(SPEEDS.index(rec.default_speed()))
+        self.speed.setCurrentIndex(SPEEDS.index(OPEN_SPEED))
 
     def show_frame(self, k: int, t: float) -> None:
         n = self.recording.n_frames if self.recording else 0

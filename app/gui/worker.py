@@ -21,7 +21,12 @@ from typing import Any
 import numpy as np
 from PyQt6.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
 
-from engine.diagnostics import body_rotational_energy, relative_energy_error
+from engine.diagnostics import (
+    body_rotational_energy,
+    model_invariant_names,
+    model_invariants,
+    relative_energy_error,
+)
 from engine.integrators import INTEGRATORS
 from engine.layout import ENERGY_NAMES
 from engine.rotations import quat_to_matrix
@@ -234,6 +239,21 @@ class Series:
     rel_error: np.ndarray
     P: np.ndarray
     L: np.ndarray
+    x: np.ndarray | None = None
+    """The trailed body's (body 0's) position at each new row, ``(n, 3)``, for models
+    whose view draws a trail (:func:`records_trail`); ``None`` otherwise."""
+    q: np.ndarray | None = None
+    """Its attitude quaternion at each new row, ``(n, 4)`` (with :attr:`x`)."""
+    invariants: np.ndarray | None = None
+    """The model's invariants at each new row, ``(n, k)``, for the models that have
+    some (:func:`engine.diagnostics.model_invariant_names`: the pendulum); else ``None``."""
+
+
+def records_trail(model: Any) -> bool:
+    """Whether the runs of ``model`` record body 0's state at every row for the view's
+    trail: the models with a pivot (the pendulums: one or few bodies, so that the
+    recorded frames are small; they are dropped once sent, see :meth:`_Run.new_series`)."""
+    return getattr(model, "pivot", None) is not None
 
 
 @dataclass
@@ -272,11 +292,21 @@ class _Run:
         self.sent_events = 0
 
     def new_series(self) -> Series:
-        a = self.sim.series.tail(self.sent_rows)
+        """The rows recorded since the last call (with body 0's states when the run
+        records frames for the trail: those are then released, the view keeps them)."""
+        ser = self.sim.series
+        a = ser.tail(self.sent_rows)
         self.sent_rows += len(a["t"])
         total = a["energy"].sum(axis=1)
         rel = relative_energy_error(total, self.sim.e_ref, self.sim.e_scale)
-        return Series(a["t"], a["energy"], total, rel, a["P"], a["L"])
+        x = q = inv = None
+        if ser.frames and len(a["x"]) == len(a["t"]):
+            x, q = a["x"][:, 0].copy(), a["q"][:, 0].copy()
+            ff = self.sim.model.forcefield
+            if model_invariant_names(ff):
+                inv = model_invariants(ff, q, a["omega"][:, 0])
+            ser.release_frames()
+        return Series(a["t"], a["energy"], total, rel, a["P"], a["L"], x, q, inv)
 
 
 class SimulationWorker(QObject):
@@ -415,7 +445,7 @@ class SimulationWorker(QObject):
                 sim = Simulation.from_frame(model, req.frame, name, req.h, keep_clock=True,
                                             energy_reference=req.energy_reference,
                                             record_every=req.record_every,
-                                            record_frames=False)
+                                            record_frames=records_trail(model))
                 sim.warm_up()
                 runs.append(_Run(name if len(names) > 1 else "energy", sim))
             self._label(runs)
@@ -447,14 +477,16 @@ class SimulationWorker(QObject):
             d = sim.resume_state()
             runs = []
             for name in names:
-                s = Simulation.from_resume_state(model, d, record_frames=False)
+                s = Simulation.from_resume_state(model, d,
+                                                record_frames=records_trail(model))
                 try:
                     if s.integrator.name != name:
                         s.set_integrator(name)
                     if s.h != h:
                         s.set_h(h)
                 except SimulationError:  # a new scheme may need the new step first
-                    s = Simulation.from_resume_state(model, d, record_frames=False)
+                    s = Simulation.from_resume_state(model, d,
+                                                record_frames=records_trail(model))
                     if s.h != h:
                         s.set_h(h)
                     if s.integrator.name != name:
@@ -517,7 +549,8 @@ class SimulationWorker(QObject):
         for k, name in enumerate(names):
             if k == 0:
                 self._stage(1, n, f"the forces of {model.title}")
-            sim = Simulation(model, name, h, record_every=sc.run.every, record_frames=False,
+            sim = Simulation(model, name, h, record_every=sc.run.every,
+                             record_frames=records_trail(model),
                              energy_tolerance=sc.run.energy_tolerance)
             self._stage(k + 2, n, f"the {name} step")
             sim.warm_up()
