@@ -60,8 +60,9 @@ TERM_KERNELS = {
     "wall": "engine.potentials.contact.wall_contacts",
     "friction": "engine.potentials.friction.history_contacts",
     "parallel": "engine.parallel.parallel_forces_ws",
-    "dumbbells": "engine.potentials.dumbbells.dumbbell_gravity",
 }
+"""The large terms (``engine.specialize.GATED``); the small ones (gravity of the
+pendulum, the dumbbells, a uniform field) are compiled with every model."""
 
 
 def compiled_by(scenario: str, integrator: str, cache: Path) -> set[str]:
