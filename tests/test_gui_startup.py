@@ -37,7 +37,8 @@ def seen(monkeypatch):
         progress(self, k, n, text)
         drawn = None if self.scene is None else self.scene.model
         log.append(("progress", k, n, text, drawn, self.build_bar.isVisible(),
-                    self.status.text()))
+                    self.status.text(), self.controls.scenario.currentData(),
+                    self.controls.integrator.currentData()))
 
     def on_loaded(self, ld):
         log.append(("loaded",))
@@ -63,6 +64,7 @@ def test_the_initial_state_is_drawn_while_the_kernels_build(qtbot, settings, see
     for e in stages:  # the pendulum was on screen, with the bar and the text, all along
         assert e[4] is not None and e[4].name == "pendulum"
         assert e[5] and e[6] == e[3]
+        assert e[7:] == ("pendulum", "rrp-exact")  # the panel shows what is being built
     assert not w.build_bar.isVisible()
     np.testing.assert_array_equal(w.last_frame.x, w.loaded.model.initial_state.x)
     w.close()

@@ -810,6 +810,11 @@ class MainWindow(QMainWindow):
         self.scene.update(st.x, st.q, st.v, st.omega)
         self.scene.reset_camera()
         self.view.update()
+        c = self.controls  # (what is being built, not the last scenario's choices)
+        c.show_scenario(pv.scenario, pv.model.name, dict(pv.model.params))
+        c.allow_integrators(pv.model)
+        c.show_integrators(pv.integrators)
+        c.show_h(pv.h)
         self.setWindowTitle(f"RRP Studio — {pv.title}")
 
     def _on_progress(self, k: int, n: int, text: str) -> None:

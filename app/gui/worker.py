@@ -227,6 +227,8 @@ class Preview:
     scenario: str
     title: str
     model: Any  # engine.models.base.Model (read-only for the views)
+    integrators: list[str]  # primary first
+    h: float
 
 
 @dataclass
@@ -543,7 +545,7 @@ class SimulationWorker(QObject):
                 note = "; ".join(filter(None, (note, f"compare run {c} left out: it cannot "
                                                f"drive model {model.name!r}")))
         names = [integ, *compare][:MAX_COMPARE]
-        self.preview.emit(Preview(req.scenario, model.title, model))
+        self.preview.emit(Preview(req.scenario, model.title, model, names, h))
         runs = []
         n = len(names) + 1
         for k, name in enumerate(names):
