@@ -396,8 +396,10 @@ class Simulation:
         self.events: list[Event] = []
         self.kernel_seconds = 0.0
         self.kernel_steps = 0
-        self._evaluate_forces()
+        with np.errstate(over="ignore", invalid="ignore"):  # (_check_start names it)
+            self._evaluate_forces()
         e0 = self._s0[6]
+        _check_start(self._s0, e0)
         self.e_ref = float(e0.sum())
         self.e_scale = energy_scale(e0)
         self.p_scale, self.l_scale = momentum_scales(self.ff.m, self.ff.J, st.x, st.v, st.omega,
@@ -1063,10 +1065,15 @@ class Simulation:
         if status == ERR_RRP_LIMIT:
             body, hw = int(self._info[0]), float(self._info[1])
             h_max, _, _ = self.rrp_exact_limit()
-            msg = (f"rrp-exact cannot take the step at t = {t:.6g}: body {body} has "
-                   f"h|w| = {hw:.3g} ≥ 1 (the attitude increment would reach π/2); the "
-                   f"largest admissible h is ≈ {h_max:.3g}. Lower h or switch to "
-                   f"rrp-newmark; the state at t = {t:.6g} is kept.")
+            if math.isfinite(hw) and math.isfinite(h_max):
+                msg = (f"rrp-exact cannot take the step at t = {t:.6g}: body {body} has "
+                       f"h|w| = {hw:.3g} ≥ 1 (the attitude increment would reach π/2); the "
+                       f"largest admissible h is ≈ {h_max:.3g}. Lower h or switch to "
+                       f"rrp-newmark; the state at t = {t:.6g} is kept.")
+            else:
+                msg = (f"rrp-exact cannot take the step at t = {t:.6g}: the spin of body "
+                       f"{body} is not finite (h|w| = {hw:.3g}), so no step is admissible; "
+                       f"the state at t = {t:.6g} is kept: check the scenario's spins.")
             return Failure("rrp-limit", t, step, msg, stab,
                            {"body": body, "h_w": hw, "h_max": h_max})
         if status == ERR_NO_CONVERGENCE:
@@ -1097,13 +1104,43 @@ class Simulation:
         else:
             what = f"the kernel returned status {status}"
             kind = "error"
-        hint = (f"h = {h:g} exceeds the {limit}; lower h below {stab.h_stable:.2g}"
-                if h > stab.h_stable else
-                f"h = {h:g} is within the {limit}, but a stiffer interaction was met; "
-                "lower h")
+        tol = self.energy_tolerance
+        if status == ERR_ENERGY and tol is not None and abs(err) < 0.01:
+            msg = (f"the run stopped in the step after t = {t:.6g}: {what}, beyond the "
+                   f"energy tolerance {tol:g} (the scheme's own error at h = {h:g}, not a "
+                   "blow-up); raise the energy tolerance (rrp run --energy-tolerance) or "
+                   f"lower h, then resume from the last good state (t = {t:.6g}, kept).")
+            return Failure(kind, t, step, msg, stab, {"h": h})
+        if h > stab.h_stable:
+            hint = f"h = {h:g} exceeds the {limit}; lower h below {stab.h_stable:.2g}"
+        elif not math.isfinite(stab.h_stable):
+            hint = (f"no stiff interaction limits h = {h:g} here, yet the motion "
+                    "outran the step; lower h")
+        else:
+            hint = (f"h = {h:g} is within the {limit}, but a stiffer interaction was "
+                    "met; lower h")
         msg = (f"the run blew up in the step after t = {t:.6g} ({what}): {hint}, then "
                f"resume from the last good state (t = {t:.6g}, kept).")
         return Failure(kind, t, step, msg, stab, {"h": h})
+
+
+def _check_start(s0: tuple, e0: np.ndarray) -> None:
+    """Refuse an initial state that is not finite, or whose energy is not, naming the
+    value (a velocity, spin or position too large for floating point, or not a number):
+    no step size can run it, so "lower h" would be the wrong advice."""
+    for name, a in (("position", s0[0]), ("velocity", s0[1]), ("attitude", s0[2]),
+                    ("spin", s0[3])):
+        bad = np.flatnonzero(~np.isfinite(a).all(axis=1))
+        if bad.size:
+            raise SimulationError(
+                f"the initial {name} of body {int(bad[0])} is not finite ({a[bad[0]]}): "
+                "check the scenario's parameters (too large a value, or not a number)")
+    for k, name in enumerate(ENERGY_NAMES):
+        if not math.isfinite(float(e0[k])):
+            raise SimulationError(
+                f"the initial {name} energy is not finite ({float(e0[k]):g}): a velocity, "
+                "spin, mass or stiffness of the scenario is too large for floating point; "
+                "check its parameters")
 
 
 def energy_names(model: Model) -> list[str]:

@@ -452,3 +452,24 @@ def test_a_scheme_replaced_because_set_changed_the_model_is_noted_with_the_reaso
     assert len(notes) == 1 and "has hard contacts" in notes[0], res.stderr
     assert notes[0].endswith("using moreau-symmetric"), notes[0]
     assert "moreau-symmetric" in res.stdout
+
+
+@pytest.mark.parametrize("args, named", [
+    (("pendulum", "--set", "omega0=[1e300,0,0]"), "initial rotational energy is not finite"),
+    (("torus", "--set", "v0=1e300"), "initial translational energy is not finite"),
+])
+def test_a_start_no_step_can_run_names_the_value_not_h(tmp_path, args, named):
+    """An initial state whose energy overflows used to be "blown up … lower h" (or an
+    internal error), with numpy warnings on stderr (issue #27, issue #26 §7)."""
+    res = rrp(tmp_path, "run", *args, "--t-end", "0.01", "-q")
+    line = assert_one_line_error(res)
+    assert named in line and "lower h" not in line, line
+    assert "Warning" not in res.stderr
+
+
+def test_a_too_strict_energy_tolerance_is_not_called_a_blow_up(tmp_path):
+    res = rrp(tmp_path, "run", "pendulum", "--t-end", "0.1", "--energy-tolerance", "1e-300",
+              "-q")
+    line = assert_one_line_error(res)
+    assert "beyond the energy tolerance 1e-300" in line and "blew up" not in line, line
+    assert "stiff" not in line
