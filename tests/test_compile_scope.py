@@ -11,35 +11,14 @@ fails here the day it lands, however fast the machine.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from compile_probe import compiled_by
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PROBE = """
-import json, sys
-from numba.core import event
-compiled = set()
-class Names(event.Listener):
-    def on_start(self, ev):
-        pass
-    def on_end(self, ev):
-        fn = ev.data["dispatcher"].py_func
-        compiled.add(f"{fn.__module__}.{fn.__qualname__}")
-with event.install_listener("numba:compile", Names()):
-    from engine.scenarios import load_scenario
-    from engine.simulation import Simulation
-    sim = Simulation(load_scenario(sys.argv[1], {}).build_model(), sys.argv[2], 1e-3)
-    sim.warm_up()
-    rep = sim.advance(20)
-    assert rep.ok, rep
-print(json.dumps(sorted(compiled)))
-"""
 
 SCHEME_KERNELS = {
     "verlet": "engine.integrators.verlet.verlet_step_ws",
@@ -65,23 +44,14 @@ TERM_KERNELS = {
 pendulum, the dumbbells, a uniform field) are compiled with every model."""
 
 
-def compiled_by(scenario: str, integrator: str, cache: Path) -> set[str]:
-    """The functions a fresh process with the empty cache ``cache`` compiles to build a
-    run of ``integrator`` on ``scenario`` and take 20 steps."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-    out = subprocess.run([sys.executable, "-c", PROBE, scenario, integrator], cwd=ROOT,
-                         env=env, capture_output=True, text=True, timeout=1800)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return set(json.loads(out.stdout.strip().splitlines()[-1]))
-
-
 @pytest.mark.parametrize("scenario, integrator, wanted", [
     ("pendulum", "rrp-newmark", {"verlet"}),
     ("torus", "rk4", {"rk4", "binder", "neighbour list", "contact", "wall"}),
 ])
 def test_a_run_compiles_its_scheme_and_its_terms_only(tmp_path, scenario, integrator,
                                                       wanted):
-    names = compiled_by(scenario, integrator, tmp_path)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    names = compiled_by(ROOT, env, scenario, integrator)
     kernels = {**SCHEME_KERNELS, **TERM_KERNELS}
     got = {k for k, fn in kernels.items() if fn in names}
     assert got == wanted, f"compiled {sorted(got)}, expected {sorted(wanted)}"

@@ -11,35 +11,15 @@ the RK4 loop and kernels but not the velocity-Verlet loop; after an edit of
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from compile_probe import compiled_by
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PROBE = """
-import json
-from numba.core import event
-compiled = set()
-class Names(event.Listener):
-    def on_start(self, ev):
-        pass
-    def on_end(self, ev):
-        fn = ev.data["dispatcher"].py_func
-        compiled.add(f"{fn.__module__}.{fn.__qualname__}")
-with event.install_listener("numba:compile", Names()):
-    from engine.scenarios import load_scenario
-    from engine.simulation import Simulation
-    for scheme in ("rrp-newmark", "rk4"):
-        sim = Simulation(load_scenario("pendulum", {}).build_model(), scheme, 1e-3)
-        assert sim.advance(20).ok
-print(json.dumps(sorted(compiled)))
-"""
 
 VERLET_LOOP = "engine.integrators.advance.advance_s1"
 RK4_LOOP = "engine.integrators.advance.advance_s4"
@@ -59,10 +39,7 @@ def package(tmp_path_factory) -> Path:
 def compiled_in(root: Path, cache: Path | None = None) -> set[str]:
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache or root / "cache"),
                PYTHONPATH=str(root))
-    out = subprocess.run([sys.executable, "-c", PROBE], cwd=root, env=env,
-                         capture_output=True, text=True, timeout=1800)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+    return compiled_by(root, env, "pendulum", "rrp-newmark", "rk4")
 
 
 def touch(path: Path) -> None:
