@@ -1,7 +1,8 @@
-"""The engine's Numba cache is keyed by a digest of its sources (engine/__init__.py),
-whether Numba is imported before the engine or not: otherwise a kernel whose callee in
-another module changed loads stale machine code (seen: a typing error from a cached
-``new_scratch`` of an older scratch layout)."""
+"""The engine's Numba cache is the directory of its toolchain (engine/__init__.py),
+whether Numba is imported before the engine or not: otherwise the cache of another
+place or toolchain would be used.  That each kernel is compiled again when a source it
+was made from changed (a callee in another module, seen: a typing error from a cached
+``new_scratch`` of an older scratch layout) is tests/test_kernel_cache.py's."""
 
 from __future__ import annotations
 
