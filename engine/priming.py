@@ -6,10 +6,11 @@ Numba keeps much of the compiler's memory in the process that compiled: a first
 10⁶-sphere run that compiled its kernels itself peaked 0.5 GB higher than one that
 loaded them (BENCHMARKS.md, "memory of a frictional 10⁶-sphere run").  Priming the
 stepping loop alone (``engine.integrators.advance.prime_kernels``) left the run's
-process to compile the public force kernel, the stability estimate, the pile's
-placement check and the rotation helpers of the output; this primes those too.  The
-kernels are compiled for the argument *types*, which a one-body force field of the
-same arrays shares with any model.
+process to compile the force kernel it calls from Python, the stability estimate and
+the rotation helpers of the output; this primes those too, for the run's scheme and
+its model's family only (``engine.specialize``, issue #25).  The kernels are compiled
+for the argument *types*, which a one-body force field of the same family shares with
+any model of it.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def compile_run(model, integrator: str, h: float) -> str:
     calls: the simulation is made and warmed up, no step is taken.  Returns
     ``"cached"`` when the stepping loop was in the cache already, else ``"compiled"``;
     raises ``engine.simulation.SimulationError`` when the scheme cannot drive the
-    model (``rrp compile``, the app's background compile)."""
+    model (``rrp compile``)."""
     from .integrators.registry import get_integrator
     from .simulation import Simulation
 
