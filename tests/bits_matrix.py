@@ -1,10 +1,11 @@
 """The bit-identity matrix: every scheme on every model the registry lets it drive, a
 few hundred steps each, the final state kept bit for bit.
 
-``tests/data/bits.npz`` holds the states the engine gave when the kernels were
-specialised per scheme and per force-field family (issue #25): ``tests/test_bits.py``
-checks that today's engine gives the same bits.  Write it again (only on purpose: a
-change of the physics, stated in the commit) with
+``tests/data/bits.json`` holds the SHA-256 digest (with dtype and shape) of each final
+array as the engine gave it before the kernels were specialised per scheme and per
+force-field family (issue #25, written at 45c2621): ``tests/test_bits.py`` checks that
+today's engine gives the same bits.  Write it again (only on purpose: a change of the
+physics, stated in the commit) with
 
     python -m tests.bits_matrix --write
 """
@@ -12,11 +13,13 @@ change of the physics, stated in the commit) with
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 from pathlib import Path
 
 import numpy as np
 
-FIXTURE = Path(__file__).resolve().parent / "data" / "bits.npz"
+FIXTURE = Path(__file__).resolve().parent / "data" / "bits.json"
 
 PILE_SMALL = {"n_tori": 4, "velocity_noise": 0.3, "spin_noise": 2.0}
 CASES: tuple[tuple[str, str, dict, tuple[str, ...] | None, int], ...] = (
@@ -34,7 +37,7 @@ CASES: tuple[tuple[str, str, dict, tuple[str, ...] | None, int], ...] = (
     ("pile-friction", "tori-pile", {**PILE_SMALL, "mu": 0.5, "damping": 0.2},
      ("rrp-newmark", "yoshida4:rrp-newmark", "lgvi"), 200),
     # (the large models' kernels take a minute or two to compile for each scheme: one
-    # scheme each here, the others of the fixture by hand, python -m tests.bits_matrix)
+    # scheme each)
     ("pile-parallel", "tori-pile", {"n_tori": 210, "box": 14.0, "velocity_noise": 0.3,
                                     "mu": 0.3},
      ("rrp-newmark",), 40),
@@ -79,11 +82,22 @@ def all_cases():
             yield label, scenario, params, scheme, steps
 
 
+def fingerprint(a: np.ndarray) -> list:
+    """``[dtype, shape, SHA-256 of the bytes]``: equal exactly when the arrays are the
+    same bits."""
+    a = np.ascontiguousarray(a)
+    return [str(a.dtype), list(a.shape), hashlib.sha256(a.tobytes()).hexdigest()]
+
+
+def read_fixture() -> dict[str, list]:
+    return json.loads(FIXTURE.read_text())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
-    data = dict(np.load(FIXTURE)) if args.write and FIXTURE.exists() else {}
+    data = read_fixture() if args.write and FIXTURE.exists() else {}
     for label, scenario, params, scheme, steps in all_cases():
         r = run_case(scenario, params, scheme, steps)
         if r is None:
@@ -92,10 +106,11 @@ def main() -> None:
         print(f"{label:16s} {scheme:28s} t={r['t'][0]:.4f} E={r['energy'].sum():.6g}",
               flush=True)
         for k, a in r.items():
-            data[f"{label}|{scheme}|{k}"] = a
+            data[f"{label}|{scheme}|{k}"] = fingerprint(a)
     if args.write:
         FIXTURE.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(FIXTURE, **data)
+        FIXTURE.write_text("{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}"
+                                                for k, v in sorted(data.items())) + "\n}\n")
         print(f"wrote {FIXTURE} ({len(data)} arrays)")
 
 
