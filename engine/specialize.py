@@ -81,20 +81,28 @@ def gated(ff, slot, absent, fn, *args):
     raise NotImplementedError("gated() is resolved by Numba inside jitted kernels")
 
 
-@overload(gated, prefer_literal=True,
-          jit_options={"forceinline": True, "_nrt": False, "nogil": True,
-                       "error_model": "numpy"})
-def _gated(ff, slot, absent, fn, *args):
+_GATE_OPTIONS = {"forceinline": True, "_nrt": False, "nogil": True, "error_model": "numpy"}
+
+
+def _call(ff, slot, absent, fn, *args):
+    return fn(*args)
+
+
+def _skip(ff, slot, absent, fn, *args):
+    return absent
+
+
+def _gate(ff, slot, when_present: bool):
+    """The implementation of :func:`gated` (``when_present``) or :func:`unless`: the
+    call where the family's ``slot`` is as asked, else the constant ``absent``."""
     if not isinstance(slot, types.IntegerLiteral):
         return None
-    if _present(ff, slot.literal_value):
-        def call(ff, slot, absent, fn, *args):
-            return fn(*args)
-        return call
+    return _call if _present(ff, slot.literal_value) == when_present else _skip
 
-    def skip(ff, slot, absent, fn, *args):
-        return absent
-    return skip
+
+@overload(gated, prefer_literal=True, jit_options=_GATE_OPTIONS)
+def _gated(ff, slot, absent, fn, *args):
+    return _gate(ff, slot, True)
 
 
 def unless(ff, slot, absent, fn, *args):
@@ -103,20 +111,9 @@ def unless(ff, slot, absent, fn, *args):
     raise NotImplementedError("unless() is resolved by Numba inside jitted kernels")
 
 
-@overload(unless, prefer_literal=True,
-          jit_options={"forceinline": True, "_nrt": False, "nogil": True,
-                       "error_model": "numpy"})
+@overload(unless, prefer_literal=True, jit_options=_GATE_OPTIONS)
 def _unless(ff, slot, absent, fn, *args):
-    if not isinstance(slot, types.IntegerLiteral):
-        return None
-    if not _present(ff, slot.literal_value):
-        def call(ff, slot, absent, fn, *args):
-            return fn(*args)
-        return call
-
-    def skip(ff, slot, absent, fn, *args):
-        return absent
-    return skip
+    return _gate(ff, slot, False)
 
 
 def family_holds(ff):
