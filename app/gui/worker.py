@@ -221,8 +221,9 @@ class Loaded:
 
 @dataclass(frozen=True)
 class Preview:
-    """Sent as soon as a scenario's model is built, before its kernels: the views draw
-    the initial state while the worker compiles (issue #25; drawing needs no kernel)."""
+    """Sent as soon as a scenario's model is built, before its stepping kernels: the views
+    draw the initial state while the worker compiles (issue #25; drawing needs only the
+    attitude kernel, which the worker builds first, never the GUI thread)."""
 
     scenario: str
     title: str
@@ -545,7 +546,8 @@ class SimulationWorker(QObject):
                 note = "; ".join(filter(None, (note, f"compare run {c} left out: it cannot "
                                                f"drive model {model.name!r}")))
         names = [integ, *compare][:MAX_COMPARE]
-        self.preview.emit(Preview(req.scenario, model.title, model, names, h))
+        quat_to_matrix(model.initial_state.q[:1])  # (the view's attitude kernel: built
+        self.preview.emit(Preview(req.scenario, model.title, model, names, h))  # here)
         runs = []
         n = len(names) + 1
         for k, name in enumerate(names):
