@@ -161,16 +161,13 @@ def _prime_in_a_subprocess(tty: bool, model, integrator: str) -> None:
     """When the kernel cache lacks this run's stepping loop (a fresh install, a new
     version, a scheme or model not run before), compile the run's kernels
     (``engine.priming``: its scheme and its model's terms only) in a process of their
-    own, on a one-body stand-in: Numba keeps ≈ 0.6 GB of the compiler's memory in the
-    process that compiles, on top of the model's (a first 10⁶-sphere run peaked at
-    2.43 GB instead of 1.91; BENCHMARKS.md).  This process then loads them from the
-    cache."""
-    import subprocess
-
-    import engine
+    own, on a one-body stand-in (two processes: the chain of calls that must be
+    compiled in order, and the kernels beside it), as Numba keeps ≈ 0.6 GB of the
+    compiler's memory in the process that compiles, on top of the model's (a first
+    10⁶-sphere run peaked at 2.43 GB instead of 1.91; BENCHMARKS.md).  This process
+    then loads them from the cache."""
     from engine.integrators.registry import get_integrator
-    from engine.priming import run_kernels_cached
-    from engine.specialize import family_code
+    from engine.priming import run_kernels_cached, spawn_priming
 
     if getattr(model, "coordinates", "bodies") != "bodies":
         return  # (the generalized-coordinate kernels are small: compiled in the run)
@@ -184,15 +181,12 @@ def _prime_in_a_subprocess(tty: bool, model, integrator: str) -> None:
     if tty:
         print(f"compiling the kernels of {integrator} on this model (first use only)…",
               file=sys.stderr, flush=True)
-    env = dict(os.environ)
-    root = str(Path(engine.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    # (a failure here is the main process's to report: it compiles them itself)
-    subprocess.run([sys.executable, "-c", "from engine.priming import prime_run_kernels; "
-                    "from engine.specialize import marker_of_code; "
-                    f"prime_run_kernels({scheme}, marker_of_code({family_code(family)}))"],
-                   check=False, env=env, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    # the chain forces → step → loop in one process, the kernels beside it in another,
+    # on the second core (engine.priming.prime_sibling_kernels); a failure here is the
+    # main process's to report: it compiles what is missing itself
+    procs = [spawn_priming(scheme, family, "run"), spawn_priming(scheme, family, "siblings")]
+    for p in procs:
+        p.wait()
 
 
 def cmd_run(args: argparse.Namespace) -> int:

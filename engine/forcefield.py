@@ -79,8 +79,8 @@ from .layout import (
 )
 from .neighbours import (
     binder_adds_contact,
-    ensure_neighbours_ws,
     excluded_partners,
+    neighbours_of_family_ws,
     new_neighbour_scratch,
 )
 from .parallel import (
@@ -168,8 +168,8 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
             return st
     if flags[T_CONTACT]:
         bptr, bpart = excluded_partners(ff)
-        st = gated(ff, T_CONTACT, OK, ensure_neighbours_ws, x, D, fp[P_SKIN], nl_pairs,
-                   nl_state, nl_xref, ws[1], bptr, bpart)
+        st = gated(ff, T_CONTACT, OK, neighbours_of_family_ws, ff, x, D, fp[P_SKIN],
+                   nl_pairs, nl_state, nl_xref, ws[1], bptr, bpart)
         if st != OK:
             return st
     status = OK

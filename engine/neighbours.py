@@ -45,6 +45,7 @@ from .layout import (
     T_BONDS,
     T_CONTACT,
 )
+from .specialize import CELLS, gated, unless
 
 
 def _launch_threading_layer() -> None:
@@ -211,6 +212,106 @@ def ensure_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw, bptr, bpart):
         if _partial_update(x, D, skin, pairs, nl_state, nl_xref, iw, lim, bptr, bpart):
             return OK
     return build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw, bptr, bpart)
+
+
+SMALL_LIST_MAX = 256
+"""Models of at most this many bodies keep their list by :func:`ensure_all_pairs_ws`
+(``n(n−1)/2 ≤ 32640`` distance tests a rebuild, no cell list), the larger ones by
+:func:`ensure_neighbours_ws`; the family slot ``engine.specialize.CELLS`` says which, so
+a small model never compiles the cell list (issue #25)."""
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def neighbours_of_family_ws(ff, x, D, skin, pairs, nl_state, nl_xref, iw, bptr, bpart):
+    """The neighbour list of the force field ``ff`` brought up to date by its family's
+    kernel: :func:`ensure_neighbours_ws` (cell list, partial updates) above
+    ``SMALL_LIST_MAX`` bodies, :func:`ensure_all_pairs_ws` up to it; ``ERR_SHAPE`` if
+    the family and the body count disagree."""
+    if x.shape[0] > SMALL_LIST_MAX:
+        return gated(ff, CELLS, ERR_SHAPE, ensure_neighbours_ws, x, D, skin, pairs,
+                     nl_state, nl_xref, iw, bptr, bpart)
+    return unless(ff, CELLS, ERR_SHAPE, ensure_all_pairs_ws, x, D, skin, pairs, nl_state,
+                  nl_xref, bptr, bpart)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def ensure_all_pairs_ws(x, D, skin, pairs, nl_state, nl_xref, bptr, bpart):
+    """:func:`ensure_neighbours_ws` for a small model: when the list is invalid or a
+    body moved more than ``skin/2`` since the last build, every pair ``i < j`` is
+    tested (``r < σ_ij + skin``, the excluded partners ``(bptr, bpart)`` left out), in
+    the order ``(i, j)`` that the list keeps, so no sort is needed; no scratch.
+
+    The list holds the pairs of a full build at the same reference places, and each
+    body's contacts are summed in the order of the partner's index, so the forces are
+    those of the cell-list kernel to the bit (``tests/test_bits.py``); it compiles in a
+    fraction of its time (``BENCHMARKS.md``, start-up).  The distance tests write each
+    candidate without a branch (the excluded partners, most of a ring's candidates,
+    are dropped after), and the skin check counts rather than stops, so both loops run
+    at a few ns a pair.  Returns ``OK``, ``ERR_NONFINITE``, ``ERR_SHAPE`` or
+    ``ERR_NEIGHBOUR_OVERFLOW`` (the caller grows ``pairs`` and calls again), as
+    :func:`ensure_neighbours_ws` does."""
+    n = x.shape[0]
+    if not (x.shape[1] == 3 and nl_xref.shape[1] == 3 and nl_xref.shape[0] >= n
+            and pairs.shape[1] == 2 and D.shape[0] >= n):
+        return ERR_SHAPE
+    if nl_state[NL_VALID] == 1:
+        lim = 0.25 * skin * skin
+        moved = 0
+        for i in range(n):
+            d0 = x[i, 0] - nl_xref[i, 0]
+            d1 = x[i, 1] - nl_xref[i, 1]
+            d2 = x[i, 2] - nl_xref[i, 2]
+            moved += not d0 * d0 + d1 * d1 + d2 * d2 <= lim  # (also for NaN)
+        if moved == 0:
+            return OK
+    nl_state[NL_VALID] = 0
+    nl_state[NL_COUNT] = 0
+    for i in range(n):
+        if not (math.isfinite(x[i, 0]) and math.isfinite(x[i, 1])
+                and math.isfinite(x[i, 2])):
+            return ERR_NONFINITE
+    capacity = pairs.shape[0]
+    count = 0
+    for i in range(n):
+        xi0 = x[i, 0]
+        xi1 = x[i, 1]
+        xi2 = x[i, 2]
+        ri = 0.5 * D[i] + skin
+        for j0 in range(i + 1, n, 32):  # 32 partners at a time, tested without a branch
+            j1 = min(n, j0 + 32)
+            hits = 0
+            for j in range(j0, j1):
+                d0 = xi0 - x[j, 0]
+                d1 = xi1 - x[j, 1]
+                d2 = xi2 - x[j, 2]
+                lim_ij = ri + 0.5 * D[j]
+                hits |= np.uint32(d0 * d0 + d1 * d1 + d2 * d2 < lim_ij * lim_ij) << (j - j0)
+            while hits:  # (the excluded partners left out)
+                j = j0 + _lowest_bit(hits)
+                hits &= hits - np.uint32(1)
+                if _excluded(i, j, bptr, bpart):
+                    continue
+                if count >= capacity:
+                    return ERR_NEIGHBOUR_OVERFLOW
+                pairs[count, 0] = i
+                pairs[count, 1] = j
+                count += 1
+    nl_state[NL_COUNT] = count
+    nl_state[NL_REBUILDS] += 1
+    nl_state[NL_VALID] = 1
+    for i in range(n):
+        for k in range(3):
+            nl_xref[i, k] = x[i, k]
+    return OK
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
+def _lowest_bit(w):
+    """The place of the lowest set bit of the non-zero word ``w``."""
+    k = 0
+    while not (w >> k) & 1:
+        k += 1
+    return k
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")

@@ -15,6 +15,11 @@ any model of it.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 
 from .forcefield import compute_forces_ws, new_scratch, one_body_stand_in
@@ -32,14 +37,113 @@ def prime_run_kernels(scheme: int, family: tuple) -> None:
     stability estimate and the run's output call from Python.  Nothing of another
     scheme or another family is compiled (the model is built before: its own kernels,
     the pile's placement check, are the caller's)."""
-    prime_kernels(scheme, family)
     ff, q = one_body_stand_in(family)
     x = np.zeros((1, 3))
+    # the forces first, as a run's process does: the step and the loop then find the
+    # kernels beside them in the cache (prime_sibling_kernels, started at the same time)
     compute_forces_ws(x, q, ff, np.zeros((1, 3)), np.zeros((1, 3)), np.zeros(N_ENERGY),
                       new_scratch(1, ff))
+    prime_kernels(scheme, family)
     estimate_stability(x, np.zeros((1, 3)), q, np.zeros((1, 3)), ff)
     forget_grid(new_neighbour_scratch(1), 1)
     quat_to_matrix(q)
+
+
+def prime_sibling_kernels(scheme: int, family: tuple) -> list[str]:
+    """Compile (or load) the kernels of a run of ``scheme`` on ``family`` that its
+    stepping loop calls *beside* the chain forces → step → loop: the loop's own helpers
+    (the kinetic energy, the energy check, the record, the state copy, the in-place
+    attitude map), the velocity-Verlet step's drift and kick, and the stability
+    estimate.  Returns their names.
+
+    A process that runs this while another builds the chain (:func:`spawn_priming`)
+    puts the second core to work on a cold start: Numba compiles a function when the
+    first caller is typed, one function at a time in a process, and each caller
+    optimises again all it calls, so the chain is serial; these leaves are not on it
+    and are loaded from the cache when the chain reaches them (issue #25).  Each is
+    compiled for the exact types the loop calls it with (``stand_in_args``, the
+    literal counts and scheme ids included: ``tests/test_compile_scope.py`` checks that
+    the run's process then compiles none of them); nothing is executed."""
+    from numba import typeof, types
+
+    from .integrators.advance import (
+        S_YOSHIDA,
+        _copy_state,
+        energy_status,
+        in_place_rot_map,
+        kinetic_energy,
+        record,
+        verlet_rot_map,
+    )
+    from .integrators.verlet import _after_forces, _before_forces, state_shapes_ok
+
+    _, _, _, _, _, s0, s1, ff, _, e_ctrl, rec, _, info, ws = stand_in_args(family)
+    ts, tff, tws = typeof(s0), typeof(ff), typeof(ws)
+    f64, i64, zero = types.float64, types.int64, types.literal(0)
+    wanted = []  # (in the order the loop's typing reaches them)
+    base = scheme - S_YOSHIDA if scheme >= S_YOSHIDA else scheme
+    if scheme < S_YOSHIDA and verlet_rot_map.py_func(scheme) >= 0:
+        wanted.append((in_place_rot_map, (types.literal(scheme), ts, tff, tws)))
+    if verlet_rot_map.py_func(base) >= 0:
+        tm, tj = typeof(ff[0]), typeof(ff[1])
+        wanted += [(state_shapes_ok, (ts,)),
+                   (_before_forces, (f64, i64, tm, tj, ts, ts, zero, i64)),
+                   (_after_forces, (f64, tm, tj, ts, ts, zero, i64))]
+    wanted += [(kinetic_energy, (ts, tff, tws)),
+               (energy_status, (f64, typeof(e_ctrl), typeof(info))),
+               (record, (ts, tff, i64, typeof(rec), types.boolean, f64)),
+               (_copy_state, (ts, ts))]
+    for kernel, sig in wanted:
+        kernel.compile(sig)
+    ff1, q = one_body_stand_in(family)
+    estimate_stability(np.zeros((1, 3)), np.zeros((1, 3)), q, np.zeros((1, 3)), ff1)
+    return [k.py_func.__name__ for k, _ in wanted] + ["stiffness_rows"]
+
+
+PARTS = {"run": "prime_run_kernels", "siblings": "prime_sibling_kernels"}
+"""What :func:`spawn_priming` can build in a process of its own."""
+
+
+def spawn_priming(scheme: int, family: tuple, part: str = "run",
+                  *, nice: int = 0) -> subprocess.Popen:
+    """Start a process that builds the kernel cache for a run of ``scheme`` on
+    ``family``: ``part="run"`` the whole run (:func:`prime_run_kernels`),
+    ``"siblings"`` the kernels beside the chain (:func:`prime_sibling_kernels`), to
+    run alongside a process that builds the chain.  Its output is discarded (a kernel
+    it fails to build is built by the run, which reports any error); the caller waits
+    for it or terminates it (the app does at close)."""
+    from .specialize import family_code
+
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    code = (f"import os; os.nice({int(nice)}); "
+            f"from engine.priming import {PARTS[part]} as prime; "
+            "from engine.specialize import marker_of_code; "
+            f"prime({int(scheme)}, marker_of_code({family_code(family)}))")
+    return subprocess.Popen([sys.executable, "-c", code], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def start_siblings(model, integrator: str) -> subprocess.Popen | None:
+    """When the cache lacks the stepping loop of ``integrator`` on ``model`` (a cold
+    start), start a process that builds the kernels beside its chain
+    (:func:`prime_sibling_kernels`) while the caller builds the run; ``None`` when
+    there is nothing to gain (the loop is cached, the model has generalized
+    coordinates, the scheme is unknown: the run reports that)."""
+    from .integrators.registry import get_integrator
+
+    if getattr(model, "coordinates", "bodies") != "bodies":
+        return None
+    try:
+        scheme = get_integrator(integrator).scheme_id
+    except KeyError:
+        return None
+    family = model.forcefield.arrays[-1]
+    if run_kernels_cached(scheme, family):
+        return None
+    return spawn_priming(scheme, family, "siblings")
 
 
 def _loop_signature(family: tuple) -> tuple:

@@ -33,30 +33,49 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from .layout import F_NONSPHERICAL, N_TERMS, T_BONDS, T_CONTACT, T_HISTORY, T_WALL
+from .layout import (
+    F_NONSPHERICAL,
+    N_TERMS,
+    T_BONDS,
+    T_CONTACT,
+    T_DUMBBELLS,
+    T_HISTORY,
+    T_PIVOT_GRAVITY,
+    T_WALL,
+)
 
 LARGE = N_TERMS
 """Family slot after the flags: at least ``PARALLEL_MIN_BODIES`` bodies (the parallel
 force kernels, the in-place velocity-Verlet loop)."""
-N_FAMILY = N_TERMS + 1
+CELLS = N_TERMS + 1
+"""Family slot: a neighbour list built from a cell list, for contacts among more than
+``engine.neighbours.SMALL_LIST_MAX`` bodies; a smaller model tests all its pairs
+(``engine.neighbours.ensure_all_pairs_ws``), whose kernel compiles in a fraction of the
+time."""
+N_FAMILY = N_TERMS + 2
 
 
-GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE)
-"""The slots that make a family: the terms whose kernels are large enough to be worth
-leaving out (the binder, the neighbour list and contacts, friction, the rigid-body RK4,
-the parallel kernels).  The others (the pendulum's and the dumbbells' gravity, uniform
-gravity) are small and always compiled: every other slot counts as present, so a model
-that switches one of them on shares its kernels with the same model without it (fewer
+GATED = (T_PIVOT_GRAVITY, T_BONDS, T_CONTACT, T_WALL, T_DUMBBELLS, T_HISTORY,
+         F_NONSPHERICAL, LARGE, CELLS)
+"""The slots that make a family: the terms whose kernels are worth leaving out (the
+pendulum's gravity, the binder, the neighbour list and contacts, the dumbbells' mutual
+gravity, friction, the rigid-body RK4, the parallel kernels, the cell list).  The
+pendulum's and the dumbbells' terms belong to one model each, so gating them adds no
+family.  Uniform gravity is small and always compiled: its slot counts as present, so a
+model that switches it on shares its kernels with the same model without it (fewer
 families, fewer compiles)."""
 
 
 def family_marker(flags: np.ndarray, n_bodies: int) -> tuple:
     """The family slot of ``ff``: ``None`` for each gated slot (:data:`GATED`) that is
-    off (a flag not set, or fewer than ``PARALLEL_MIN_BODIES`` bodies for ``LARGE``),
-    ``0`` for the rest."""
+    off (a flag not set, fewer than ``PARALLEL_MIN_BODIES`` bodies for ``LARGE``, no
+    contacts or at most ``SMALL_LIST_MAX`` bodies for ``CELLS``), ``0`` for the rest."""
+    from .neighbours import SMALL_LIST_MAX
     from .parallel import PARALLEL_MIN_BODIES  # (parallel.py gates its kernels here)
 
-    on = [bool(f) for f in flags[:N_TERMS]] + [n_bodies >= PARALLEL_MIN_BODIES]
+    on = [bool(f) for f in flags[:N_TERMS]] + [
+        n_bodies >= PARALLEL_MIN_BODIES,
+        bool(flags[T_CONTACT]) and n_bodies > SMALL_LIST_MAX]
     return tuple(0 if on[k] or k not in GATED else None for k in range(N_FAMILY))
 
 

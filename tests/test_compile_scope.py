@@ -3,10 +3,11 @@
 A fresh process with an empty kernel cache builds one run and records every function
 Numba compiles (its ``numba:compile`` events).  The pendulum with ``rrp-newmark`` must
 compile no other scheme's kernel and no contact, friction, binder or neighbour-list
-kernel; the torus with ``rk4`` no velocity-Verlet or Lie-group kernel and no friction
-or parallel kernel.  A change that makes the stepping loop dispatch on the scheme at
-run time again (every scheme compiled for every run: 684 s on this machine, issue #25)
-fails here the day it lands, however fast the machine.
+kernel; the torus with ``rk4`` no velocity-Verlet or Lie-group kernel, no friction or
+parallel kernel, and no cell list (its 80 spheres test all their pairs).  A change
+that makes the stepping loop dispatch on the scheme at run time again (every scheme
+compiled for every run: 684 s on this machine, issue #25) fails here the day it lands,
+however fast the machine.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ SCHEME_KERNELS = {
 }
 TERM_KERNELS = {
     "binder": "engine.potentials.binder.binder_bonds_ws",
-    "neighbour list": "engine.neighbours.ensure_neighbours_ws",
+    "cell list": "engine.neighbours.ensure_neighbours_ws",
+    "all pairs": "engine.neighbours.ensure_all_pairs_ws",
     "contact": "engine.potentials.contact.particle_contacts",
     "wall": "engine.potentials.contact.wall_contacts",
     "friction": "engine.potentials.friction.history_contacts",
@@ -46,7 +48,7 @@ pendulum, the dumbbells, a uniform field) are compiled with every model."""
 
 @pytest.mark.parametrize("scenario, integrator, wanted", [
     ("pendulum", "rrp-newmark", {"verlet"}),
-    ("torus", "rk4", {"rk4", "binder", "neighbour list", "contact", "wall"}),
+    ("torus", "rk4", {"rk4", "binder", "all pairs", "contact", "wall"}),
 ])
 def test_a_run_compiles_its_scheme_and_its_terms_only(tmp_path, scenario, integrator,
                                                       wanted):
@@ -60,3 +62,38 @@ def test_a_run_compiles_its_scheme_and_its_terms_only(tmp_path, scenario, integr
     # the cache holds that one loop (the files a later start loads)
     index = sorted(p.name.split("-")[0] for p in tmp_path.rglob("advance.advance_s*.nbi"))
     assert index == [loops[0].removeprefix("engine.integrators.")], index
+
+
+SIBLINGS = """
+import json, sys
+from engine.integrators.registry import get_integrator
+from engine.priming import prime_sibling_kernels
+from engine.scenarios import load_scenario
+model = load_scenario(sys.argv[1], {}).build_model()
+print(json.dumps(prime_sibling_kernels(get_integrator(sys.argv[2]).scheme_id,
+                                       model.forcefield.arrays[-1])))
+"""
+
+
+@pytest.mark.parametrize("scenario, integrator", [("pendulum", "rrp-newmark"),
+                                                  ("pendulum", "yoshida4:rrp-exact")])
+def test_the_kernels_beside_the_chain_built_elsewhere_are_not_built_again(
+        tmp_path, scenario, integrator):
+    """A cold start compiles on both cores: one process builds the kernels beside the
+    chain forces → step → loop (``engine.priming.prime_sibling_kernels``) for the exact
+    types the loop calls them with; the run's process then loads every one of them
+    from the cache and compiles only the chain."""
+    import json
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", SIBLINGS, scenario, integrator], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=1800)
+    assert out.returncode == 0, out.stderr[-3000:]
+    built = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {"_before_forces", "record", "kinetic_energy", "stiffness_rows"} <= set(built)
+    names = compiled_by(ROOT, env, scenario, integrator)
+    again = sorted(n for n in names if n.rsplit(".", 1)[-1] in built)
+    assert not again, f"compiled again in the run's process: {again}"
+    assert any(n.startswith("engine.integrators.advance.advance_s") for n in names)

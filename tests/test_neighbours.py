@@ -23,9 +23,11 @@ from engine.neighbours import (
     PARALLEL_SEARCH_MIN,
     PARTIAL_RESET_SHARE,
     SEARCH_CHUNK,
+    SMALL_LIST_MAX,
     _search_chunks,
     build_neighbours,
     cell_list_ws,
+    ensure_all_pairs_ws,
     ensure_neighbours,
     ensure_neighbours_ws,
     moved_blocks,
@@ -325,3 +327,83 @@ def test_partial_updates_leave_the_trajectory_to_the_bit():
         < many.ff.nl_state[NL_REBUILDS]  # fewer full builds
     for a, b in zip(one._s0[:6], many._s0[:6], strict=True):
         assert np.array_equal(a, b)
+
+
+def _small_cloud(seed: int, n: int = 200):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0.0, 1.2, (n, 3)), rng.uniform(0.05, 0.2, n)
+
+
+def _csr(n: int, bonds: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The excluded partners of ``bonds`` as the neighbour list takes them."""
+    partners: list[list[int]] = [[] for _ in range(n)]
+    for i, j in bonds:
+        partners[i].append(j)
+        partners[j].append(i)
+    bptr = np.zeros(n + 1, dtype=np.int64)
+    bptr[1:] = np.cumsum([len(p) for p in partners])
+    return bptr, np.array([j for p in partners for j in sorted(p)], dtype=np.int32)
+
+
+@pytest.mark.parametrize("skin", [0.0, 0.05])
+def test_a_small_models_list_is_the_cell_lists_list(skin):
+    """``ensure_all_pairs_ws`` (models of at most ``SMALL_LIST_MAX`` bodies: no cell list
+    to compile) lists the same pairs in the same order as the cell-list build, with the
+    excluded partners left out."""
+    x, D = _small_cloud(21)
+    n = x.shape[0]
+    full = sorted(_brute(x, D, skin))
+    bonds = full[::3]  # a third of the listed pairs are bonded: left out
+    bptr, bpart = _csr(n, bonds)
+    lists = []
+    for kernel in ("cells", "all pairs"):
+        pairs = np.zeros((8 * n, 2), dtype=np.int64)
+        state = np.zeros(N_NL_STATE, dtype=np.int64)
+        xref = np.zeros((n, 3))
+        if kernel == "cells":
+            st = ensure_neighbours_ws(x, D, skin, pairs, state, xref,
+                                      new_neighbour_scratch(n), bptr, bpart)
+        else:
+            st = ensure_all_pairs_ws(x, D, skin, pairs, state, xref, bptr, bpart)
+        assert st == OK and state[NL_REBUILDS] == 1 and np.array_equal(xref, x)
+        lists.append([tuple(p) for p in pairs[:state[NL_COUNT]].tolist()])
+    assert lists[1] == lists[0] == [p for p in full if p not in set(bonds)]
+    assert len(lists[1]) > 20
+
+
+def test_a_small_models_list_is_rebuilt_past_half_the_skin_and_reports_errors():
+    x, D = _small_cloud(22)
+    skin = 0.05
+    n = x.shape[0]
+    pairs = np.zeros((8 * n, 2), dtype=np.int64)
+    state = np.zeros(N_NL_STATE, dtype=np.int64)
+    xref = np.zeros((n, 3))
+    assert ensure_all_pairs_ws(x, D, skin, pairs, state, xref, *NO_EXCLUSION) == OK
+    y = x.copy()
+    y[11, 0] += 0.49 * skin
+    assert ensure_all_pairs_ws(y, D, skin, pairs, state, xref, *NO_EXCLUSION) == OK
+    assert state[NL_REBUILDS] == 1  # kept
+    y[11, 0] += 0.02 * skin
+    assert ensure_all_pairs_ws(y, D, skin, pairs, state, xref, *NO_EXCLUSION) == OK
+    assert state[NL_REBUILDS] == 2 and np.array_equal(xref, y)
+    assert [tuple(p) for p in pairs[:state[NL_COUNT]].tolist()] == sorted(_brute(y, D, skin))
+    count = int(state[NL_COUNT])
+    short = np.zeros((count - 1, 2), dtype=np.int64)
+    state[:] = 0
+    assert ensure_all_pairs_ws(y, D, skin, short, state, xref, *NO_EXCLUSION) \
+        == ERR_NEIGHBOUR_OVERFLOW
+    y[7, 2] = np.inf
+    assert ensure_all_pairs_ws(y, D, skin, pairs, state, xref, *NO_EXCLUSION) == ERR_NONFINITE
+
+
+def test_the_family_says_which_list_kernel_a_model_compiles():
+    """The cell list is in the family (``engine.specialize.CELLS``) only for contacts
+    among more than ``SMALL_LIST_MAX`` bodies."""
+    from engine.layout import N_TERMS, T_CONTACT
+    from engine.specialize import CELLS, family_marker
+
+    flags = np.zeros(N_TERMS, dtype=np.int64)
+    assert family_marker(flags, 10_000)[CELLS] is None  # no contacts: no list at all
+    flags[T_CONTACT] = 1
+    assert family_marker(flags, SMALL_LIST_MAX)[CELLS] is None
+    assert family_marker(flags, SMALL_LIST_MAX + 1)[CELLS] == 0

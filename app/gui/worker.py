@@ -29,6 +29,7 @@ from engine.diagnostics import (
 )
 from engine.integrators import INTEGRATORS
 from engine.layout import ENERGY_NAMES
+from engine.priming import start_siblings
 from engine.rotations import quat_to_matrix
 from engine.scenarios import ScenarioError, load_scenario
 from engine.simulation import (
@@ -348,6 +349,7 @@ class SimulationWorker(QObject):
         self._rate = (0.0, 0.0)  # µs/step, steps/s over the last second
         self._rate_window: list[tuple[float, int, float]] = []
         self._inspect: int | None = None
+        self._siblings: list = []  # processes building kernels (engine.priming)
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -546,6 +548,7 @@ class SimulationWorker(QObject):
                 note = "; ".join(filter(None, (note, f"compare run {c} left out: it cannot "
                                                f"drive model {model.name!r}")))
         names = [integ, *compare][:MAX_COMPARE]
+        self._start_siblings(model, names[0])
         quat_to_matrix(model.initial_state.q[:1])  # (the view's attitude kernel: built
         self.preview.emit(Preview(req.scenario, model.title, model, names, h))  # here)
         runs = []
@@ -566,6 +569,18 @@ class SimulationWorker(QObject):
                 if seen[r.label] > 1:
                     r.label = f"{r.label} ({seen[r.label]})"
         return runs, note
+
+    def _start_siblings(self, model, integrator: str) -> None:
+        """On a cold cache, have a second process build the kernels beside the chain
+        this thread compiles (``engine.priming.start_siblings``: the second core works
+        on the first start too, issue #25); it ends by itself, or at :meth:`shutdown`."""
+        self._siblings = [p for p in self._siblings if p.poll() is None]
+        try:
+            proc = start_siblings(model, integrator)
+        except OSError:  # (no second process: this thread compiles them all)
+            return
+        if proc is not None:
+            self._siblings.append(proc)
 
     def _stage(self, k: int, n: int, what: str) -> None:
         """Say which kernels are being built: stage ``k`` of ``n`` (the status bar's bar;
@@ -607,6 +622,11 @@ class SimulationWorker(QObject):
     def pause(self) -> None:
         was = self.playing
         self.playing = False
+        for proc in self._siblings:  # (a compile for a cache nobody will read now)
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        self._siblings = []
         if self._timer is not None:
             self._timer.stop()
         if was:
@@ -737,6 +757,11 @@ class SimulationWorker(QObject):
         stopped by its destructor in the GUI thread at exit, which Qt refuses), then end
         the thread's event loop: after this, nothing of the worker runs."""
         self.playing = False
+        for proc in self._siblings:  # (a compile for a cache nobody will read now)
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        self._siblings = []
         if self._timer is not None:
             self._timer.stop()
             self._timer.deleteLater()  # (deleted as the thread finishes)
@@ -778,6 +803,11 @@ class SimulationWorker(QObject):
 
     def _fail(self, run: _Run, failure, message: str | None = None) -> None:
         self.playing = False
+        for proc in self._siblings:  # (a compile for a cache nobody will read now)
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        self._siblings = []
         if self._timer is not None:
             self._timer.stop()
         self._failed = True

@@ -397,7 +397,7 @@ def _advance_in_place(rot_map, n_steps, h, t0, step0, stride, s, chk, ff, e_ctrl
         return 0, 0, OK
     _copy_state(s, chk)
     done = 0
-    nrec = 0
+    nrec = np.int64(0)  # (not the literal 0: see advance_scheme)
     status = OK
     fuse = rot_map != ROT_RRP_EXACT
     drifted = False  # s holds the next step half done (finish_in_place_ws)
@@ -474,8 +474,8 @@ def _loop_of(scheme: int):
                              n_steps, h, t0, step0, stride, s0, s1, ff, e_ctrl, rec,
                              rec_frames, info, ws)
         done = 0
-        nrec = 0
-        status = OK
+        nrec = np.int64(0)  # (not the literal 0: the first pass of Numba's typing would
+        status = OK  # compile record() for a literal count too, ~1 s of a cold start)
         cap = rec[0].shape[0]
         history = ff[3][T_HISTORY] != 0
         while done < n_steps:
