@@ -462,3 +462,35 @@ def test_the_springs_are_checked_too(tmp_path):
                              "springs_xi")
     with RunFile(flipped) as rf, pytest.raises(RunFileError, match="no intact checkpoint"):
         rf.resume_state()
+
+
+# ------------------------------------------------------------------ the window
+@pytest.mark.gui
+def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, good, tmp_path):
+    pytest.importorskip("pytestqt")
+    pytest.importorskip("pyvistaqt")
+    if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
+        pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)")
+    from PyQt6.QtCore import QSettings
+
+    from app.gui.main_window import MainWindow
+
+    qtbot = request.getfixturevalue("qtbot")
+    bad = tmp_path / "run.h5"
+    shutil.copy(good, bad)
+    _damage(bad, "no-momentum-linear")
+    flip(bad, "bodies/position", row=5)
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(None, settings=settings, run=bad)
+    w.resize(1000, 700)
+    w.show()
+    qtbot.addWidget(w)  # (closed by qtbot)
+    assert w.recording is not None  # what can be read is shown
+    text = w.banner.text()
+    assert w.banner.isVisible() and "\n" not in text
+    assert text.startswith("damaged run file: ") and "/momentum/linear is missing" in text
+    w.timeline.slider.setValue(4)
+    assert w.replay_index == 4
+    w.timeline.slider.setValue(5)  # fails its checksum: a banner, the view stays
+    assert w.replay_index == 4 and "frame 5 cannot be read" in w.banner.text()
+    assert "\n" not in w.banner.text()
