@@ -323,6 +323,8 @@ def test_a_frame_that_fails_its_checksum_is_one_line_in_the_reader(tmp_path):
     assert report.frames == 3 and report.series_rows == 6 and not report.resumable
     with h5py.File(path, "r") as f:
         assert check_run(f, path).ok  # the structure alone is whole
+    with pytest.raises(RunFileError, match="a checksum error in /bodies/velocity at frame 3"):
+        read_run(path)
 
 
 def test_a_series_checksum_error_is_one_line_when_opening(good, tmp_path):

@@ -581,20 +581,30 @@ def _open(path: str | Path, mode: str = "r") -> h5py.File:
 
 
 def read_run(path: str | Path) -> dict[str, Any]:
-    """Read a run file back into plain arrays (for scripts and tests)."""
-    out: dict[str, Any] = {}
+    """Read a run file back into plain arrays (for scripts and tests); a chunk that
+    fails its checksum is a :class:`RunFileError` naming it."""
     with _open(path) as f:
-        out["attrs"] = dict(f.attrs)
-        out["parameters"] = json.loads(f.attrs["parameters"])
-        out["time"] = f["time"][()]
-        out["energy"] = {k: f["energy"][k][()] for k in f["energy"]}
-        out["momentum"] = {k: f["momentum"][k][()] for k in f["momentum"]}
-        out["bodies"] = {k: f["bodies"][k][()] for k in f["bodies"]}
-        for grp in ("generalized", "model", "springs"):
-            if grp in f:
-                out[grp] = {k: f[grp][k][()] for k in f[grp]}
-        if "events" in f:
-            out["events"] = f["events"][()]
+        try:
+            return _read_all(f)
+        except OSError:
+            report = check_run(f, path, deep=True)
+            raise RunFileError(report.line() if report.problems else
+                               f"{path}: the file is damaged (an HDF5 read error)") from None
+
+
+def _read_all(f: h5py.File) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    out["attrs"] = dict(f.attrs)
+    out["parameters"] = json.loads(f.attrs["parameters"])
+    out["time"] = f["time"][()]
+    out["energy"] = {k: f["energy"][k][()] for k in f["energy"]}
+    out["momentum"] = {k: f["momentum"][k][()] for k in f["momentum"]}
+    out["bodies"] = {k: f["bodies"][k][()] for k in f["bodies"]}
+    for grp in ("generalized", "model", "springs"):
+        if grp in f:
+            out[grp] = {k: f[grp][k][()] for k in f[grp]}
+    if "events" in f:
+        out["events"] = f["events"][()]
     return out
 
 
