@@ -496,3 +496,25 @@ def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, good, 
     w.timeline.slider.setValue(5)  # fails its checksum: a banner, the view stays
     assert w.replay_index == 4 and "frame 5 cannot be read" in w.banner.text()
     assert "\n" not in w.banner.text()
+
+
+def test_a_checkpoint_past_the_rows_of_a_cut_short_file_falls_back(tmp_path):
+    """A failed run whose frames stop short of the newest checkpoint (but not of the
+    previous one): the resume takes the previous one, in the check and in the reader."""
+    model = load_scenario("pendulum").build_model()
+    path = tmp_path / "r.h5"
+    sim = Simulation(model, "rrp-exact", 1e-2)
+    w = RunWriter(path, sim)
+    assert sim.advance(4).ok
+    w.flush()
+    assert sim.advance(4).ok
+    w.close("failed", "a write error")
+    with h5py.File(path, "r+") as f:
+        f["bodies/omega"].resize(7, axis=0)  # the newest (9 rows) is past it, 5 is not
+        newest = max(CHECKPOINTS, key=lambda g: int(f[g].attrs["serial"]))
+        assert f[newest].attrs["n_records"] == 9
+    with RunFile(path) as rf:
+        notes = rf.check_resumable()
+        assert len(notes) == 1 and "taken after 9 records, the file holds 7" in notes[0]
+        d, n_records = rf.resume_state()
+    assert n_records == 5 and d["t"] == pytest.approx(0.04)

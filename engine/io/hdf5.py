@@ -57,7 +57,14 @@ import numpy as np
 from .. import __version__
 from ..layout import ENERGY_NAMES
 from ..simulation import Event, Simulation
-from .verify import DIGEST_ATTR, Integrity, check_run, checkpoint_digest, choose_checkpoint
+from .verify import (
+    DIGEST_ATTR,
+    Integrity,
+    check_run,
+    checkpoint_digest,
+    choose_checkpoint,
+    row_count,
+)
 
 SCHEMA_VERSION = 2
 """The layout written by :class:`RunWriter` (1: the first one, without the state)."""
@@ -864,7 +871,7 @@ class RunFile:
                    f"{self.schema_version}), before runs kept one" if self.schema_version < 2
                    else "the run was written without one")
             raise RunFileError(f"{self.path}: no checkpoint to resume from: {why}")
-        chosen, _, checks = choose_checkpoint(self._f)
+        chosen, _, checks = choose_checkpoint(self._f, row_count(self._f))
         if chosen is None:
             raise RunFileError(f"{self.path}: no intact checkpoint to resume from (" + "; ".join(
                 f"/{c.name}: {c.why}" for c in checks) + ")")

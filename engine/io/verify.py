@@ -428,7 +428,7 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrit
             out.t_series = None
 
     # ---- the checkpoints
-    rows = min([*series.values(), *frames.values()], default=0)
+    rows = row_count(f)
     _, choice, checks = choose_checkpoint(f, rows)
     out.checkpoint, out.checkpoints = choice, checks
     damaged = [c for c in checks if c.state == "damaged"]
@@ -507,6 +507,19 @@ def _check_springs(f: h5py.File, frames: dict[str, int], strict: bool, bad) -> N
         n = f[c].shape[0]
         if n < end or (strict and n != end):
             bad(Problem("frames", f"/{c} holds {n} springs, the frames {end}"))
+
+
+def row_count(f: h5py.File) -> int:
+    """The fewest rows of any dataset with one row per record (the series, the frames):
+    what a resume can keep (a checkpoint taken after more rows cannot be resumed)."""
+    names = ["time", *_FRAME_OPTIONAL, *FRAME_REQUIRED]
+    for grp in ("energy", "momentum"):
+        g = f.get(grp)
+        if isinstance(g, h5py.Group):
+            names += [f"{grp}/{k}" for k in g]
+    found = [_dataset(f, n) for n in names]
+    lengths = [ds.shape[0] for ds in found if ds is not None and ds.shape]
+    return int(min(lengths, default=0))
 
 
 def verify_run(path: str | Path, *, deep: bool = False) -> Integrity:
