@@ -340,6 +340,10 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrit
     out.status = status.decode() if isinstance(status, bytes) else str(status)
     strict = out.status in STRICT_STATUSES
     bad = out.problems.append
+    n_bodies = None  # the bodies of /bodies/mass: the frames' second axis
+    mass = _dataset(f, "bodies/mass")
+    if mass is not None and mass.shape is not None and len(mass.shape) == 1:
+        n_bodies = int(mass.shape[0])
 
     def rows_of(names: list[str], part: str) -> dict[str, int]:
         lengths: dict[str, int] = {}
@@ -351,7 +355,8 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrit
             width = _WIDTH.get(name, ())
             if part == "frames" and name in _PER_BODY:
                 want = (n_bodies, *width) if n_bodies is not None else None
-                if want is not None and tuple(shape[1:]) != want or len(shape) != 2 + len(width):
+                if len(shape) != 2 + len(width) or (want is not None
+                                                     and tuple(shape[1:]) != want):
                     bad(Problem(part, f"/{name} has the shape {shape}, not (frames, "
                                       f"{n_bodies if n_bodies is not None else 'N'}, "
                                       f"{width[0]})"))
@@ -373,10 +378,6 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrit
         g = f.get(grp)
         if isinstance(g, h5py.Group):
             series_names += [f"{grp}/{k}" for k in g]
-    n_bodies = None
-    mass = _dataset(f, "bodies/mass")
-    if mass is not None and mass.shape is not None and len(mass.shape) == 1:
-        n_bodies = int(mass.shape[0])
     series = rows_of(series_names, "series")
     n_time = series.get("time")
     _disagree(series, "time", strict, "records", "series", bad)
@@ -411,13 +412,13 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrit
                 continue
             unit = ("record" if name in series else "frame" if name in frames else "row")
             at = f" at {unit} {r}" if ds.shape and len(ds.shape) and ds.shape[0] > 1 else ""
-            part = "series" if name in series else "frames"
+            part = "series" if name in series or name == "events" else "frames"
             bad(Problem(part, f"a checksum error in /{name}{at}"))
             if name in series:
                 series_rows = min(series_rows, r)
             elif name in frames and n_frames is not None:
                 n_frames = min(n_frames, r)
-            elif n_frames is not None:  # the constants of the frames
+            elif part == "frames" and n_frames is not None:  # the constants of the frames
                 n_frames = 0
     out.series_rows = series_rows
     out.frames = n_frames
