@@ -383,6 +383,9 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         if rf.status == "running":
             raise UsageError(f"cannot resume: {src} is still being written (process "
                              f"{rf.writer_pid or '?'}); wait for it or stop it")
+        for note in rf.check_resumable():  # a damaged file is refused before anything is written
+            if not args.quiet:
+                print(f"note: {note}", file=sys.stderr)
         d, n_records = rf.resume_state()
         model = rf.build_model()
         scenario, version = rf.scenario, str(d.get("version", rf.version))

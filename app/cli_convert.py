@@ -44,13 +44,45 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"rrp: warning: {message}", file=sys.stderr)
 
+    _check_integrity(args.run_file, warn)
     try:
         written = export_vtk(args.run_file, args.directory, every=args.every, warn=warn)
     except VTKExportError as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:
+        if exc.errno is not None:  # a write error (full disk): the caller's one line
+            raise
+        # an HDF5 read error while reading the frames: a chunk that fails its checksum
+        _check_integrity(args.run_file, warn, deep=True)
+        raise UsageError(f"cannot convert: {args.run_file}: the file is damaged ({exc}); "
+                         "nothing was converted") from None
     if not args.quiet:
         frames = written[:-1]
         names = frames[0].name if len(frames) == 1 else f"{frames[0].name} … {frames[-1].name}"
         print(f"wrote {len(frames)} frame{'s' * (len(frames) != 1)} to {args.directory}: "
               f"{names} and {written[-1].name} (open the .pvd in ParaView)")
     return 0
+
+
+def _check_integrity(run_file: str, warn, *, deep: bool = False) -> None:
+    """Refuse a run file whose frames are damaged (one line: what is wrong, what can
+    still be read) before anything is written; damage elsewhere (the series, the
+    checkpoint) is a warning, the frames being whole.  ``deep``: read every chunk."""
+    from pathlib import Path
+
+    from engine.io import RunFileError
+    from engine.io.verify import verify_run
+
+    from .errors import UsageError
+
+    if not Path(run_file).is_file():
+        return  # export_vtk says so (after naming a missing extra)
+    try:
+        report = verify_run(run_file, deep=deep)
+    except RunFileError as exc:
+        raise UsageError(f"cannot convert: {exc}") from None
+    if report.damaged("frames"):
+        raise UsageError(f"cannot convert: {report.line()}, but its frames are damaged: "
+                         "nothing was converted")
+    if report.problems:
+        warn(f"{report.line()}; its frames are whole and are converted")

@@ -86,6 +86,8 @@ def launch(args: argparse.Namespace) -> int:
             rec = Recording(args.scenario)
         except (RunFileError, OSError) as exc:
             raise UsageError(f"cannot open the run: {exc}") from None
+        if rec.damage:  # damaged, but what can be read is shown: say what is wrong first
+            print(f"rrp: warning: {rec.damage}", file=sys.stderr)
         try:  # --integrator/--h: the defaults of Continue from here
             if args.integrator:
                 integrator_for(rec.model, args.integrator)

@@ -683,6 +683,8 @@ class MainWindow(QMainWindow):
             self._show_banner(f"recording of a failed run: {rec.status_line()}")
         elif rec.status == "interrupted":
             self.show_message(f"recording of an interrupted run: {rec.status_line()}", 15000)
+        if rec.damage:
+            self._show_banner(f"damaged run file: {rec.damage}")
         self.replay_index = -1
         self.show_replay_frame(0)
         self.setWindowTitle(f"RRP Studio — {ld.title} — recording {rec.name}")

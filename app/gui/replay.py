@@ -76,6 +76,12 @@ class Recording:
         self.path = Path(path)
         self.file = RunFile(self.path)
         try:
+            report = self.file.verify()  # the structure and checkpoints: one line if damaged
+            if report.problems and (self.file.n_frames == 0 or report.damaged("frames")
+                                    and not report.frames):
+                raise RunFileError(report.line())
+            # what is wrong (one line) with a damaged file whose frames can still be shown
+            self.damage: str | None = report.line() if report.problems else None
             if self.file.n_frames == 0:
                 raise RunFileError(f"{self.path}: the run holds no frames (written with "
                                    "--no-frames or exported from the app): nothing to replay")

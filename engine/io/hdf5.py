@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import threading
@@ -56,6 +57,14 @@ import numpy as np
 from .. import __version__
 from ..layout import ENERGY_NAMES
 from ..simulation import Event, Simulation
+from .verify import (
+    DIGEST_ATTR,
+    Integrity,
+    check_run,
+    checkpoint_digest,
+    choose_checkpoint,
+    row_count,
+)
 
 SCHEMA_VERSION = 2
 """The layout written by :class:`RunWriter` (1: the first one, without the state)."""
@@ -76,6 +85,8 @@ VARIABLE_CHECKPOINT_ARRAYS = frozenset(
 2): stored resizable and resized in place."""
 CHECKPOINT_GROUPS = ("checkpoint", "checkpoint_alt")
 """The two groups the checkpoint alternates between (docs/output.md)."""
+_CHECKPOINT_OWN_ATTRS = frozenset({"serial", "n_records", "version", DIGEST_ATTR})
+"""Attributes of a checkpoint group set by the writer, not taken from the state."""
 
 FRAME_COMPRESSION: dict[str, Any] = {"compression": "lzf"}
 """The filter of the frame datasets: LZF, the fastest filter h5py has without plugins.
@@ -176,29 +187,33 @@ class RunWriter:
         g = f.create_group("parameters")
         for k, v in model.params.items():
             g.attrs[k] = v
-        f.create_dataset("time", (0,), maxshape=(None,), dtype="f8", chunks=(4096,))
+        f.create_dataset("time", (0,), maxshape=(None,), dtype="f8", chunks=(4096,),
+                         fletcher32=True)
         ge = f.create_group("energy")
         self.components = [c for c in ENERGY_NAMES if c in model.energy_components]
         for c in [*self.components, "total", "relative_error"]:
-            ge.create_dataset(c, (0,), maxshape=(None,), dtype="f8", chunks=(4096,))
+            ge.create_dataset(c, (0,), maxshape=(None,), dtype="f8", chunks=(4096,),
+                              fletcher32=True)
         gm = f.create_group("momentum")
         for c in ("linear", "angular"):
-            gm.create_dataset(c, (0, 3), maxshape=(None, 3), dtype="f8", chunks=(1024, 3))
+            gm.create_dataset(c, (0, 3), maxshape=(None, 3), dtype="f8", chunks=(1024, 3),
+                              fletcher32=True)
         gb = f.create_group("bodies")
-        gb["mass"] = model.bodies.m
-        gb["inertia"] = model.bodies.J
-        gb["inertia_tensor"] = model.bodies.inertia  # body frame, (n, 3, 3)
-        gb["diameter"] = model.bodies.D
+        gb.create_dataset("mass", data=model.bodies.m, fletcher32=True)
+        gb.create_dataset("inertia", data=model.bodies.J, fletcher32=True)
+        gb.create_dataset("inertia_tensor", data=model.bodies.inertia,  # body frame, (n, 3, 3)
+                          fletcher32=True)
+        gb.create_dataset("diameter", data=model.bodies.D, fletcher32=True)
         bonds = np.asarray(model.forcefield.bonds).reshape(-1, 2)
         if len(bonds):
-            f.create_group("model")["bonds"] = bonds
+            f.create_group("model").create_dataset("bonds", data=bonds, fletcher32=True)
         if self.frames:
             cols = [("position", 3), ("quaternion", 4), ("omega", 3), ("velocity", 3)]
             if self._generalized:
                 gg = f.create_group("generalized")
                 for c in ("q", "v"):
                     gg.create_dataset(c, (0, 2), maxshape=(None, 2), dtype="f8",
-                                      chunks=(1024, 2))
+                                      chunks=(1024, 2), fletcher32=True)
             else:
                 cols.append(("momentum_body", 3))
                 if sim.ff.has_history:  # F, RM (their damping part) and the springs
@@ -206,17 +221,21 @@ class RunWriter:
                     gs = f.create_group("springs")
                     for c in _SPRING_ROWS:
                         gs.create_dataset(c, (0,), maxshape=(None,), dtype="i8",
-                                          chunks=(4096,))
+                                          chunks=(4096,), fletcher32=True)
                     for c, dt, w in _SPRING_LISTS:
                         gs.create_dataset(c, (0, *w), maxshape=(None, *w), dtype=dt,
-                                          chunks=(65536, *w), **FRAME_COMPRESSION)
+                                          chunks=(65536, *w), **FRAME_COMPRESSION,
+                                          fletcher32=True)
             for c, w in cols:
                 gb.create_dataset(c, (0, n, w), maxshape=(None, n, w), dtype="f8",
-                                  chunks=frame_chunks(n, w), **FRAME_COMPRESSION)
-            gb.create_dataset("time", (0,), maxshape=(None,), dtype="f8", chunks=(4096,))
-            gb.create_dataset("step", (0,), maxshape=(None,), dtype="i8", chunks=(4096,))
+                                  chunks=frame_chunks(n, w), **FRAME_COMPRESSION,
+                                  fletcher32=True)
+            gb.create_dataset("time", (0,), maxshape=(None,), dtype="f8", chunks=(4096,),
+                              fletcher32=True)
+            gb.create_dataset("step", (0,), maxshape=(None,), dtype="i8", chunks=(4096,),
+                              fletcher32=True)
             gb.create_dataset("dissipated", (0,), maxshape=(None,), dtype="f8",
-                              chunks=(4096,))
+                              chunks=(4096,), fletcher32=True)
         self.flush(checkpoint=True)
 
     def _init_accounting(self, keep_frames: bool, checkpoint_budget: float,
@@ -422,7 +441,9 @@ class RunWriter:
         ``n_records`` rows) into the older of the two groups ``/checkpoint`` and
         ``/checkpoint_alt`` (ping-pong): its ``serial`` is cleared and flushed first and
         set last, after the data are flushed, so a writer killed at any point leaves the
-        other group complete; readers take the complete one with the larger serial."""
+        other group complete; readers take the complete one with the larger serial.  Its
+        attribute ``digest`` (:func:`engine.io.verify.checkpoint_digest`, over the values
+        as stored) lets a reader verify the whole group before resuming from it."""
         serials = {}
         for name in CHECKPOINT_GROUPS:
             serials[name] = int(self.f[name].attrs.get("serial", -1)) if name in self.f else -1
@@ -433,8 +454,13 @@ class RunWriter:
         self.f.flush()
         for k in [k for k in g if k not in d]:  # (a group of an older layout: resume)
             del g[k]
+        for k in [k for k in g.attrs if k not in d and k not in _CHECKPOINT_OWN_ATTRS]:
+            del g.attrs[k]
+        arrays: dict[str, np.ndarray] = {}  # what is stored, for the digest
+        attrs: dict[str, Any] = {"n_records": int(n_records), "version": __version__}
         for k, v in d.items():
             if isinstance(v, np.ndarray):
+                arrays[k] = v
                 old = g[k] if k in g else None
                 if old is not None and old.dtype == v.dtype and (
                         old.shape == v.shape or (v.ndim and old.maxshape[0] is None
@@ -450,17 +476,18 @@ class RunWriter:
                         del g[k]
                     if k in VARIABLE_CHECKPOINT_ARRAYS:
                         g.create_dataset(k, data=v, maxshape=(None, *v.shape[1:]),
-                                         chunks=True)
+                                         chunks=True, fletcher32=True)
                     else:
                         g.create_dataset(k, data=v)
-            elif k == "events":
-                g.attrs[k] = json.dumps([[e.step, e.t, e.kind, e.old, e.new] for e in v])
-            elif isinstance(v, bool):
-                g.attrs[k] = int(v)
             else:
-                g.attrs[k] = v
-        g.attrs["n_records"] = n_records
-        g.attrs["version"] = __version__
+                if k == "events":
+                    v = json.dumps([[e.step, e.t, e.kind, e.old, e.new] for e in v])
+                elif isinstance(v, bool):
+                    v = int(v)
+                g.attrs[k] = attrs[k] = v
+        g.attrs["n_records"] = attrs["n_records"]
+        g.attrs["version"] = attrs["version"]
+        g.attrs[DIGEST_ATTR] = checkpoint_digest(arrays, attrs)
         self.f.flush()
         g.attrs["serial"] = newest + 1
 
@@ -522,7 +549,7 @@ class RunWriter:
         dt = np.dtype([("step", "i8"), ("t", "f8"), ("kind", h5py.string_dtype()),
                        ("old", h5py.string_dtype()), ("new", h5py.string_dtype())])
         arr = np.array([(e.step, e.t, e.kind, e.old, e.new) for e in events], dtype=dt)
-        self.f.create_dataset("events", data=arr)
+        self.f.create_dataset("events", data=arr, fletcher32=True)
         self.events_written = len(events)
 
 
@@ -551,24 +578,40 @@ def _open(path: str | Path, mode: str = "r") -> h5py.File:
     except OSError as exc:
         if not h5py.is_hdf5(p):
             raise RunFileError(f"{p}: not an HDF5 file") from None
+        m = re.search(r"truncated file: eof = (\d+).*stored_eof = (\d+)", str(exc))
+        if m:
+            raise RunFileError(
+                f"{p}: the file is truncated ({int(m[1]):,} of {int(m[2]):,} bytes: a copy "
+                "or a write cut short); HDF5 cannot open it, so nothing of it can be read: "
+                "rerun it, or copy it again from where it came from") from None
         raise RunFileError(f"{p}: cannot open the HDF5 file ({exc})") from None
 
 
 def read_run(path: str | Path) -> dict[str, Any]:
-    """Read a run file back into plain arrays (for scripts and tests)."""
-    out: dict[str, Any] = {}
+    """Read a run file back into plain arrays (for scripts and tests); a chunk that
+    fails its checksum is a :class:`RunFileError` naming it."""
     with _open(path) as f:
-        out["attrs"] = dict(f.attrs)
-        out["parameters"] = json.loads(f.attrs["parameters"])
-        out["time"] = f["time"][()]
-        out["energy"] = {k: f["energy"][k][()] for k in f["energy"]}
-        out["momentum"] = {k: f["momentum"][k][()] for k in f["momentum"]}
-        out["bodies"] = {k: f["bodies"][k][()] for k in f["bodies"]}
-        for grp in ("generalized", "model", "springs"):
-            if grp in f:
-                out[grp] = {k: f[grp][k][()] for k in f[grp]}
-        if "events" in f:
-            out["events"] = f["events"][()]
+        try:
+            return _read_all(f)
+        except OSError:
+            report = check_run(f, path, deep=True)
+            raise RunFileError(report.line() if report.problems else
+                               f"{path}: the file is damaged (an HDF5 read error)") from None
+
+
+def _read_all(f: h5py.File) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    out["attrs"] = dict(f.attrs)
+    out["parameters"] = json.loads(f.attrs["parameters"])
+    out["time"] = f["time"][()]
+    out["energy"] = {k: f["energy"][k][()] for k in f["energy"]}
+    out["momentum"] = {k: f["momentum"][k][()] for k in f["momentum"]}
+    out["bodies"] = {k: f["bodies"][k][()] for k in f["bodies"]}
+    for grp in ("generalized", "model", "springs"):
+        if grp in f:
+            out[grp] = {k: f[grp][k][()] for k in f[grp]}
+    if "events" in f:
+        out["events"] = f["events"][()]
     return out
 
 
@@ -629,6 +672,12 @@ class RunFile:
             self._f.close()
             raise RunFileError(f"{self.path}: not a complete RRP Studio run file "
                                f"({type(exc).__name__}: {exc})") from None
+        except OSError:  # a chunk that fails its checksum: say which, and what is left
+            report = self.verify(deep=True)
+            self._f.close()
+            raise RunFileError(report.line() if report.problems else
+                               f"{self.path}: the file is damaged (an HDF5 read error)"
+                               ) from None
 
     def _read_header(self) -> None:
         f, p = self._f, self.path
@@ -693,7 +742,15 @@ class RunFile:
 
     # ------------------------------------------------------------------ frames
     def frame(self, k: int) -> Frame:
-        """Frame ``k`` (negative counts from the end)."""
+        """Frame ``k`` (negative counts from the end); a frame that cannot be read (a
+        checksum error) is a :class:`RunFileError` that says so."""
+        try:
+            return self._frame(k)
+        except OSError as exc:
+            raise RunFileError(f"{self.path}: frame {k} cannot be read, the file is damaged "
+                               f"there ({exc}); the other frames may still be read") from None
+
+    def _frame(self, k: int) -> Frame:
         if not self._frames:
             raise RunFileError(f"{self.path}: the run holds no frames (written with "
                                "--no-frames)")
@@ -789,17 +846,38 @@ class RunFile:
     def has_checkpoint(self) -> bool:
         return self._checkpoint_group is not None
 
+    def verify(self, *, deep: bool = False) -> Integrity:
+        """Check the file's structure, checkpoints and (``deep``) every chunk's checksum
+        (:func:`engine.io.verify.check_run`); reads only."""
+        return check_run(self._f, self.path, deep=deep)
+
+    def check_resumable(self) -> list[str]:
+        """Verify the whole file before a resume (:meth:`verify` with ``deep``): a
+        :class:`RunFileError` (one line: what is wrong, what can still be read) when it is
+        damaged or its checkpoints are; else the notes to show (a checkpoint that cannot
+        be verified, a fallback to the previous one)."""
+        report = self.verify(deep=True)
+        if report.problems:
+            raise RunFileError(report.line("resume"))
+        return report.notes
+
     def resume_state(self) -> tuple[dict, int]:
         """The checkpoint (:meth:`Simulation.resume_state`'s dict) and the number of rows
-        the file held when it was taken; :class:`RunFileError` when the file has none."""
+        the file held when it was taken: the newest checkpoint whose digest holds (or
+        that has none, written before); :class:`RunFileError` when the file has none, or
+        none intact."""
         if not self.has_checkpoint:
             why = (f"it was written by RRP Studio {self.version} (schema "
                    f"{self.schema_version}), before runs kept one" if self.schema_version < 2
                    else "the run was written without one")
             raise RunFileError(f"{self.path}: no checkpoint to resume from: {why}")
-        g = self._checkpoint_group
-        d: dict[str, Any] = {k: g[k][()] for k in g}
-        for k, v in g.attrs.items():
+        chosen, _, checks = choose_checkpoint(self._f, row_count(self._f))
+        if chosen is None:
+            raise RunFileError(f"{self.path}: no intact checkpoint to resume from (" + "; ".join(
+                f"/{c.name}: {c.why}" for c in checks) + ")")
+        arrays, attrs = chosen
+        d: dict[str, Any] = dict(arrays)
+        for k, v in attrs.items():
             d[k] = _s(v) if isinstance(v, bytes | str) else v.item() if hasattr(v, "item") \
                 else v
         d["events"] = [Event(int(s), float(t), str(k), str(o), str(n))
@@ -807,6 +885,7 @@ class RunFile:
         for b in ("record_frames", "record_state"):
             d[b] = bool(d.get(b, 0))
         d.pop("serial", None)
+        d.pop(DIGEST_ATTR, None)
         n_records = int(d.pop("n_records"))
         if n_records > len(self.times):
             raise RunFileError(f"{self.path}: the checkpoint is newer than the records "

@@ -1,0 +1,533 @@
+"""Integrity of a run file (docs/output.md, "Integrity"): is its structure whole, do its
+checksums and its checkpoint's digest hold, and what can still be read when they do not.
+
+Run files carry two kinds of checks, both written by :class:`engine.io.RunWriter`:
+
+* HDF5's Fletcher-32 checksum on every chunk of the chunked datasets (the series, the
+  frames, the springs, the constants): HDF5 verifies it on every read, and a chunk whose
+  bytes changed on disk cannot be read (an ``OSError``, which :func:`check_run` turns
+  into a place: the dataset and its first bad row).  Files written before have no
+  checksums and read as before.
+* A SHA-256 digest of each checkpoint group (``/checkpoint``, ``/checkpoint_alt``), over
+  all its datasets *and* attributes (:func:`checkpoint_digest`), stored as its attribute
+  ``digest``: the checkpoint is what a resume continues from, and Fletcher-32 does not
+  cover its small contiguous datasets nor any attribute.  A checkpoint without a digest
+  (written before) is *not verifiable* and still used.
+
+:func:`check_run` checks an open file's structure (the required datasets exist, have
+the right shapes, and their lengths agree), reads every checkpoint, and with
+``deep=True`` every chunk of every dataset; it returns an :class:`Integrity` that says
+what is wrong (:attr:`Integrity.problems`), what was worked around
+(:attr:`Integrity.notes`), what can still be read, and gives the one line to show
+(:meth:`Integrity.line`).  :func:`verify_run` does the same for a path.  Nothing here
+writes to a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+DIGEST_ATTR = "digest"
+"""The checkpoint group's attribute that holds its digest (``sha256:<hex>``)."""
+UNDIGESTED_ATTRS = frozenset({"serial", DIGEST_ATTR})
+"""Attributes of a checkpoint group the digest leaves out: ``serial`` is set after the
+digest (it marks the group complete), and the digest itself."""
+
+STRICT_STATUSES = ("complete", "paused")
+"""Statuses of a file closed after everything was written: all its rows must agree.  A
+file of a run that failed, was interrupted or killed may hold a row more in one dataset
+than in another (a write cut short); such a ragged tail is not damage."""
+
+SERIES_REQUIRED = ("time", "energy/total", "energy/relative_error", "momentum/linear",
+                   "momentum/angular")
+"""The series every run file has (schema 1 too)."""
+FRAME_REQUIRED = ("bodies/position", "bodies/quaternion", "bodies/omega", "bodies/time")
+"""The frame datasets a file with frames has (schema 1 too)."""
+_FRAME_OPTIONAL = ("bodies/velocity", "bodies/momentum_body", "bodies/force",
+                   "bodies/moment", "bodies/step", "bodies/dissipated", "generalized/q",
+                   "generalized/v", "springs/start", "springs/count")
+_WIDTH = {"momentum/linear": (3,), "momentum/angular": (3,), "bodies/position": (3,),
+          "bodies/quaternion": (4,), "bodies/omega": (3,), "bodies/velocity": (3,),
+          "bodies/momentum_body": (3,), "bodies/force": (3,), "bodies/moment": (3,),
+          "generalized/q": (2,), "generalized/v": (2,)}
+"""Row shape of the datasets whose rows are not scalars (frames: after the body axis)."""
+_PER_BODY = frozenset({"bodies/position", "bodies/quaternion", "bodies/omega",
+                       "bodies/velocity", "bodies/momentum_body", "bodies/force",
+                       "bodies/moment"})
+_SPRING_LISTS = ("springs/sphere", "springs/partner", "springs/xi")
+
+SCAN_BLOCK_BYTES = 64 * 1024 * 1024
+"""A deep check reads a dataset in blocks of about this size (a long run need not fit in
+memory)."""
+
+
+# ---------------------------------------------------------------------------- digest
+def _canon_array(v: Any) -> tuple[bytes, memoryview]:
+    a = np.ascontiguousarray(np.asarray(v))
+    head = b"a" + a.dtype.str.encode() + repr(a.shape).encode()
+    return head, memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
+
+
+def _canon_attr(v: Any) -> tuple[bytes, memoryview]:
+    if isinstance(v, bytes):
+        return b"s", memoryview(v)
+    if isinstance(v, str):
+        return b"s", memoryview(v.encode())
+    if isinstance(v, bool | int | np.integer | np.bool_):
+        return b"i", memoryview(str(int(v)).encode())
+    if isinstance(v, float | np.floating):
+        return b"f", memoryview(float(v).hex().encode())
+    return _canon_array(v)  # an array attribute
+
+
+def checkpoint_digest(arrays: Mapping[str, Any], attrs: Mapping[str, Any]) -> str:
+    """The digest of a checkpoint: SHA-256 over its datasets ``arrays`` (name → array:
+    dtype, shape and bytes) and its attributes ``attrs`` (name → value as stored: ``str``,
+    integers, floats by their exact bits), in name order, leaving out
+    :data:`UNDIGESTED_ATTRS`.  The writer gives the values it stores, a reader the values
+    it reads back: the same digest exactly when every bit is the same.  The arrays are
+    hashed in place (no copy of a large checkpoint)."""
+    h = hashlib.sha256(b"rrp-checkpoint-1")
+    for kind, items, canon in ((b"d", arrays, _canon_array), (b"t", attrs, _canon_attr)):
+        for name in sorted(items):
+            if kind == b"t" and name in UNDIGESTED_ATTRS:
+                continue
+            head, data = canon(items[name])
+            for part in (kind + name.encode(), head, data):
+                h.update(len(part).to_bytes(8, "little"))  # (lengths: no ambiguity)
+                h.update(part)
+    return "sha256:" + h.hexdigest()
+
+
+# ---------------------------------------------------------------------------- checkpoints
+@dataclass(frozen=True)
+class CheckpointCheck:
+    """One checkpoint group as found: ``state`` is ``verified`` (its digest holds),
+    ``unverifiable`` (written before checkpoints carried a digest), ``incomplete`` (a
+    writer was killed while writing it: normal, the other group is used) or ``damaged``
+    (``why`` says how); ``t`` and ``n_records`` as stored (``None`` where unreadable)."""
+
+    name: str
+    serial: int
+    state: str
+    why: str = ""
+    t: float | None = None
+    n_records: int | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.state in ("verified", "unverifiable")
+
+
+def _serial(g: h5py.Group) -> int:
+    a = g.attrs
+    default = 0 if g.name == "/checkpoint" and "n_records" in a else -1
+    try:
+        return int(a.get("serial", default))
+    except (TypeError, ValueError):
+        return -1
+
+
+def read_checkpoint(g: h5py.Group) -> tuple[dict[str, Any], dict[str, Any], CheckpointCheck]:
+    """Read a checkpoint group: its datasets, its attributes (raw, as h5py gives them)
+    and what was found (:class:`CheckpointCheck`; nothing is raised for a damaged one)."""
+    name = g.name.lstrip("/")
+    serial = _serial(g)
+    arrays: dict[str, Any] = {}
+    attrs: dict[str, Any] = {}
+    t = n = None
+    try:
+        attrs = dict(g.attrs)
+        t = float(attrs["t"]) if "t" in attrs else None
+        n = int(attrs["n_records"]) if "n_records" in attrs else None
+    except (OSError, TypeError, ValueError, KeyError) as exc:
+        return arrays, attrs, CheckpointCheck(name, serial, "damaged",
+                                              f"its attributes cannot be read ({exc})")
+    if serial < 0:
+        return arrays, attrs, CheckpointCheck(name, serial, "incomplete",
+                                              "its writer stopped while writing it", t, n)
+    for k in g:
+        obj = g.get(k)
+        if not isinstance(obj, h5py.Dataset):
+            return arrays, attrs, CheckpointCheck(name, serial, "damaged",
+                                                  f"{k} is not a dataset", t, n)
+        try:
+            arrays[k] = obj[()]
+        except OSError:
+            return arrays, attrs, CheckpointCheck(
+                name, serial, "damaged", f"a checksum error in {k}", t, n)
+    if n is None or t is None:
+        return arrays, attrs, CheckpointCheck(
+            name, serial, "damaged",
+            f"it lacks the attribute {'n_records' if n is None else 't'}", t, n)
+    stored = attrs.get(DIGEST_ATTR)
+    if stored is None:
+        return arrays, attrs, CheckpointCheck(name, serial, "unverifiable", "", t, n)
+    stored = stored.decode() if isinstance(stored, bytes) else str(stored)
+    if checkpoint_digest(arrays, attrs) != stored:
+        return arrays, attrs, CheckpointCheck(
+            name, serial, "damaged", "the digest does not match (data or attributes changed "
+            "after writing)", t, n)
+    return arrays, attrs, CheckpointCheck(name, serial, "verified", "", t, n)
+
+
+_PAST_THE_RECORDS = "taken after {} records, the file holds {}"
+
+
+def choose_checkpoint(f: h5py.File, rows: int | None = None,
+                      ) -> tuple[tuple[dict, dict] | None, CheckpointCheck | None,
+                                 list[CheckpointCheck]]:
+    """The checkpoint a resume continues from: the usable group (verified, or not
+    verifiable) with the largest serial whose ``n_records`` the file's rows cover
+    (``rows``: the fewest rows of any row dataset; ``None``: not checked).  Returns its
+    ``(arrays, attrs)`` as read (``None`` when there is none), its check, and the checks
+    of all groups newest first."""
+    from .hdf5 import CHECKPOINT_GROUPS
+
+    found = []
+    for name in CHECKPOINT_GROUPS:
+        g = f.get(name)
+        if isinstance(g, h5py.Group):
+            found.append(g)
+    found.sort(key=_serial, reverse=True)
+    checks: list[CheckpointCheck] = []
+    chosen = None
+    choice: CheckpointCheck | None = None
+    for g in found:
+        arrays, attrs, c = read_checkpoint(g)
+        if c.usable and rows is not None and c.n_records is not None and c.n_records > rows:
+            c = CheckpointCheck(c.name, c.serial, "damaged",
+                                _PAST_THE_RECORDS.format(c.n_records, rows), c.t, c.n_records)
+        checks.append(c)
+        if chosen is None and c.usable:
+            chosen, choice = (arrays, attrs), c
+    return chosen, choice, checks
+
+
+# ---------------------------------------------------------------------------- report
+@dataclass(frozen=True)
+class Problem:
+    """What is wrong, and which part of the file it touches: ``series``, ``frames`` or
+    ``checkpoint``."""
+
+    part: str
+    text: str
+
+
+@dataclass
+class Integrity:
+    """What :func:`check_run` found in a run file.
+
+    ``problems``: damage (empty: the file is whole); ``notes``: what a reader should know
+    but need not stop for (a checkpoint that cannot be verified, a fallback to the older
+    checkpoint); ``series_rows`` and ``t_series``: the rows of the series that can be
+    read and the time of the last; ``frames``: the frames that can be read (``None``: the
+    file holds none); ``checkpoint``: the one a resume would use (``None``: none)."""
+
+    path: Path
+    status: str = ""
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    series_rows: int = 0
+    t_series: float | None = None
+    frames: int | None = None
+    has_velocity: bool = False
+    checkpoint: CheckpointCheck | None = None
+    checkpoints: list[CheckpointCheck] = field(default_factory=list)
+    deep: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """No damage found."""
+        return not self.problems
+
+    @property
+    def resumable(self) -> bool:
+        """Whole, with a usable checkpoint."""
+        return self.ok and self.checkpoint is not None
+
+    def damaged(self, *parts: str) -> bool:
+        """Whether any problem touches one of ``parts`` (all parts when none given)."""
+        return any(not parts or p.part in parts for p in self.problems)
+
+    def readable(self) -> str:
+        """What can still be read, as words: "the series up to t = 3.2 and 120 frames"."""
+        if self.series_rows and self.t_series is not None:
+            s = f"the series up to t = {self.t_series:.6g} ({self.series_rows} records)"
+        else:
+            s = "none of the series"
+        if self.frames is not None:
+            s += f" and {self.frames} frame{'s' * (self.frames != 1)}"
+        return s
+
+    def what(self, limit: int = 3) -> str:
+        """The problems as one phrase (the first ``limit``, then how many more)."""
+        texts = [p.text for p in self.problems]
+        more = len(texts) - limit
+        out = "; ".join(texts[:limit])
+        return out + (f" (and {more} more problem{'s' * (more != 1)})" if more > 0 else "")
+
+    def line(self, purpose: str = "read") -> str:
+        """The one line to show: ``resume`` (why the file cannot be resumed, what can
+        still be read, what to do), ``read`` (what is wrong and what is shown)."""
+        p = self.path
+        if purpose == "resume":
+            if self.ok and self.checkpoint is None:
+                return f"{p}: no intact checkpoint to resume from"
+            fix = "rerun it"
+            if self.frames and self.has_velocity:
+                fix += f", or continue from one of its frames in the app (rrp gui {p})"
+            what = self.what() if self.problems else "its checkpoint is damaged"
+            return (f"{p}: {what}; {self.readable()} can still be read, but it cannot be "
+                    f"resumed: {fix}")
+        if not self.problems:
+            return f"{p}: no damage found"
+        return f"{p}: {self.what()}; {self.readable()} can still be read"
+
+
+# ---------------------------------------------------------------------------- checks
+def _dataset(f: h5py.File, name: str) -> h5py.Dataset | None:
+    try:
+        obj = f.get(name)
+    except (OSError, KeyError, ValueError):
+        return None
+    return obj if isinstance(obj, h5py.Dataset) else None
+
+
+def _first_bad_row(ds: h5py.Dataset) -> int | None:
+    """The first row of ``ds`` that cannot be read (a checksum error, damaged compressed
+    data), or ``None``; read in blocks of about :data:`SCAN_BLOCK_BYTES`."""
+    if ds.shape is None:
+        return None
+    if ds.shape == ():
+        try:
+            ds[()]
+        except OSError:
+            return 0
+        return None
+    n = ds.shape[0]
+    if n == 0:
+        return None
+    step = ds.chunks[0] if ds.chunks else n
+    row = max(1, ds.dtype.itemsize * int(np.prod(ds.shape[1:], dtype=np.int64)))
+    block = max(step, SCAN_BLOCK_BYTES // row // step * step)
+    for a in range(0, n, block):
+        try:
+            ds[a:a + block]
+        except OSError:
+            for b in range(a, min(a + block, n), step):
+                try:
+                    ds[b:b + step]
+                except OSError:
+                    return b
+            return a
+    return None
+
+
+def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrity:
+    """Check the open run file ``f`` (see the module docstring).  ``deep``: also read
+    every chunk of every dataset (a resume does; a reader meets a bad chunk when it reads
+    it).  Reads only; never raises for damage (:class:`Integrity` says what it is)."""
+    out = Integrity(Path(path), deep=deep)
+    status = f.attrs.get("status", "")
+    out.status = status.decode() if isinstance(status, bytes) else str(status)
+    strict = out.status in STRICT_STATUSES
+    bad = out.problems.append
+    n_bodies = None  # the bodies of /bodies/mass: the frames' second axis
+    mass = _dataset(f, "bodies/mass")
+    if mass is not None and mass.shape is not None and len(mass.shape) == 1:
+        n_bodies = int(mass.shape[0])
+
+    def rows_of(names: list[str], part: str) -> dict[str, int]:
+        lengths: dict[str, int] = {}
+        for name in names:
+            ds = _dataset(f, name)
+            if ds is None:
+                continue
+            shape = ds.shape or ()
+            width = _WIDTH.get(name, ())
+            if part == "frames" and name in _PER_BODY:
+                want = (n_bodies, *width) if n_bodies is not None else None
+                if len(shape) != 2 + len(width) or (want is not None
+                                                     and tuple(shape[1:]) != want):
+                    bad(Problem(part, f"/{name} has the shape {shape}, not (frames, "
+                                      f"{n_bodies if n_bodies is not None else 'N'}, "
+                                      f"{width[0]})"))
+                    continue
+            elif len(shape) != 1 + len(width) or tuple(shape[1:]) != width:
+                rows = "records" if part == "series" else "frames"
+                bad(Problem(part, f"/{name} has the shape {shape}, not ({rows}"
+                                  f"{''.join(f', {w}' for w in width)})"))
+                continue
+            lengths[name] = int(shape[0])
+        return lengths
+
+    # ---- the series
+    for name in SERIES_REQUIRED:
+        if _dataset(f, name) is None:
+            bad(Problem("series", f"/{name} is missing"))
+    series_names = ["time"]
+    for grp in ("energy", "momentum"):
+        g = f.get(grp)
+        if isinstance(g, h5py.Group):
+            series_names += [f"{grp}/{k}" for k in g]
+    series = rows_of(series_names, "series")
+    n_time = series.get("time")
+    _disagree(series, "time", strict, "records", "series", bad)
+
+    # ---- the frames
+    has_frames = _dataset(f, "bodies/position") is not None or \
+        _dataset(f, "bodies/time") is not None
+    frames: dict[str, int] = {}
+    if has_frames:
+        for name in FRAME_REQUIRED:
+            if _dataset(f, name) is None:
+                bad(Problem("frames", f"/{name} is missing"))
+        frames = rows_of([*FRAME_REQUIRED, *_FRAME_OPTIONAL], "frames")
+        _disagree(frames, "bodies/time", strict, "frames", "frames", bad)
+        if strict and n_time is not None and "bodies/time" in frames \
+                and frames["bodies/time"] != n_time:
+            bad(Problem("frames", f"/bodies/time holds {frames['bodies/time']} frames, "
+                                  f"/time {n_time} records"))
+        out.has_velocity = "bodies/velocity" in frames
+    _check_springs(f, frames, strict, bad)
+
+    # ---- every chunk (checksums)
+    series_rows = min(series.values()) if series else 0
+    n_frames = None  # no frames (--no-frames); 0: none readable (a required one missing)
+    if has_frames:
+        n_frames = min(frames[k] for k in FRAME_REQUIRED) \
+            if all(k in frames for k in FRAME_REQUIRED) else 0
+    if deep:
+        for name, ds in _datasets(f):
+            r = _first_bad_row(ds)
+            if r is None:
+                continue
+            unit = ("record" if name in series else "frame" if name in frames else "row")
+            at = f" at {unit} {r}" if ds.shape and len(ds.shape) and ds.shape[0] > 1 else ""
+            part = "series" if name in series or name == "events" else "frames"
+            bad(Problem(part, f"a checksum error in /{name}{at}"))
+            if name in series:
+                series_rows = min(series_rows, r)
+            elif name in frames and n_frames is not None:
+                n_frames = min(n_frames, r)
+            elif part == "frames" and n_frames is not None:  # the constants of the frames
+                n_frames = 0
+    out.series_rows = series_rows
+    out.frames = n_frames
+    if series_rows and n_time:
+        try:
+            out.t_series = float(f["time"][series_rows - 1])
+        except OSError:
+            out.t_series = None
+
+    # ---- the checkpoints
+    rows = row_count(f)
+    _, choice, checks = choose_checkpoint(f, rows)
+    out.checkpoint, out.checkpoints = choice, checks
+    damaged = [c for c in checks if c.state == "damaged"]
+    if out.problems:  # the records are damaged: a checkpoint past them says nothing more
+        damaged = [c for c in damaged if c.why != _PAST_THE_RECORDS.format(c.n_records, rows)]
+    if choice is None and damaged:
+        if len(damaged) == 1:
+            text = f"its checkpoint /{damaged[0].name} is damaged: {damaged[0].why}"
+        elif len({c.why for c in damaged}) == 1:
+            text = f"both its checkpoints are damaged: {damaged[0].why}"
+        else:
+            text = "both its checkpoints are damaged: " + "; ".join(
+                f"/{c.name}: {c.why}" for c in damaged)
+        bad(Problem("checkpoint", text))
+    elif choice is not None:
+        newer = [c for c in damaged if c.serial > choice.serial]
+        if newer:
+            out.notes.append(
+                f"{out.path}: the newest checkpoint, /{newer[0].name}, is damaged "
+                f"({newer[0].why}); the previous one, /{choice.name} at t = "
+                f"{choice.t:.6g}, is used")
+        older = [c for c in damaged if c.serial < choice.serial]
+        if older:
+            out.notes.append(
+                f"{out.path}: the previous checkpoint, /{older[0].name}, is damaged "
+                f"({older[0].why}); the newest, /{choice.name}, is whole and is used")
+        if choice.state == "unverifiable":
+            out.notes.append(
+                f"{out.path}: its checkpoint (/{choice.name}) carries no digest (written "
+                "before checkpoints were verified): it is used unverified")
+    return out
+
+
+def _datasets(f: h5py.File) -> list[tuple[str, h5py.Dataset]]:
+    """Every dataset of the file outside the checkpoint groups (read on their own)."""
+    from .hdf5 import CHECKPOINT_GROUPS
+
+    out: list[tuple[str, h5py.Dataset]] = []
+
+    def visit(name: str, obj: Any) -> None:
+        if isinstance(obj, h5py.Dataset) and name.split("/")[0] not in CHECKPOINT_GROUPS:
+            out.append((name, obj))
+
+    f.visititems(visit)
+    return out
+
+
+def _disagree(lengths: dict[str, int], ref: str, strict: bool, unit: str, part: str,
+              bad) -> None:
+    """In a closed file (``strict``), every length must be the reference's."""
+    if not strict or ref not in lengths:
+        return
+    n = lengths[ref]
+    for name, k in lengths.items():
+        if k != n:
+            bad(Problem(part, f"/{name} holds {k} {unit}, /{ref} {n}"))
+
+
+def _check_springs(f: h5py.File, frames: dict[str, int], strict: bool, bad) -> None:
+    """The springs of the frames must lie within the lists (all of them, when closed)."""
+    g = f.get("springs")
+    if not isinstance(g, h5py.Group):
+        return
+    for c in _SPRING_LISTS:
+        if _dataset(f, c) is None:
+            bad(Problem("frames", f"/{c} is missing"))
+            return
+    k = min(frames.get("springs/start", 0), frames.get("springs/count", 0))
+    if not k:
+        return
+    try:
+        end = int(f["springs/start"][k - 1]) + int(f["springs/count"][k - 1])
+    except OSError:
+        return  # the deep check names the chunk
+    for c in _SPRING_LISTS:
+        n = f[c].shape[0]
+        if n < end or (strict and n != end):
+            bad(Problem("frames", f"/{c} holds {n} springs, the frames {end}"))
+
+
+def row_count(f: h5py.File) -> int:
+    """The fewest rows of any dataset with one row per record (the series, the frames):
+    what a resume can keep (a checkpoint taken after more rows cannot be resumed)."""
+    names = ["time", *_FRAME_OPTIONAL, *FRAME_REQUIRED]
+    for grp in ("energy", "momentum"):
+        g = f.get(grp)
+        if isinstance(g, h5py.Group):
+            names += [f"{grp}/{k}" for k in g]
+    found = [_dataset(f, n) for n in names]
+    lengths = [ds.shape[0] for ds in found if ds is not None and ds.shape]
+    return int(min(lengths, default=0))
+
+
+def verify_run(path: str | Path, *, deep: bool = False) -> Integrity:
+    """:func:`check_run` on the file at ``path`` (opened read-only).  Raises
+    :class:`engine.io.RunFileError` (one line) for a file that cannot be opened at all:
+    missing, not HDF5, truncated."""
+    from .hdf5 import _open
+
+    with _open(path) as f:
+        return check_run(f, path, deep=deep)
