@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .contact import new_contact_work
+from .contact import grown_contact_work
 from .diagnostics import energy_scale, momentum_scales, rotational_energy, spin_momentum
 from .forcefield import ForceField, compute_forces_ws, new_scratch
 from .integrators.advance import advance_ws as _advance_kernel
@@ -920,12 +920,13 @@ class Simulation:
         self._s0[7][...] = np.einsum("nij,nkj,nk->ni", self.ff.inertia, R, o)
 
     def _grow_neighbour_list(self) -> None:
-        """Double the neighbour list, and the contact arrays sized from it."""
+        """Double the neighbour list, and the contact arrays sized from it (with the
+        percussions' warm starts: growing the list changes no step)."""
         self.ff.grow_neighbour_list()
         if self.model.contact == "hard":
             self._work = (*self._work[:7],
-                          new_contact_work(self.ff.n_bodies, self.ff.nl_pairs.shape[0],
-                                           self.ff.n_walls))
+                          grown_contact_work(self._work[7], self.ff.n_bodies,
+                                             self.ff.nl_pairs.shape[0], self.ff.n_walls))
 
     def _ensure_scratch(self) -> None:
         """Allocate the per-body scratch of ``work`` if the current scheme uses it."""
@@ -1018,6 +1019,10 @@ class Simulation:
         tol = self.energy_tolerance if self.energy_tolerance is not None else 0.0
         e_ctrl = np.array([self.e_ref, self.e_scale, tol])
         self._work[5][IP_PHI] = self._integrator.phi
+        if not self._integrator.keeps_momentum:
+            # Π is not this scheme's: it stays the last value kept (docs/output.md) in both
+            # buffers, which the steps swap, so that the chunking does not show in it
+            self._s1[7][...] = self._s0[7]
         self._ensure_scratch()
         t0 = time.perf_counter()
         ff = self.ff.arrays

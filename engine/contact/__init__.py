@@ -9,6 +9,6 @@ The Moreau-type step kernels (``engine.integrators.moreau``) build the problem a
 the solver; the smooth schemes never see any of it.
 """
 
-from .detect import contact_capacity, new_contact_work
+from .detect import contact_capacity, grown_contact_work, new_contact_work
 
-__all__ = ["contact_capacity", "new_contact_work"]
+__all__ = ["contact_capacity", "grown_contact_work", "new_contact_work"]

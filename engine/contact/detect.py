@@ -31,7 +31,14 @@ build seen)``.  ``warm[slot]`` keeps the last percussion of each contact (slot: 
 neighbour-list pair index, or ``pairs + w n + i`` for sphere ``i`` on wall ``w``, with
 ``pairs = capacity − k n`` for ``k`` walls) with the stamp
 of the solve that wrote it: the solver starts from it when the same contact was active in
-the previous step (warm start; a rebuilt list invalidates the pair slots).
+the previous step (warm start).  When the list has been rebuilt, the pair slots name other
+pairs: the warm starts of the last solve's pair contacts are moved to their pairs' new
+places (:func:`carry_warm_starts`), and the other pair slots are cleared.  So whether a
+contact starts warm depends on the contacts of the previous step alone, never on when the
+list was rebuilt, nor on whether a rebuild was a full build or a partial update (which
+depends on the cell list of the last full build, kept in a scratch that a new chunk of
+steps, a restore or a resumed run starts without): the trajectory is the same for any
+chunking of the steps and after a resume (issue #26).
 """
 
 from __future__ import annotations
@@ -43,13 +50,14 @@ from numba import njit
 
 from ..layout import (
     ERR_NEIGHBOUR_OVERFLOW,
+    NL_COUNT,
     NL_REBUILDS,
     OK,
     P_SKIN,
     T_HARD_CONTACT,
     T_HARD_WALL,
 )
-from ..neighbours import ensure_neighbours_ws, excluded_partners
+from ..neighbours import _lower_bound, ensure_neighbours_ws, excluded_partners
 
 N_GEO = 8
 
@@ -73,6 +81,67 @@ def new_contact_work(n_bodies: int, n_pairs_capacity: int, n_walls: int = 1) -> 
             np.zeros((cap, 4)), count, warm)
 
 
+def grown_contact_work(cw: tuple, n_bodies: int, n_pairs_capacity: int,
+                       n_walls: int = 1) -> tuple:
+    """New contact work arrays for a grown neighbour list of ``n_pairs_capacity`` pairs,
+    keeping the warm starts of ``cw``: the last solve's contacts and stamp, the pair
+    slots at their places (indices into the list they were written for; the next
+    detection moves them to the new list, :func:`carry_warm_starts`) and the wall slots
+    at theirs.  So a run that grows its list takes the same steps as one that did not
+    need to."""
+    new = new_contact_work(n_bodies, n_pairs_capacity, n_walls)
+    idx, warm, count = cw[0], cw[5], cw[4]
+    nidx, nwarm, ncount = new[0], new[5], new[4]
+    old_pairs = idx.shape[0] - n_walls * n_bodies
+    new_pairs = nidx.shape[0] - n_walls * n_bodies
+    if old_pairs < 0 or new_pairs < old_pairs or warm.shape[1] != nwarm.shape[1]:
+        return new  # (not the layout of new_contact_work: start cold)
+    nc = int(count[0])
+    nidx[:nc] = idx[:nc]
+    nwarm[:old_pairs] = warm[:old_pairs]
+    nwarm[new_pairs:new_pairs + n_walls * n_bodies] = warm[old_pairs:]
+    walls = nidx[:nc, 1] < 0
+    nidx[:nc, 2][walls & (nidx[:nc, 2] >= 0)] += new_pairs - old_pairs
+    ncount[0] = nc
+    ncount[2] = count[2]
+    ncount[3] = -1  # (the new list's first build differs from any build seen)
+    return new
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def carry_warm_starts(cw, pairs, n_pairs, n_slots_pairs):
+    """After a rebuild of the neighbour list (``pairs[:n_pairs]``, sorted by ``(i, j)``):
+    move the warm start of each pair contact of the last solve (``cw``'s contacts as
+    that solve left them, their slots naming the list they were found in) to the slot
+    of its pair in the new list, and clear every other pair slot.  A pair that is not
+    in the new list is not in contact now (the list holds every pair that is).  ``geo``
+    is the scratch (the detection fills it next)."""
+    idx, geo, P, gam, count, warm = cw
+    n_slots = max(0, min(n_slots_pairs, warm.shape[0]))
+    k = 0
+    for c in range(count[0]):  # the last solve's pair contacts, with their warm starts
+        s = idx[c, 2]
+        if idx[c, 1] < 0 or s < 0 or s >= n_slots:
+            continue
+        i = idx[c, 0]
+        j = idx[c, 1]
+        idx[k, 0] = i  # (k ≤ c: compacted in place)
+        idx[k, 1] = j
+        for t in range(5):
+            geo[k, t] = warm[s, t]
+        k += 1
+    for s in range(n_slots):
+        warm[s, 4] = -1.0
+    for c in range(k):
+        i = idx[c, 0]
+        j = idx[c, 1]
+        p = _lower_bound(pairs, 0, n_pairs, i, j)
+        if p < n_pairs and p < n_slots and pairs[p, 0] == i and pairs[p, 1] == j:
+            for t in range(5):
+                warm[p, t] = geo[c, t]
+    count[0] = 0
+
+
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def find_contacts_ws(x, ff, cw, iw):
     """Fill ``cw`` with the active contacts (``g_N ≤ 0``) at the positions ``x``, from
@@ -93,6 +162,10 @@ def find_contacts_ws(x, ff, cw, iw):
                                   bpart)
         if st != OK:
             return st
+    if count[3] != nl_state[NL_REBUILDS]:  # pair slots now name other pairs
+        count[3] = nl_state[NL_REBUILDS]
+        carry_warm_starts(cw, nl_pairs, nl_state[NL_COUNT], n_slots_pairs)
+    if flags[T_HARD_CONTACT]:
         for p in range(nl_state[0]):
             i = nl_pairs[p, 0]
             j = nl_pairs[p, 1]
@@ -150,10 +223,6 @@ def find_contacts_ws(x, ff, cw, iw):
                 geo[nc, 7] = 1.0 / m[i] + ai * ai / J[i]
                 nc += 1
     count[0] = nc
-    if count[3] != nl_state[NL_REBUILDS]:  # pair slots now name other pairs
-        count[3] = nl_state[NL_REBUILDS]
-        for s in range(max(0, min(n_slots_pairs, cap))):
-            warm[s, 4] = -1.0
     return OK
 
 
