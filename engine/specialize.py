@@ -33,16 +33,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from .layout import (
-    F_NONSPHERICAL,
-    N_TERMS,
-    T_BONDS,
-    T_CONTACT,
-    T_DUMBBELLS,
-    T_HISTORY,
-    T_PIVOT_GRAVITY,
-    T_WALL,
-)
+from .layout import F_NONSPHERICAL, N_TERMS, T_BONDS, T_CONTACT, T_HISTORY, T_WALL
 
 LARGE = N_TERMS
 """Family slot after the flags: at least ``PARALLEL_MIN_BODIES`` bodies (the parallel
@@ -55,15 +46,15 @@ time."""
 N_FAMILY = N_TERMS + 2
 
 
-GATED = (T_PIVOT_GRAVITY, T_BONDS, T_CONTACT, T_WALL, T_DUMBBELLS, T_HISTORY,
-         F_NONSPHERICAL, LARGE, CELLS)
-"""The slots that make a family: the terms whose kernels are worth leaving out (the
-pendulum's gravity, the binder, the neighbour list and contacts, the dumbbells' mutual
-gravity, friction, the rigid-body RK4, the parallel kernels, the cell list).  The
-pendulum's and the dumbbells' terms belong to one model each, so gating them adds no
-family.  Uniform gravity is small and always compiled: its slot counts as present, so a
-model that switches it on shares its kernels with the same model without it (fewer
-families, fewer compiles)."""
+GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE, CELLS)
+"""The slots that make a family: the terms whose kernels are large enough to be worth
+leaving out (the binder, the neighbour list and contacts, friction, the rigid-body RK4,
+the parallel kernels, the cell list).  The others (the pendulum's and the dumbbells'
+gravity, uniform gravity) are small and always compiled: every other slot counts as
+present, so a model that switches one of them on shares its kernels with the same model
+without it (fewer families, fewer compiles).  Gating the dumbbells' gravity too saved
+0.5 s of a cold start but made the pendulum's step 20 % slower (its force kernel
+compiled without that branch: measured, not understood; BENCHMARKS.md)."""
 
 
 def family_marker(flags: np.ndarray, n_bodies: int) -> tuple:

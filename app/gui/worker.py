@@ -683,6 +683,7 @@ class SimulationWorker(QObject):
                 text = f"compiling {name} (first use)…"
                 self.progress.emit(0, 0, text)
                 self.state_changed.emit("compiling", text)
+                self._start_siblings(sim.model, name)
                 sim.build_kernels(name)
                 self.state_changed.emit("running" if self.playing else "paused",
                                         f"{name} ready")
