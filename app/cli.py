@@ -731,6 +731,11 @@ def _main(argv: Sequence[str] | None, state: dict[str, Any]) -> int:
         print("rrp: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except ModuleNotFoundError as exc:
+        stop = _stopped_in(exc)
+        if stop is not None:
+            print(f"rrp: stopped by {stop.name} before the run started (nothing was "
+                  "written)", file=sys.stderr)
+            return stop.exit_code
         extra = missing_extra(exc.name or "")
         if extra is None:
             raise_or_report = True
@@ -746,6 +751,11 @@ def _main(argv: Sequence[str] | None, state: dict[str, Any]) -> int:
               "RRP_DEBUG=1 shows the traceback)", file=sys.stderr)
         return EXIT_FAILED
     except Exception as exc:  # one line, never a traceback
+        stop = _stopped_in(exc)
+        if stop is not None:  # (a signal raised in an import, and wrapped: still a stop)
+            print(f"rrp: stopped by {stop.name} before the run started (nothing was "
+                  "written)", file=sys.stderr)
+            return stop.exit_code
         from engine.scenarios import ScenarioError
         from engine.simulation import SimulationError
 
@@ -766,6 +776,20 @@ def _main(argv: Sequence[str] | None, state: dict[str, Any]) -> int:
         print(f"rrp: internal error: {type(exc).__name__}: {exc} "
               "(please report it; RRP_DEBUG=1 shows the traceback)", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _stopped_in(exc: BaseException):
+    """The :class:`~app.run_signals.Stopped` that ``exc`` was raised from, if any (Python
+    wraps an exception raised while a class is made, e.g. during an import)."""
+    from .run_signals import Stopped
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, Stopped):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 if __name__ == "__main__":

@@ -944,7 +944,7 @@ def _is_complete_run(path: Path) -> bool:
 
 def _start_bound(sim: Simulation) -> int:
     """Bytes a run file needs to start: its layout, a first checkpoint, the close."""
-    return 2 * 8 * 48 * int(sim.model.n_bodies) + (2 << 20) + CLOSE_RESERVE
+    return 2 * 8 * 48 * int(sim.model.n_bodies) + (1 << 20) + CLOSE_RESERVE
 
 
 def _check_room(path: Path, nbytes: int) -> None:
