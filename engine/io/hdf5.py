@@ -757,8 +757,12 @@ class RunWriter:
             try:
                 self.f.close()
                 self._ds.clear()
-            except Exception:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001
                 self._healthy = False
+                if self.failure is None:
+                    self._fail(getattr(exc, "errno", None), f"cannot close {self.partial}: "
+                               f"{_first_line(getattr(exc, 'strerror', None) or exc)}")
+                    self._describe_failure()
         if not self._healthy:
             self._abandon()
             raise self.failure
