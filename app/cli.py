@@ -228,6 +228,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         n_total = step_count(t_end, h)
         vtk_dir, tmp = _vtk_target(args)
     out = args.out or (str(tmp / "run.h5") if tmp is not None else None)
+    if out and not Path(out).parent.is_dir():
+        raise UsageError(f"the output directory {str(Path(out).parent)!r} does not exist")
     lock = OutputLock(out).acquire() if out else None
     writer = None
     try:
