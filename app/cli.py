@@ -2,8 +2,9 @@
 
 ``rrp list`` · ``rrp run SCENARIO [...]`` — headless runs with a progress bar, HDF5
 output and a summary.  Every error is one line on stderr and a non-zero exit code
-(2: bad input, 1: the run failed, 130: interrupted); no tracebacks
-(``RRP_DEBUG=1`` shows them for bugs).
+(2: bad input or an output another run writes, 1: the run failed or its file could not
+be written, 130/143: interrupted by SIGINT/SIGTERM, :mod:`app.run_signals`); no
+tracebacks (``RRP_DEBUG=1`` shows them for bugs).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -190,60 +192,80 @@ def _prime_in_a_subprocess(tty: bool, model, integrator: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from engine.io import RunWriter
-    from engine.scenarios import parse_sets
-    from engine.simulation import Simulation
+    """``rrp run``.  The output's lock is taken before anything slow (a second run on
+    the same ``--out`` is refused at once); a signal raises at once only while no file
+    is open (:meth:`~app.run_signals.RunSignals.immediate`), else it stops the run
+    between chunks and the file is closed ``interrupted``."""
+    from .run_signals import RunSignals
 
-    if args.threads is not None:
-        from engine.parallel import set_threads
+    signals = getattr(args, "signals", None) or RunSignals()
+    with signals.immediate():
+        from engine.io import OutputLock, RunWriter
+        from engine.scenarios import parse_sets
+        from engine.simulation import Simulation
 
-        set_threads(args.threads)
+        if args.threads is not None:
+            from engine.parallel import set_threads
+
+            set_threads(args.threads)
     if args.resume:
-        return _cmd_resume(args)
+        return _cmd_resume(args, signals)
     if args.scenario is None:
         raise UsageError("give a scenario (see 'rrp list') or --resume FILE "
                          "(see 'rrp run --help')")
-    overrides = parse_sets(args.set)
-    sc = _load(args.scenario, overrides)
-    run = sc.run
-    h = args.h if args.h is not None else run.h
-    t_end = args.t_end if args.t_end is not None else run.t_end
-    n_total = step_count(t_end, h)
-    every = args.every or run.every
-    tol = args.energy_tolerance or run.energy_tolerance
-    model = sc.build_model()
-    integrator = _scheme(args, sc, model, bool(overrides))
-    _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet, model, integrator)
-    frames = bool(args.out or args.vtk) and not args.no_frames
-    sim = Simulation(model, integrator, h, record_every=every, record_frames=frames,
-                     energy_tolerance=tol, record_state=frames)
-    tty = sys.stderr.isatty() and not args.quiet
-    if tty:
-        print("preparing kernels (compiled once, then cached)…", file=sys.stderr, flush=True)
-    t_prep = time.perf_counter()
-    sim.warm_up()
-    t_prep = time.perf_counter() - t_prep
-    stab = sim.stability()
-    guide = sim.accuracy_guide()
-    if h > stab.h_stable and not args.quiet:
-        print(f"warning: h = {h:g} exceeds the {stab.describe()}; the run may blow up",
-              file=sys.stderr)
-    elif h > guide and not args.quiet:
-        print(f"warning: h = {h:g} is past the accuracy guide h ≈ {guide:.2g} for ≈ 1 % "
-              "energy error (docs/physics.md §7): expect a larger error", file=sys.stderr)
-    vtk_dir, tmp = _vtk_target(args)
+    with signals.immediate():
+        overrides = parse_sets(args.set)
+        sc = _load(args.scenario, overrides)
+        run = sc.run
+        h = args.h if args.h is not None else run.h
+        t_end = args.t_end if args.t_end is not None else run.t_end
+        n_total = step_count(t_end, h)
+        vtk_dir, tmp = _vtk_target(args)
     out = args.out or (str(tmp / "run.h5") if tmp is not None else None)
-    # the summary needs t, the energies and the momenta only: frames live in the file
-    writer = (RunWriter(out, sim, scenario=sc.name, keep_frames=False, background=True)
-              if out else None)
+    if out and not Path(out).parent.is_dir():
+        raise UsageError(f"the output directory {str(Path(out).parent)!r} does not exist")
+    lock = OutputLock(out).acquire() if out else None
+    writer = None
     try:
-        status, message, code = _drive(args, sim, writer, n_total, t_end, tty)
+        with signals.immediate():
+            every = args.every or run.every
+            tol = args.energy_tolerance or run.energy_tolerance
+            model = sc.build_model()
+            integrator = _scheme(args, sc, model, bool(overrides))
+            _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet, model, integrator)
+            frames = bool(args.out or args.vtk) and not args.no_frames
+            sim = Simulation(model, integrator, h, record_every=every, record_frames=frames,
+                             energy_tolerance=tol, record_state=frames)
+            tty = sys.stderr.isatty() and not args.quiet
+            if tty:
+                print("preparing kernels (compiled once, then cached)…", file=sys.stderr,
+                      flush=True)
+            t_prep = time.perf_counter()
+            sim.warm_up()
+            t_prep = time.perf_counter() - t_prep
+            stab = sim.stability()
+            guide = sim.accuracy_guide()
+        if h > stab.h_stable and not args.quiet:
+            print(f"warning: h = {h:g} exceeds the {stab.describe()}; the run may blow up",
+                  file=sys.stderr)
+        elif h > guide and not args.quiet:
+            print(f"warning: h = {h:g} is past the accuracy guide h ≈ {guide:.2g} for ≈ 1 % "
+                  "energy error (docs/physics.md §7): expect a larger error", file=sys.stderr)
+        signals.check()
+        # the summary needs t, the energies and the momenta only: frames live in the file
+        writer = (RunWriter(out, sim, scenario=sc.name, keep_frames=False, background=True,
+                            lock=lock) if out else None)
+        outcome = _drive(args, sim, writer, n_total, t_end, tty, signals)
+        if outcome.error is not None:
+            raise outcome.error
         a = sim.series.arrays()
-        code = _report(args, sim, a, status, message, code, sc.name, sc.title, h, t_end,
-                       t_prep, stab, guide)
-        if vtk_dir is not None:
-            _write_vtk(out, vtk_dir, args.quiet)
+        code = _report(args, sim, a, outcome, sc.name, sc.title, h, t_end, t_prep, stab,
+                       guide)
+        if vtk_dir is not None and outcome.path is not None and outcome.path.exists():
+            _write_vtk(str(outcome.path), vtk_dir, args.quiet)
     finally:
+        if writer is None and lock is not None:
+            lock.release()
         if tmp is not None:
             import shutil
 
@@ -310,9 +332,18 @@ def _write_vtk(run_file: str, directory, quiet: bool) -> None:
         print(f"  paraview    {n} frames in {directory}/ (open {pvd[0].name if pvd else ''})")
 
 
-def _report(args, sim, a, status, message, code, scenario, title, h, t_end, t_prep,
+def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
             stab, guide: float | None = None) -> int:
+    """Print the summary, then what ended the run (one line for an interrupted run or
+    a file that could not be written, :func:`app.run_loop.outcome_line`); the exit
+    code."""
     import numpy as np
+
+    from .run_loop import outcome_line
+
+    status, message, code = outcome.status, outcome.message, outcome.code
+    if outcome.write_error is not None:
+        message = outcome.write_error.message
 
     from engine import __version__
     from engine.diagnostics import momentum_drift
@@ -344,7 +375,7 @@ def _report(args, sim, a, status, message, code, scenario, title, h, t_end, t_pr
         "steps_per_second": 1e6 / us if us == us and us > 0 else None,
         "startup_seconds": t_prep,
         "records": int(len(a["t"])),
-        "output": args.out,
+        "output": str(outcome.path) if outcome.path is not None else args.out,
         "version": __version__,
         "parameters": model.params,
     }
@@ -352,22 +383,23 @@ def _report(args, sim, a, status, message, code, scenario, title, h, t_end, t_pr
         print(json.dumps(summary, indent=2, default=float))
     else:
         _print_summary(summary, title, sim.integrator.properties())
-    if code == EXIT_FAILED:
+    line = outcome_line(outcome, sim, t_end, getattr(outcome, "writer", None))
+    if line is not None:
+        print(line, file=sys.stderr)
+    elif status == "failed":
         print(f"rrp: error: {message}", file=sys.stderr)
         if args.out:
-            print(f"rrp: the output file {args.out} holds the run up to t = {sim.t:.6g}",
-                  file=sys.stderr)
+            print(f"rrp: the output file {outcome.path or args.out} holds the run up to "
+                  f"t = {sim.t:.6g}", file=sys.stderr)
     return code
 
 
-def _cmd_resume(args: argparse.Namespace) -> int:
-    """``rrp run --resume FILE``: continue a run from its file's checkpoint."""
+def _cmd_resume(args: argparse.Namespace, signals) -> int:
+    """``rrp run --resume FILE``: continue a run from its file's checkpoint, under the
+    lock of the output (taken first: a second writer of it is refused at once)."""
     from pathlib import Path
 
-    from engine import __version__
-    from engine.io import RunFile, RunFileError, RunWriter
-    from engine.scenarios import load_scenario
-    from engine.simulation import Simulation, SimulationError
+    from engine.io import OutputLock, output_for
 
     for flag, given in (("a scenario", args.scenario), ("--set", args.set),
                         ("--every", args.every), ("--no-frames", args.no_frames)):
@@ -375,6 +407,28 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             raise UsageError(f"--resume continues the run as it was recorded: {flag} "
                              "cannot be given with it")
     src = Path(args.resume)
+    if not src.exists():
+        raise UsageError(f"cannot resume: {src}: no such file")
+    out = Path(args.out) if args.out else output_for(src, read=False)
+    if out.parent and not out.parent.is_dir():
+        raise UsageError(f"the output directory {str(out.parent)!r} does not exist")
+    lock = OutputLock(out, "rrp run --resume").acquire()
+    if not args.out and output_for(src) != out:  # (a .partial whose name says less)
+        lock.release()
+        out = output_for(src)
+        lock = OutputLock(out, "rrp run --resume").acquire()
+    try:
+        return _resume_locked(args, signals, src, out, lock)
+    finally:
+        lock.release()  # (idempotent: the writer released it on close)
+
+
+def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
+    from engine import __version__
+    from engine.io import RunFile, RunFileError, RunWriter
+    from engine.scenarios import load_scenario
+    from engine.simulation import Simulation, SimulationError
+
     try:
         rf = RunFile(src)
     except RunFileError as exc:
@@ -421,29 +475,35 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         else:
             sim.set_h(h)
     n_total = step_count(args.t_end, sim.h, sim._t_base, sim.step_index - sim._step_base)
-    out = Path(args.out) if args.out else (
-        src.with_name(src.name[:-len(".partial")]) if src.name.endswith(".partial") else src)
     tty = sys.stderr.isatty() and not args.quiet
-    t_prep = time.perf_counter()
-    sim.warm_up()
-    t_prep = time.perf_counter() - t_prep
-    stab = sim.stability()
+    with signals.immediate():
+        t_prep = time.perf_counter()
+        sim.warm_up()
+        t_prep = time.perf_counter() - t_prep
+        stab = sim.stability()
     if sim.h > stab.h_stable and not args.quiet:
         print(f"warning: h = {sim.h:g} exceeds the {stab.describe()}; the run may blow up",
               file=sys.stderr)
-    writer = RunWriter.resume(out, sim, src, n_records, keep_frames=False, background=True)
+    signals.check()
+    writer = RunWriter.resume(out, sim, src, n_records, keep_frames=False, background=True,
+                              lock=lock)
     if not args.quiet:
         print(f"resuming {src} at t = {sim.t:.6g} (step {sim.step_index}) with "
               f"{sim.integrator.name}, h = {sim.h:g}, to t = {args.t_end:g} → {out}",
               file=sys.stderr)
-    status, message, code = _drive(args, sim, writer, n_total, args.t_end, tty)
-    with RunFile(out) as done:  # the summary covers the whole run, as in the file
-        a = {"t": done.times, "energy": done.energy["total"][:, None], "P": done.P,
-             "L": done.L}
-        title = load_scenario(scenario).title if _is_builtin(scenario) else scenario
-    args.out = str(out)
-    return _report(args, sim, a, status, message, code, scenario, title, sim.h, args.t_end,
-                   t_prep, stab)
+    outcome = _drive(args, sim, writer, n_total, args.t_end, tty, signals)
+    if outcome.error is not None:
+        raise outcome.error
+    title = load_scenario(scenario).title if _is_builtin(scenario) else scenario
+    a = sim.series.arrays()
+    try:  # the summary covers the whole run, as in the file
+        with RunFile(outcome.path) as done:
+            a = {"t": done.times, "energy": done.energy["total"][:, None], "P": done.P,
+                 "L": done.L}
+    except (RunFileError, TypeError, KeyError, OSError):
+        pass  # (a file that could not be written: the summary of this part)
+    args.out = str(outcome.path or out)
+    return _report(args, sim, a, outcome, scenario, title, sim.h, args.t_end, t_prep, stab)
 
 
 def _is_builtin(name: str) -> bool:
@@ -512,34 +572,15 @@ def check_h(h: float, t_end: float | None = None) -> float:
     return h
 
 
-def _drive(args, sim, writer, n_total: int, t_end: float, tty: bool):
-    """Advance ``sim`` by ``n_total`` steps in chunks, flushing ``writer`` and showing
-    progress; ``(status, message, exit code)``."""
-    status, message, code = "complete", "", 0
-    chunk = max(1, min(20_000, n_total // 100 or 1))
+def _drive(args, sim, writer, n_total: int, t_end: float, tty: bool, signals):
+    """Advance ``sim`` by ``n_total`` steps, flushing ``writer`` and showing progress,
+    and close the file with the status of what happened (:func:`app.run_loop.drive`)."""
+    from .run_loop import drive
+
     bar = _progress(n_total, tty) if tty else (
         None if args.quiet else _LineProgress(n_total, sim, t_end))
-    try:
-        done = 0
-        while done < n_total:
-            rep = sim.advance(min(chunk, n_total - done))
-            done += rep.steps
-            if bar is not None:
-                bar.update(rep.steps)
-            if writer is not None:
-                writer.flush()
-            if not rep.ok:
-                status, code = "failed", EXIT_FAILED
-                message = _resume_hint(rep.failure, args, writer, t_end)
-                break
-    except KeyboardInterrupt:
-        status, message, code = "interrupted", "interrupted by the user", EXIT_INTERRUPTED
-    finally:
-        if bar is not None:
-            bar.close()
-        if writer is not None:
-            writer.close(status, message)
-    return status, message, code
+    return drive(args, sim, writer, n_total, t_end, bar, signals,
+                 lambda failure: _resume_hint(failure, args, writer, t_end))
 
 
 def _resume_hint(failure, args, writer, t_end: float) -> str:
@@ -554,11 +595,12 @@ def _resume_hint(failure, args, writer, t_end: float) -> str:
         h_new = 0.9 * failure.details["h_max"]
     else:
         h_new = 0.8 * lim if h_now > lim else 0.5 * h_now
-    cmd = f"rrp run --resume {writer.path} --h {float(f'{h_new:.2g}'):g} --t-end {t_end:g}"
+    where = writer.destination("failed")  # (where the file will be: see RunWriter.close)
+    cmd = f"rrp run --resume {where} --h {float(f'{h_new:.2g}'):g} --t-end {t_end:g}"
     if ", then resume from the last good state" in msg:
         return msg.replace(", then resume from the last good state",
                            f", then resume from the last good state ({cmd})").replace(
-                               ", kept).", f", kept in {writer.path}).")
+                               ", kept).", f", kept in {where}).")
     return f"{msg.rstrip('.')}; resume with {cmd}"
 
 
@@ -625,11 +667,47 @@ def _load(name: str, overrides: dict[str, Any]):
 
 
 # ---------------------------------------------------------------------------- entry
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``rrp`` console script."""
+def main(argv: Sequence[str] | None = None, early: tuple | None = None) -> int:
+    """Entry point of the ``rrp`` console script.  ``rrp run`` handles SIGINT and
+    SIGTERM (:mod:`app.run_signals`): exit code 130/143 whatever the moment, also once
+    the summary is printed.  Called as the program (``argv=None``), ``rrp run`` ends
+    the process itself once all is written and closed (``os._exit``): the interpreter's
+    own exit would reset the handlers (a signal then gave −2) and finalise h5py.
+    Called with ``argv``, the previous handlers are restored and the code returned.
+    ``early``: ``(signals received, handlers to restore)`` of ``python -m app``, which
+    records SIGINT/SIGTERM while the command line is imported."""
+    state: dict[str, Any] = {"early": early}
+    code = _main(argv, state)
+    signals = state.get("signals")
+    if signals is None:
+        return code
+    if argv is not None:
+        signals.restore()
+        return signals.exit_code or code
+    signals.finished()  # (from now a signal exits at once with its code)
+    code = signals.exit_code or code
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _main(argv: Sequence[str] | None, state: dict[str, Any]) -> int:
+    from .run_signals import RunSignals, Stopped
+
+    early, old = state.get("early") or ([], {})
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        if args.command == "run":
+            args.signals = state["signals"] = RunSignals().install(early, old)
+        else:
+            for s, h in old.items():
+                signal.signal(s, h)
+            if early:
+                raise Stopped(early[0])
         if args.version:
             from engine import __version__
 
@@ -643,10 +721,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"rrp: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    except Stopped as exc:
+        what = "the run started (nothing was written)" if getattr(args, "command", "") \
+            == "run" else "it started"
+        print(f"rrp: stopped by {exc.name} before {what}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("rrp: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except ModuleNotFoundError as exc:
+        stop = _stopped_in(exc)
+        if stop is not None:
+            print(f"rrp: stopped by {stop.name} before the run started (nothing was "
+                  "written)", file=sys.stderr)
+            return stop.exit_code
         extra = missing_extra(exc.name or "")
         if extra is None:
             raise_or_report = True
@@ -662,12 +750,22 @@ def main(argv: Sequence[str] | None = None) -> int:
               "RRP_DEBUG=1 shows the traceback)", file=sys.stderr)
         return EXIT_FAILED
     except Exception as exc:  # one line, never a traceback
+        stop = _stopped_in(exc)
+        if stop is not None:  # (a signal raised in an import, and wrapped: still a stop)
+            print(f"rrp: stopped by {stop.name} before the run started (nothing was "
+                  "written)", file=sys.stderr)
+            return stop.exit_code
         from engine.scenarios import ScenarioError
         from engine.simulation import SimulationError
 
         if isinstance(exc, ScenarioError | SimulationError):
             print(f"rrp: error: {exc}", file=sys.stderr)
             return EXIT_INPUT
+        from engine.io import OutputWriteError
+
+        if isinstance(exc, OutputWriteError):  # (the file could not be started)
+            print(f"rrp: error: {exc}", file=sys.stderr)
+            return EXIT_FAILED
         if isinstance(exc, OSError):
             print(f"rrp: error: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}"
                   .rstrip(": "), file=sys.stderr)
@@ -677,6 +775,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rrp: internal error: {type(exc).__name__}: {exc} "
               "(please report it; RRP_DEBUG=1 shows the traceback)", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _stopped_in(exc: BaseException):
+    """The :class:`~app.run_signals.Stopped` that ``exc`` was raised from, if any (Python
+    wraps an exception raised while a class is made, e.g. during an import)."""
+    from .run_signals import Stopped
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, Stopped):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 if __name__ == "__main__":

@@ -94,10 +94,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
+    from engine.io.outlock import OutputBusyError, OutputLock
+
     from .errors import UsageError
     from .export import ExportError, check_output, export_animation, parse_size
     from .scene import COLOUR_MODES
 
+    lock = None
     try:
         size = parse_size(args.size)
         out = check_output(args.out)
@@ -107,13 +110,19 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
         from engine.scenarios import parse_sets
 
         overrides = parse_sets(args.set)
+        # one writer per output, as rrp run: another export (or recording) of the same
+        # file is refused at once
+        lock = OutputLock(out, "rrp export").acquire()
         res = export_animation(args.scenario, integrator=args.integrator, h=args.h,
                                t_end=args.t_end, fps=args.fps, speed=args.speed, size=size,
                                out=out, overrides=overrides, colour_by=args.colour_by,
                                progress=sys.stderr.isatty() and not args.quiet,
                                check=check)
-    except ExportError as exc:
+    except (ExportError, OutputBusyError) as exc:
         raise UsageError(str(exc)) from None
+    finally:
+        if lock is not None:
+            lock.release()
     if not args.quiet:
         print(f"wrote {res.path} ({res.frames} frames, {res.size[0]}x{res.size[1]}, "
               f"{res.fps} fps, t = 0 → {res.t_reached:.4g}) in {res.wall_seconds:.1f} s "

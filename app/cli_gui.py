@@ -15,7 +15,7 @@ def register(sub) -> None:
     p = sub.add_parser("gui", help="open the desktop app (live 3D view and plots)")
     p.add_argument("scenario", nargs="?", default=None,
                    help="built-in scenario name, a .toml path, or a recorded run (.h5, "
-                        ".h5.partial) to replay and branch from (default: the last "
+                        ".h5.<pid>.partial) to replay and branch from (default: the last "
                         "scenario used, or torus)")
     p.add_argument("--integrator", "-i", help="integrator name (default: the scenario's)")
     p.add_argument("--h", type=_any_float, help="time step (default: the scenario's)")

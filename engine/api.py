@@ -82,6 +82,9 @@ def run(scenario: str | Path | Scenario, *, integrator: str | None = None,
     except KeyboardInterrupt:
         status, message = "interrupted", "interrupted by the user"
         raise
+    except BaseException as exc:  # (filed as what happened, never "complete")
+        status, message = "failed", f"{type(exc).__name__}: {exc}".splitlines()[0]
+        raise
     finally:
         if writer is not None:
             writer.close(status, message)

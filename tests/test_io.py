@@ -33,9 +33,10 @@ def _str(v) -> str:
 
 def test_round_trip_with_events(tmp_path, pendulum):
     path = tmp_path / "pend.h5"
-    partial = tmp_path / "pend.h5.partial"
     sim = Simulation(pendulum, "rrp-exact", 1e-2, record_every=2)
     with RunWriter(path, sim, scenario="my-pendulum") as w:
+        partial = w.partial
+        assert partial.name == f"pend.h5.{os.getpid()}.partial"
         assert partial.exists() and not path.exists()  # written aside until closed
         assert sim.advance(10).ok
         w.flush()
@@ -124,7 +125,7 @@ def test_writer_interrupted_by_an_exception_leaves_a_readable_file(tmp_path, pen
     with pytest.raises(type(exc)), RunWriter(path, sim):
         sim.advance(5)
         raise exc
-    assert path.exists() and not (tmp_path / "x.h5.partial").exists()
+    assert path.exists() and not list(tmp_path.glob("x.h5*.partial"))
     run = read_run(path)
     assert run["attrs"]["status"] == status
     if status == "failed":
@@ -399,8 +400,10 @@ def test_a_writer_thread_writes_the_same_file_and_raises_its_errors(tmp_path, mo
     """``background=True`` (``rrp run --out``): the rows are taken at each flush and a
     thread writes them while the run steps on; the file is the one written in line,
     checkpoint included, and an error of the thread (a full disk) is raised by the next
-    flush, not lost."""
-    from engine.io import RunFile
+    flush, not lost: the writer has failed (every flush says so), and closing it marks
+    the file ``failed``, cut back to its last complete write (tests/test_run_faults.py
+    for the command line)."""
+    from engine.io import OutputWriteError, RunFile
 
     _torus_run(tmp_path, "line.h5", keep_frames=False)
     sim, w = _torus_run(tmp_path, "thread.h5", keep_frames=False, background=True)
@@ -418,6 +421,7 @@ def test_a_writer_thread_writes_the_same_file_and_raises_its_errors(tmp_path, mo
     model = load_scenario("torus").build_model()
     sim = Simulation(model, "rrp-newmark", 1e-3, record_every=5)
     w = RunWriter(tmp_path / "full.h5", sim, background=True)
+    w.wait()  # (the first write, in the thread, is done: it is not the one that fails)
 
     def full(*args):
         raise OSError(28, "No space left on device")
@@ -428,10 +432,13 @@ def test_a_writer_thread_writes_the_same_file_and_raises_its_errors(tmp_path, mo
     sim.advance(5)
     with pytest.raises(OSError, match="No space left"):
         w.flush()  # ... and the next flush says so
-    monkeypatch.undo()  # space again: nothing was lost, the failed write is done first
-    sim.advance(5)
-    w.close()
+    with pytest.raises(OSError, match="No space left"):
+        w.flush()  # ... and every one after it: the run must stop
+    monkeypatch.undo()
+    with pytest.raises(OutputWriteError, match="No space left") as err:
+        w.close()  # closed, cut back to its last complete write, marked failed
+    assert err.value.path == tmp_path / "full.h5" and err.value.safe_t == 0.0
     with RunFile(tmp_path / "full.h5") as rf:
-        assert rf.status == "complete"
-        np.testing.assert_array_equal(rf.times, sim.series.arrays()["t"])
-        assert rf.n_frames == 4 and rf.frame(-1).step == 15
+        assert rf.status == "failed" and "No space left" in rf.message
+        np.testing.assert_array_equal(rf.times, [0.0])
+        assert rf.n_frames == 1 and rf.resume_state()[1] == 1

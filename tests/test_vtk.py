@@ -239,7 +239,7 @@ def test_a_partial_file_still_being_written_converts(tmp_path):
     with RunWriter(tmp_path / "p.h5", sim) as w:
         assert sim.advance(6).ok
         w.flush()
-        res = rrp(tmp_path, "convert", "p.h5.partial", "--to", "vtk", "out")
+        res = rrp(tmp_path, "convert", w.partial.name, "--to", "vtk", "out")
         assert res.returncode == 0, res.stderr
     assert_no_traceback(res)
     entries = _pvd(tmp_path / "out" / "p.pvd")

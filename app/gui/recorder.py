@@ -2,12 +2,15 @@
 
 The window hands over RGB frames (numpy arrays); a background thread encodes them with
 imageio-ffmpeg (MP4: libx264, yuv420p) or imageio's GIF writer, into a temporary file
-that replaces the target only when the recording is finished — a failed or cancelled
-recording never destroys an existing file.
+of this process that replaces the target only when the recording is finished — a failed
+or cancelled recording never destroys an existing file.  One writer per output: the
+recording holds the target's lock (``engine.io.outlock``, as ``rrp run`` and ``rrp
+export`` do) from start to finish; another writer of the same file is refused.
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from pathlib import Path
@@ -33,7 +36,17 @@ class Recorder:
         if not self.path.parent.is_dir():
             raise RecorderError(f"the directory {str(self.path.parent)!r} does not exist")
         self.fps = int(fps)
-        self.tmp = self.path.with_name(f".{self.path.stem}.recording{suffix}")
+        from engine.io.outlock import OutputBusyError, OutputLock
+
+        self._lock = OutputLock(self.path, "a recording of RRP Studio",
+                                "record to another file, or wait for it to finish")
+        try:
+            self._lock.acquire()
+        except OutputBusyError as exc:
+            raise RecorderError(f"cannot record: {exc}") from None
+        except OSError as exc:
+            raise RecorderError(f"cannot record to {self.path}: {exc.strerror or exc}") from None
+        self.tmp = self.path.with_name(f".{self.path.stem}.recording-{os.getpid()}{suffix}")
         self.frames = 0
         self.error: str | None = None
         self._q: queue.Queue = queue.Queue(maxsize=120)
@@ -54,7 +67,14 @@ class Recorder:
         return True
 
     def close(self) -> Path:
-        """Finish the file; :class:`RecorderError` if nothing could be written."""
+        """Finish the file; :class:`RecorderError` if nothing could be written.  The
+        target's lock is released either way."""
+        try:
+            return self._finish()
+        finally:
+            self._lock.release()
+
+    def _finish(self) -> Path:
         self._q.put(None)
         self._thread.join()
         if self.error:

@@ -30,7 +30,7 @@ from PyQt6.QtWidgets import (
     QWidget,
 )
 
-from engine.io import RunFile, RunFileError
+from engine.io import RunFile, RunFileError, output_of_partial
 from engine.layout import ENERGY_NAMES
 
 from .worker import Loaded, Series, scenario_t_end
@@ -48,8 +48,11 @@ PLAYBACK_HZ = 30
 
 
 def is_run_path(text: str | Path) -> bool:
-    """Whether a command-line argument names a run file (by its ending)."""
-    return str(text).lower().endswith(RUN_SUFFIXES)
+    """Whether a command-line argument names a run file (by its ending; a writer's
+    ``<name>.<pid>.partial`` too)."""
+    low = str(text).lower()
+    return low.endswith(RUN_SUFFIXES) or (
+        low.endswith(".partial") and output_of_partial(Path(low)).name.endswith(RUN_SUFFIXES))
 
 
 class _Stability:

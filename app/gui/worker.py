@@ -12,6 +12,7 @@ advanced in lock-step with the same ``h``, each with its own integrator.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -697,22 +698,28 @@ class SimulationWorker(QObject):
 
     @pyqtSlot(str)
     def save_data(self, path: str) -> None:
-        """Write the primary run's series: ``.h5`` (the CLI's layout) or ``.csv``."""
+        """Write the primary run's series: ``.h5`` (the CLI's layout) or ``.csv``.  One
+        writer per output (``engine.io.outlock``): a file another process writes is
+        refused in one line; the user confirmed replacing an existing file."""
         sim = self.primary
         if sim is None:
             return
         p = Path(path)
-        tmp = p.with_name(p.name + ".partial")
+        tmp = p.with_name(f"{p.name}.{os.getpid()}.partial")
         try:
             if p.suffix.lower() in (".h5", ".hdf5"):
                 from engine.io import RunWriter
 
                 w = RunWriter(p, sim, scenario=getattr(self._request, "scenario", "")
-                              if self._request else "", frames=False)
+                              if self._request else "", frames=False, keep_complete=False)
                 w.close("paused" if not self._failed else "failed")
             elif p.suffix.lower() == ".csv":
-                self._write_csv(tmp)
-                tmp.replace(p)
+                from engine.io.outlock import OutputLock
+
+                with OutputLock(p, "RRP Studio (save data)",
+                                "choose another file, or wait for it to finish"):
+                    self._write_csv(tmp)
+                    tmp.replace(p)
             else:
                 self.rejected.emit("data", f"cannot write {p.name!r}: use a .csv or .h5 file")
                 return

@@ -3,9 +3,25 @@ docs/output.md).
 
 ``from engine.io import RunWriter, read_run`` keeps working; ``RunFile`` opens a run
 (also a ``.partial``) for replay, branching and resuming.  Each further output format is
-a module of its own here.
+a module of its own here; :mod:`.outlock` (one writer per output) and :mod:`.reserve`
+(space held before each write) serve every writer.
 """
 
-from .hdf5 import SCHEMA_VERSION, Frame, RunFile, RunFileError, RunWriter, read_run
+from .hdf5 import (
+    SCHEMA_VERSION,
+    Frame,
+    OutputWriteError,
+    RunFile,
+    RunFileError,
+    RunWriter,
+    abandoned_files,
+    output_for,
+    output_of_partial,
+    partial_name,
+    read_run,
+)
+from .outlock import OutputBusyError, OutputLock
 
-__all__ = ["SCHEMA_VERSION", "Frame", "RunFile", "RunFileError", "RunWriter", "read_run"]
+__all__ = ["SCHEMA_VERSION", "Frame", "OutputBusyError", "OutputLock", "OutputWriteError",
+           "RunFile", "RunFileError", "RunWriter", "abandoned_files", "output_for",
+           "output_of_partial", "partial_name", "read_run"]

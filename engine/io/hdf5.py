@@ -32,17 +32,26 @@ the checkpoint is not rewritten at every flush but kept within
 :data:`CHECKPOINT_BUDGET` of the run's wall-clock time (BENCHMARKS.md, "Issue #9: HDF5
 output at scale").
 
-The file is written to ``<name>.partial`` and renamed over ``<name>`` when closed, so
-an existing file is never half-overwritten; every appended chunk is flushed, so a run
-that blows up, is interrupted or killed still leaves a readable file with everything
-up to the last good step (and a checkpoint to resume from).
+One writer per output: a writer takes :class:`~engine.io.outlock.OutputLock` on
+``<name>`` before it creates anything (a second one is refused in one line), writes
+``<name>.<pid>.partial`` and renames it over ``<name>`` (``os.replace``, same directory)
+once it is closed; an existing complete run is never replaced by a run that did not
+complete (that one keeps its ``.partial`` name).  Every appended chunk is flushed, so a
+run that blows up, is interrupted or killed still leaves a readable file with
+everything up to the last good step (and a checkpoint to resume from).  Before each
+write the space for it is held (:mod:`engine.io.reserve`): a full disk, a quota or a
+file-size limit stops the writer before HDF5 writes anything (:class:`OutputWriteError`,
+the file whole up to its last write), and no h5py object is closed or freed after a
+failed write (that crashed HDF5).  docs/output.md, "Guarantees".
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import resource
 import shutil
 import socket
 import threading
@@ -57,6 +66,8 @@ import numpy as np
 from .. import __version__
 from ..layout import ENERGY_NAMES
 from ..simulation import Event, Simulation
+from .outlock import OutputLock
+from .reserve import OutputSpaceError, SpaceReserve
 from .verify import (
     DIGEST_ATTR,
     Integrity,
@@ -129,6 +140,79 @@ class RunFileError(ValueError):
     is one line naming the file and what is wrong."""
 
 
+class OutputWriteError(OSError):
+    """Writing a run file failed (disk full, quota, file too large, file removed, an
+    I/O error).  One line: what failed.  ``safe_t``: the time of the last checkpoint in
+    the file (``None``: none yet), ``file_t``: the time the file's records reach,
+    ``path``: where the file is (set by :meth:`RunWriter.close`)."""
+
+    def __init__(self, err: int | None, message: str, partial: Path) -> None:
+        super().__init__(err or errno.EIO, message)
+        self.message = message
+        self.partial = partial
+        self.path: Path = partial
+        self.safe_t: float | None = None
+        self.file_t: float | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+CLOSE_RESERVE = 256 * 1024
+"""Bytes always held past the end of a file being written, beyond each write's own
+bound: what closing it (status, message) takes, even after a write was refused."""
+
+_ABANDONED: list = []
+"""h5py files a failed write left in an unknown state: kept referenced here, never
+closed or freed (closing them crashed HDF5); see :func:`abandoned_files`."""
+
+
+def abandoned_files() -> list[Path]:
+    """Files whose h5py handle was given up after a failed write: the process must end
+    with ``os._exit`` (no HDF5 finalisation), as ``rrp`` does."""
+    return [p for p, _ in _ABANDONED]
+
+
+_PARTIAL_PID = re.compile(r"^(?P<out>.+)\.(?P<pid>\d+)\.partial$")
+
+
+def partial_name(path: str | Path, pid: int | None = None) -> Path:
+    """The temporary name a writer of ``path`` writes: ``<name>.<pid>.partial``."""
+    p = Path(path)
+    return p.with_name(f"{p.name}.{os.getpid() if pid is None else pid}.partial")
+
+
+def is_partial_name(path: str | Path) -> bool:
+    """Whether ``path`` names a writer's temporary file (``<name>[.<pid>].partial``)."""
+    return Path(path).name.endswith(".partial") and len(Path(path).name) > len(".partial")
+
+
+def output_for(path: str | Path, read: bool = True) -> Path:
+    """The output a run continued from ``path`` (``rrp run --resume``) is written to:
+    ``path`` itself, or for a ``.partial`` the output it was written for (its
+    ``output_name`` attribute when ``read``, else its name alone)."""
+    p = Path(path)
+    if not is_partial_name(p):
+        return p
+    return output_of_partial(p, _output_name_attr(p) if read else None)
+
+
+def output_of_partial(path: str | Path, output_name: str | None = None) -> Path:
+    """The output a ``.partial`` file is written for: ``<name>`` of ``<name>.<pid>.partial``
+    (and of ``<name>.partial``, the name before issue #26).  ``output_name``: the
+    file's ``output_name`` attribute, where known (it settles names like
+    ``data.7.partial``)."""
+    p = Path(path)
+    name = p.name[:-len(".partial")]
+    if output_name and name.startswith(output_name + ".") and \
+            name[len(output_name) + 1:].isdigit():
+        return p.with_name(output_name)
+    m = _PARTIAL_PID.match(p.name)
+    if m and m["out"].lower().endswith((".h5", ".hdf5")):
+        return p.with_name(m["out"])
+    return p.with_name(name)
+
+
 class RunWriter:
     """Stream a :class:`Simulation`'s records into an HDF5 file.
 
@@ -146,14 +230,27 @@ class RunWriter:
     the frames while the caller steps on (``rrp run --out``; one write in flight, its
     error raised by the next flush or :meth:`close`).  ``seconds`` holds the time spent
     writing the records and the checkpoints, and ``blocked`` the caller's time in
-    :meth:`flush` (``benchmarks/bench_io_scale.py``)."""
+    :meth:`flush` (``benchmarks/bench_io_scale.py``).
+
+    One writer per output: ``lock`` (an :class:`~engine.io.outlock.OutputLock` on
+    ``path`` the caller took already, released by :meth:`close`; ``None``: taken here)
+    is held from before the file is created until it is renamed into place; another
+    writer of ``path`` gets :class:`~engine.io.outlock.OutputBusyError`.  The file is
+    written as ``<path>.<pid>.partial`` (:attr:`partial`).  ``keep_complete``: a run
+    that does not end ``complete`` does not replace an existing complete run at
+    ``path`` (it keeps its ``.partial`` name, :meth:`destination`).
+
+    A write that fails (:class:`OutputWriteError`: the space for it could not be held,
+    the file was removed, HDF5 failed) fails the writer: :meth:`flush` raises it, and
+    :meth:`close` marks the file ``failed`` with the reason, keeps it readable up to its
+    last complete write, and raises it again."""
 
     def __init__(self, path: str | Path, sim: Simulation, *, scenario: str = "",
                  frames: bool = True, checkpoint: bool = True, keep_frames: bool = True,
                  checkpoint_budget: float = CHECKPOINT_BUDGET,
-                 background: bool = False) -> None:
+                 background: bool = False, lock: OutputLock | None = None,
+                 keep_complete: bool = True) -> None:
         self.path = Path(path)
-        self.partial = self.path.with_name(self.path.name + ".partial")
         self.sim = sim
         self.frames = frames and sim.record_frames
         self.checkpoint = checkpoint
@@ -163,9 +260,17 @@ class RunWriter:
         self.events_written = 0
         if self.path.parent and not self.path.parent.exists():
             raise OSError(f"the output directory {str(self.path.parent)!r} does not exist")
+        self._start(lock, keep_complete, extends=False)
+        self.partial = partial_name(self.path)
+        try:
+            _check_room(self.partial, _start_bound(sim))
+        except BaseException:
+            self._lock.release()
+            raise
         if self.frames:
             sim.set_record_state(True)
         self.f = h5py.File(self.partial, "w", rdcc_nbytes=_CHUNK_CACHE_BYTES)
+        self._reserve = SpaceReserve(self.partial)
         model = sim.model
         n = model.n_bodies
         f = self.f
@@ -236,7 +341,35 @@ class RunWriter:
                               fletcher32=True)
             gb.create_dataset("dissipated", (0,), maxshape=(None,), dtype="f8",
                               chunks=(4096,), fletcher32=True)
-        self.flush(checkpoint=True)
+        self._layout_known()
+        self._first_flush()
+
+    def _first_flush(self) -> None:
+        """The first write (layout and checkpoint); if it fails in line, the file is
+        closed (and removed: it holds nothing) before the failure is raised."""
+        try:
+            self.flush(checkpoint=True)
+        except OutputWriteError:
+            self.close("failed")  # (raises the failure)
+            raise
+
+    def _start(self, lock: OutputLock | None, keep_complete: bool, extends: bool) -> None:
+        """Take the output's lock (or adopt the caller's) before anything is created."""
+        self._lock = lock if lock is not None else OutputLock(self.path)
+        self._lock.acquire()
+        self.keep_complete = bool(keep_complete)
+        self._extends = extends  # the file continues the run now at ``path`` (resume)
+        self._ds: dict[str, Any] = {}
+        self._reserve: SpaceReserve | None = None
+        self.failure: OutputWriteError | None = None
+        self._healthy = True  # False: h5py failed mid-write; the handle is not touched
+        self._file_t = float(self.sim.t)
+        self._file_step = int(self.sim.step_index)
+        self._rows_in_file = 0
+        self.checkpoint_t: float | None = None
+        """The time of the last checkpoint in the file (what a resume starts from)."""
+        self.abandoned = False
+        self.closed = False
 
     def _init_accounting(self, keep_frames: bool, checkpoint_budget: float,
                          background: bool) -> None:
@@ -261,16 +394,17 @@ class RunWriter:
     def resume(cls, path: str | Path, sim: Simulation, source: str | Path,
                n_records: int, *, checkpoint: bool = True, keep_frames: bool = True,
                checkpoint_budget: float = CHECKPOINT_BUDGET,
-               background: bool = False) -> RunWriter:
+               background: bool = False, lock: OutputLock | None = None,
+               keep_complete: bool = True) -> RunWriter:
         """Append ``sim`` (a run resumed from ``source``'s checkpoint, taken after
-        ``n_records`` rows) to a copy of ``source`` written as ``path``: the rows the
-        file holds beyond the checkpoint (a run killed between the two) are dropped.
-        ``source`` may be ``path``, ``path.partial`` or another run file; it is left
-        untouched until :meth:`close` renames the copy over ``path``.  The other
+        ``n_records`` rows) to ``source`` written as ``path``: the rows the file holds
+        beyond the checkpoint (a run killed between the two) are dropped.  ``source`` may
+        be ``path``, a ``.partial`` of ``path`` (a killed or failed run's, old names
+        ``<path>.partial`` too: continued in place, under ``path``'s lock) or another
+        run file (copied to ``<path>.<pid>.partial``; left untouched).  The other
         arguments are the constructor's."""
         self = cls.__new__(cls)
         self.path = Path(path)
-        self.partial = self.path.with_name(self.path.name + ".partial")
         self.sim = sim
         self.checkpoint = checkpoint
         self._init_accounting(keep_frames, checkpoint_budget, background)
@@ -280,34 +414,89 @@ class RunWriter:
         if self.path.parent and not self.path.parent.exists():
             raise OSError(f"the output directory {str(self.path.parent)!r} does not exist")
         source = Path(source)
-        if source.resolve() != self.partial.resolve():
-            shutil.copyfile(source, self.partial)
+        in_place = is_partial_name(source) and _same_file(
+            output_of_partial(source, _output_name_attr(source)), self.path)
+        self._start(lock, keep_complete,
+                    extends=in_place or _same_file(source, self.path))
+        try:
+            if in_place:
+                self.partial = source
+                _check_room(self.partial, _start_bound(sim))
+            else:
+                self.partial = partial_name(self.path)
+                _check_room(self.partial, source.stat().st_size + _start_bound(sim))
+                _copy(source, self.partial)
+        except BaseException:
+            self._lock.release()
+            raise
         self.f = h5py.File(self.partial, "r+", locking=False, rdcc_nbytes=_CHUNK_CACHE_BYTES)
+        self._reserve = SpaceReserve(self.partial)
         f = self.f
         self.frames = "position" in f["bodies"] and sim.record_frames
         if self.frames:
             sim.set_record_state(True)
         self.components = [c for c in ENERGY_NAMES if c in f["energy"]]
+        try:  # (nothing is changed before the space for it is held)
+            self._reserve.ensure(_start_bound(sim) + CLOSE_RESERVE)
+        except OutputSpaceError as exc:
+            self.f.close()
+            self._reserve.close()
+            self._lock.release()
+            raise OutputWriteError(exc.errno, f"cannot write {self.partial}: "
+                                   f"{exc.strerror}", self.partial) from None
         # drop rows written after the checkpoint (a run killed between the two)
+        self._trim_rows(self.base)
+        f.attrs["status"] = "running"
+        f.attrs["message"] = ""
+        self._mark_writer()
+        self._rows_in_file = self.base
+        self._layout_known()
+        self._first_flush()
+        return self
+
+    def _trim_rows(self, n: int) -> None:
+        """Cut the row datasets (and the springs' lists) to ``n`` rows."""
+        f = self.f
         for ds in _row_datasets(f):
-            if ds.shape[0] > self.base:
-                ds.resize(self.base, axis=0)
+            if ds.shape[0] > n:
+                ds.resize(n, axis=0)
         if "springs" in f:
             gs = f["springs"]
-            k = min(self.base, gs["start"].shape[0], gs["count"].shape[0])
+            k = min(n, gs["start"].shape[0], gs["count"].shape[0])
             end = int(gs["start"][k - 1] + gs["count"][k - 1]) if k else 0
             for c, _, _ in _SPRING_LISTS:
                 if gs[c].shape[0] > end:
                     gs[c].resize(end, axis=0)
-        f.attrs["status"] = "running"
-        f.attrs["message"] = ""
-        self._mark_writer()
-        self.flush(checkpoint=True)
-        return self
 
     def _mark_writer(self) -> None:
         self.f.attrs["writer_pid"] = os.getpid()
         self.f.attrs["writer_host"] = socket.gethostname()
+        self.f.attrs["output_name"] = self.path.name
+
+    def _layout_known(self) -> None:
+        """What the writes need to know of the file, read once (no h5py call on the
+        caller's thread while a write is in flight): whether it keeps springs, and the
+        slack of a write's bound (a new chunk of every dataset, metadata)."""
+        self._springs = "springs" in self.f
+        rows = _row_datasets(self.f)
+        if self._springs:
+            rows += [self.f["springs"][c] for c, _, _ in _SPRING_LISTS]
+        self._n_row_datasets = len(rows)
+        self._slack = (512 * 1024 + sum(int(np.prod(ds.chunks)) * ds.dtype.itemsize
+                                        for ds in rows if ds.chunks))
+
+    def _d(self, name: str):
+        """The dataset ``name``, opened once and kept open until :meth:`close`: h5py
+        closes a dataset it frees, which writes its cached chunks, and a failure there
+        is printed and lost (then HDF5 crashed, issue #26); kept open, every write
+        happens in a call that raises."""
+        ds = self._ds.get(name)
+        if ds is None:
+            ds = self._ds[name] = self.f[name]
+        return ds
+
+    def _forget(self, name: str) -> None:
+        self._ds.pop(name, None)
 
     def flush(self, *, checkpoint: bool | None = None) -> None:
         """Append the records not yet written and the events, write the checkpoint
@@ -317,7 +506,9 @@ class RunWriter:
 
         With ``background``, the rows (copies) and the checkpoint are taken here and
         written by a thread while the caller goes on stepping; the next flush first
-        waits for it (one write in flight) and raises what it raised (``OSError``)."""
+        waits for it (one write in flight) and raises what it raised.  A failed write
+        (:class:`OutputWriteError`) fails the writer: every later flush raises it, and
+        the caller stops and calls :meth:`close`."""
         t0 = time.perf_counter()
         self._wait()
         job = self._collect(checkpoint)
@@ -327,26 +518,21 @@ class RunWriter:
             self._pending.start()
         else:
             self._write_job(job)
-            self._raise_error()
+            self._wait()
         self.seconds["blocked"] += time.perf_counter() - t0
 
+    def wait(self) -> None:
+        """Wait for the write in flight, if any; raise the writer's failure
+        (:class:`OutputWriteError`), if it failed."""
+        self._wait()
+
     def _wait(self) -> None:
-        """Wait for the write in flight, if any, and raise its error; a write that
-        failed before is taken again first (what it had not written yet), so that no
-        rows are skipped once the cause is gone (a full disk)."""
+        """Wait for the write in flight, if any; raise the writer's failure."""
         if self._pending is not None:
             self._pending.join()
             self._pending = None
-        self._raise_error()
-        if self._failed is not None:
-            job, self._failed = self._failed, None
-            self._write_job(job)
-            self._raise_error()
-
-    def _raise_error(self) -> None:
-        if self._error is not None:
-            exc, self._error = self._error, None
-            raise exc
+        if self.failure is not None:
+            raise self.failure
 
     def _collect(self, checkpoint: bool | None) -> dict[str, Any]:
         """What a flush writes, taken from the simulation now (copies): the new rows,
@@ -354,8 +540,9 @@ class RunWriter:
         a = self.sim.series.tail(self.written)
         k = len(a["t"])
         job: dict[str, Any] = {"rows": a, "k": k, "events": None, "checkpoint": None,
-                               "e_ref": (self.sim.e_ref, self.sim.e_scale)}
-        if k and "springs" in self.f:
+                               "e_ref": (self.sim.e_ref, self.sim.e_scale),
+                               "t": float(self.sim.t), "step": int(self.sim.step_index)}
+        if k and self._springs:
             job["springs"] = [self.sim.series.springs.get(row)
                               for row in range(self.written, self.written + k)]
         self.written += k
@@ -366,32 +553,84 @@ class RunWriter:
             self.events_written = len(self.sim.events)
         if self.checkpoint and (self._checkpoint_due() if checkpoint is None else checkpoint):
             job["checkpoint"] = (self.sim.resume_state(), self.base + self.written)
+        job["rows_end"] = self.base + self.written
         return job
 
+    def _bound(self, job: dict[str, Any]) -> int:
+        """At most what writing ``job`` adds to the file: twice its raw bytes (a frame
+        chunk LZF cannot shrink, a checkpoint dataset made anew), the B-tree entries
+        of its rows, a new chunk of every dataset and room for metadata."""
+        raw = 0
+        k = job["k"]
+        if k:
+            raw += sum(v.nbytes for v in job["rows"].values() if isinstance(v, np.ndarray))
+            raw += k * 8 * (len(self.components) + 8)
+            for sp in job.get("springs") or ():
+                if sp is not None:
+                    raw += sum(np.asarray(x).nbytes for x in sp)
+        if job["checkpoint"] is not None:
+            d = job["checkpoint"][0]
+            raw += sum(v.nbytes for v in d.values() if isinstance(v, np.ndarray))
+            raw += 256 * len(d.get("events", ())) + 65536
+        if job["events"] is not None:
+            raw += 256 * len(job["events"]) + 65536
+        return 2 * raw + 128 * k * self._n_row_datasets + self._slack
+
     def _write_job(self, job: dict[str, Any]) -> None:
-        """Write what :meth:`_collect` took (on the caller's thread or the writer's;
-        an exception is kept for :meth:`_raise_error`)."""
+        """Write what :meth:`_collect` took (on the caller's thread or the writer's,
+        never both: one write in flight).  The space is held first
+        (:mod:`engine.io.reserve`); a failure is kept in :attr:`failure` for the caller
+        (:meth:`_wait`), and after one nothing is written any more."""
+        if self.failure is not None:
+            return
+        try:
+            if self._reserve.removed():
+                raise OutputSpaceError(errno.ENOENT, "the file was removed while the run "
+                                       "wrote it")
+            self._reserve.ensure(self._bound(job) + CLOSE_RESERVE)
+        except OutputSpaceError as exc:  # nothing written: the file is whole
+            self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
+            return
+        except OSError as exc:
+            self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror or exc}")
+            return
         try:
             t0 = time.perf_counter()
             if job["k"]:
                 self._write_rows(job["rows"], job["k"], job.get("springs"), *job["e_ref"])
-                job["k"] = 0
             if job["events"] is not None:
                 self._write_events(job["events"])
-                job["events"] = None
             self.f.flush()
+            self._rows_in_file = job["rows_end"]
+            self._file_t, self._file_step = job["t"], job["step"]
             self.seconds["records"] += time.perf_counter() - t0
             if job["checkpoint"] is not None:
                 t0 = time.perf_counter()
                 self._write_checkpoint(*job["checkpoint"])
                 self.f.flush()
-                job["checkpoint"] = None
+                self.checkpoint_t = float(job["checkpoint"][0].get("t", job["t"]))
                 self._last_checkpoint_cost = time.perf_counter() - t0
                 self.seconds["checkpoint"] += self._last_checkpoint_cost
                 self.checkpoints_written += 1
-        except BaseException as exc:  # noqa: BLE001 - raised again by the caller
-            self._error = exc
-            self._failed = job
+        except Exception as exc:  # noqa: BLE001 - the writer fails; the caller says so
+            why = getattr(exc, "strerror", None) or f"{type(exc).__name__}: {exc}"
+            self._fail(getattr(exc, "errno", None), f"cannot write {self.partial}: "
+                       f"{_first_line(why)}")
+            self._healthy = self._flushes()
+
+    def _fail(self, err: int | None, message: str) -> None:
+        self.failure = OutputWriteError(err, message, self.partial)
+
+    def _flushes(self) -> bool:
+        """After h5py failed mid-write: whether the file still flushes (then it can be
+        cut back to its last complete write and marked); if not, the handle is given
+        up (:meth:`_abandon`)."""
+        try:
+            self._reserve.ensure(CLOSE_RESERVE)
+            self.f.flush()
+        except Exception:  # noqa: BLE001
+            return False
+        return True
 
     def _write_rows(self, a: dict[str, np.ndarray], k: int, springs: list | None,
                     e_ref: float, e_scale: float) -> None:
@@ -402,29 +641,31 @@ class RunWriter:
         cols: dict[str, Any] = {c: a["energy"][:, idx(c)] for c in self.components}
         cols["total"] = total
         cols["relative_error"] = (total - e_ref) / e_scale
-        self._append(self.f["time"], a["t"])
+        d = self._d
+        self._append(d("time"), a["t"])
         for c, arr in cols.items():
-            self._append(self.f["energy"][c], arr)
-        self._append(self.f["momentum/linear"], a["P"])
-        self._append(self.f["momentum/angular"], a["L"])
+            self._append(d(f"energy/{c}"), arr)
+        self._append(d("momentum/linear"), a["P"])
+        self._append(d("momentum/angular"), a["L"])
         if not self.frames:
             return
         gb = self.f["bodies"]
-        self._append(gb["position"], a["x"])
-        self._append(gb["quaternion"], a["q"])
-        self._append(gb["omega"], a["omega"])
-        self._append(gb["time"], a["t"])
+        self._append(d("bodies/position"), a["x"])
+        self._append(d("bodies/quaternion"), a["q"])
+        self._append(d("bodies/omega"), a["omega"])
+        self._append(d("bodies/time"), a["t"])
         if "step" in gb:
-            self._append(gb["step"], a.get("step", np.full(k, -1)))
+            self._append(d("bodies/step"), a.get("step", np.full(k, -1)))
         if "dissipated" in gb:
-            self._append(gb["dissipated"], a["energy"][:, idx("dissipated")])
+            self._append(d("bodies/dissipated"), a["energy"][:, idx("dissipated")])
         for c, key, w in _STATE_COLS:
             if c in gb:
-                self._append(gb[c], a.get(key, np.full((k, a["x"].shape[1], w), np.nan)))
+                self._append(d(f"bodies/{c}"),
+                             a.get(key, np.full((k, a["x"].shape[1], w), np.nan)))
         if "generalized" in self.f:
             for c in ("q", "v"):
-                self._append(self.f["generalized"][c], a.get("g" + c, np.full((k, 2), np.nan)))
-        if "springs" in self.f:
+                self._append(d(f"generalized/{c}"), a.get("g" + c, np.full((k, 2), np.nan)))
+        if self._springs:
             self._append_springs(springs or [None] * k)
 
     def _checkpoint_due(self) -> bool:
@@ -453,6 +694,7 @@ class RunWriter:
         g.attrs["serial"] = -1
         self.f.flush()
         for k in [k for k in g if k not in d]:  # (a group of an older layout: resume)
+            self._forget(f"{target}/{k}")
             del g[k]
         for k in [k for k in g.attrs if k not in d and k not in _CHECKPOINT_OWN_ATTRS]:
             del g.attrs[k]
@@ -461,7 +703,7 @@ class RunWriter:
         for k, v in d.items():
             if isinstance(v, np.ndarray):
                 arrays[k] = v
-                old = g[k] if k in g else None
+                old = self._d(f"{target}/{k}") if k in g else None
                 if old is not None and old.dtype == v.dtype and (
                         old.shape == v.shape or (v.ndim and old.maxshape[0] is None
                                                  and old.shape[1:] == v.shape[1:])):
@@ -473,6 +715,7 @@ class RunWriter:
                     old[...] = v
                 else:
                     if old is not None:
+                        self._forget(f"{target}/{k}")
                         del g[k]
                     if k in VARIABLE_CHECKPOINT_ARRAYS:
                         g.create_dataset(k, data=v, maxshape=(None, *v.shape[1:]),
@@ -492,20 +735,147 @@ class RunWriter:
         g.attrs["serial"] = newest + 1
 
     def close(self, status: str = "complete", message: str = "") -> Path:
-        """Write the remaining records, the final status, and move the file in place."""
-        if self.f.id.valid:
-            background, self.background = self.background, False
+        """Write the remaining records, a checkpoint and the final status, close the
+        file and move it into place (:meth:`destination`); release the lock.  Returns
+        where the file is.
+
+        After a failed write the status is ``failed`` whatever was asked, with the
+        reason: the file is cut back to its last complete write (it stays readable, and
+        resumable from its last checkpoint, :attr:`checkpoint_t`) and the failure
+        (:class:`OutputWriteError`, its ``path`` set) is raised once all is done.
+        Where even that cannot be written, the h5py handle is given up unclosed
+        (:func:`abandoned_files`) and the file keeps its ``.partial`` name.  Only
+        :class:`OutputWriteError` leaves here; a second call returns at once."""
+        if self.closed:
+            return self._where
+        self.closed = True
+        try:
+            self._wait()
+        except OutputWriteError:
+            pass
+        if self.failure is None:
             try:
-                self.flush(checkpoint=True)
-            finally:
-                self.background = background
-            self.f.attrs["status"] = status
-            self.f.attrs["message"] = message
-            self.f.attrs["steps"] = self.sim.step_index
-            self.f.attrs["t_final"] = self.sim.t
-            self.f.close()
-            os.replace(self.partial, self.path)
-        return self.path
+                job = self._collect(True)
+            except Exception as exc:  # noqa: BLE001 - (the state could not be taken)
+                self._fail(None, f"cannot take the run's last records and checkpoint: "
+                           f"{type(exc).__name__}: {_first_line(exc)}")
+            else:
+                self._write_job(job)
+        if self.failure is None:
+            try:
+                self._write_status(status, message, self.sim.step_index, self.sim.t)
+            except Exception as exc:  # noqa: BLE001
+                self._fail(getattr(exc, "errno", None), f"cannot write {self.partial}: "
+                           f"{_first_line(getattr(exc, 'strerror', None) or exc)}")
+                self._healthy = False
+        if self.failure is not None:
+            status = "failed"
+            self._describe_failure()
+            if self._healthy:
+                try:
+                    self._reserve.ensure(CLOSE_RESERVE)
+                    self._trim_rows(self._rows_in_file)
+                    self._write_status(status, self.failure.message, self._file_step,
+                                       self._file_t)
+                except Exception:  # noqa: BLE001
+                    self._healthy = False
+        if self._healthy:
+            try:
+                self.f.close()
+                self._ds.clear()
+            except Exception as exc:  # noqa: BLE001
+                self._healthy = False
+                if self.failure is None:
+                    self._fail(getattr(exc, "errno", None), f"cannot close {self.partial}: "
+                               f"{_first_line(getattr(exc, 'strerror', None) or exc)}")
+                    self._describe_failure()
+        if not self._healthy:
+            self._abandon()
+            raise self.failure
+        self._where = self._place(status)
+        self._lock.release()
+        if self.failure is not None:
+            self.failure.path = self._where
+            raise self.failure
+        return self._where
+
+    def _write_status(self, status: str, message: str, steps: int, t: float) -> None:
+        a = self.f.attrs
+        a["status"] = status
+        a["message"] = message
+        a["steps"] = steps
+        a["t_final"] = t
+        self.f.flush()
+
+    def _describe_failure(self) -> None:
+        """Complete the failure's message with what the file holds."""
+        fl = self.failure
+        fl.safe_t, fl.file_t = self.checkpoint_t, self._file_t
+        ck = ("no checkpoint yet" if self.checkpoint_t is None else
+              f"its last checkpoint at t = {self.checkpoint_t:.6g}")
+        if "; the file holds" not in fl.message:
+            fl.message = (f"{fl.message}; the file holds the run up to t = "
+                          f"{self._file_t:.6g} ({ck})")
+            fl.args = (fl.errno, fl.message)
+
+    def _place(self, status: str) -> Path:
+        """Release the space, restore a file removed while written, rename it."""
+        res = self._reserve
+        try:
+            if res.removed():
+                try:
+                    res.copy_to(self.partial)
+                except OSError as exc:
+                    if self.failure is not None:
+                        self.failure.message += (f"; it could not be restored "
+                                                 f"({exc.strerror or exc}): it is lost")
+                        self.failure.args = (self.failure.errno, self.failure.message)
+                    return self.partial
+        finally:
+            res.close()
+        if self.failure is not None and self.checkpoint_t is None and not self._extends:
+            self.partial.unlink(missing_ok=True)  # (the first write failed: it holds nothing)
+            self.failure.message = (self.failure.message.split("; the file holds")[0]
+                                    + "; nothing was written")
+            self.failure.args = (self.failure.errno, self.failure.message)
+            return self.partial
+        dest = self.destination(status)
+        if dest != self.partial:
+            try:
+                os.replace(self.partial, dest)
+            except OSError as exc:
+                if self.failure is None:
+                    self._fail(exc.errno, f"cannot rename {self.partial} to {dest}: "
+                               f"{exc.strerror or exc}")
+                return self.partial
+        return dest
+
+    def destination(self, status: str) -> Path:
+        """Where :meth:`close` puts a file that ends with ``status``: ``path``, except
+        that a run that does not end ``complete`` keeps its ``.partial`` name where
+        ``path`` holds a complete run it does not continue (``keep_complete``): a file
+        is never replaced by a worse one."""
+        if status == "complete" or not self.keep_complete or self._extends:
+            return self.path
+        return self.partial if _is_complete_run(self.path) else self.path
+
+    def _abandon(self) -> None:
+        """Give up the h5py handle after a write it could not finish: never closed or
+        freed (that crashed HDF5); the file keeps its ``.partial`` name and status
+        ``running`` (read as *interrupted (file not closed)* once this process ends)."""
+        self.abandoned = True
+        _ABANDONED.append((self.partial, (self.f, self._ds)))
+        if "may be damaged" not in self.failure.message:
+            self.failure.message += (f"; the file {self.partial} could not be closed and "
+                                     "may be damaged past its last checkpoint")
+            self.failure.args = (self.failure.errno, self.failure.message)
+        self._where = self.partial
+        self.failure.path = self.partial
+        try:
+            os.close(self._reserve.fd)
+        except OSError:
+            pass
+        self._lock.release()
 
     def __enter__(self) -> RunWriter:
         return self
@@ -513,15 +883,18 @@ class RunWriter:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.close("complete")
-        elif issubclass(exc_type, KeyboardInterrupt):
-            self.close("interrupted", "interrupted by the user")
-        else:
-            self.close("failed", f"{exc_type.__name__}: {exc}")
+            return
+        try:
+            if issubclass(exc_type, KeyboardInterrupt):
+                self.close("interrupted", "interrupted by the user")
+            else:
+                self.close("failed", f"{exc_type.__name__}: {exc}")
+        except OutputWriteError:
+            pass  # (the file says so; the exception that got here goes on)
 
     def _append_springs(self, rows: list) -> None:
         """Append the springs of the rows (``None``: a row recorded without them)."""
-        gs = self.f["springs"]
-        at = gs["sphere"].shape[0]
+        at = self._d("springs/sphere").shape[0]
         starts, counts, lists = [], [], [[] for _ in _SPRING_LISTS]
         for sp in rows:
             n = 0 if sp is None else len(sp[0])
@@ -531,11 +904,12 @@ class RunWriter:
             if n:
                 for out, a in zip(lists, sp, strict=True):
                     out.append(a)
-        self._append(gs["start"], np.array(starts, dtype=np.int64))
-        self._append(gs["count"], np.array(counts, dtype=np.int64))
+        self._append(self._d("springs/start"), np.array(starts, dtype=np.int64))
+        self._append(self._d("springs/count"), np.array(counts, dtype=np.int64))
         for (c, dt, _), parts in zip(_SPRING_LISTS, lists, strict=True):
             if parts:
-                self._append(gs[c], np.concatenate(parts).astype(dt, copy=False))
+                self._append(self._d(f"springs/{c}"), np.concatenate(parts).astype(dt,
+                                                                                copy=False))
 
     @staticmethod
     def _append(ds, arr: np.ndarray) -> None:
@@ -566,6 +940,70 @@ def _row_datasets(f: h5py.File) -> list:
     if "springs" in f:
         out.extend(f["springs"][c] for c in _SPRING_ROWS)
     return out
+
+
+def _first_line(text: Any) -> str:
+    lines = str(text).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return Path(a).resolve() == Path(b).resolve()
+
+
+def _output_name_attr(path: Path) -> str | None:
+    """The ``output_name`` attribute of a run file (``None``: unreadable or absent)."""
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            v = f.attrs.get("output_name")
+    except Exception:  # noqa: BLE001 - (the caller reads the file and says what is wrong)
+        return None
+    return _s(v) if v is not None else None
+
+
+def _is_complete_run(path: Path) -> bool:
+    """Whether ``path`` holds a run file with status ``complete``."""
+    if not path.is_file():
+        return False
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            return _s(f.attrs.get("status", "")) == "complete"
+    except Exception:  # noqa: BLE001 - not a run file: not a complete run
+        return False
+
+
+def _start_bound(sim: Simulation) -> int:
+    """Bytes a run file needs to start: its layout, a first checkpoint, the close."""
+    return 2 * 8 * 48 * int(sim.model.n_bodies) + (1 << 20) + CLOSE_RESERVE
+
+
+def _check_room(path: Path, nbytes: int) -> None:
+    """:class:`OutputWriteError` if the directory of ``path`` lacks ``nbytes`` free
+    (or the file-size limit is below it): refused before anything is created."""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY and nbytes > limit:
+        raise OutputWriteError(errno.EFBIG, f"cannot write {path}: the file-size limit "
+                               f"(ulimit -f) is {limit} bytes, the run needs at least "
+                               f"{nbytes} to start", path)
+    try:
+        st = os.statvfs(path.parent if str(path.parent) else ".")
+    except OSError:
+        return
+    free = st.f_bavail * st.f_frsize
+    if free < nbytes:
+        raise OutputWriteError(errno.ENOSPC, f"cannot write {path}: "
+                               f"{os.strerror(errno.ENOSPC)} ({free} bytes free, the run "
+                               f"needs at least {nbytes} to start)", path)
+
+
+def _copy(source: Path, dest: Path) -> None:
+    """Copy a run file to a writer's name; on failure nothing is left behind."""
+    try:
+        shutil.copyfile(source, dest)
+    except OSError as exc:
+        dest.unlink(missing_ok=True)
+        raise OutputWriteError(exc.errno, f"cannot copy {source} to {dest}: "
+                               f"{exc.strerror or exc}", dest) from None
 
 
 def _open(path: str | Path, mode: str = "r") -> h5py.File:

@@ -37,6 +37,8 @@ from typing import Any
 import h5py
 import numpy as np
 
+from .hdf5 import output_of_partial
+
 __all__ = ["VTKExportError", "VTKExportWarning", "export_vtk"]
 
 FRAME_DATASETS = ("position", "quaternion", "omega", "time")
@@ -251,6 +253,8 @@ def _cells(n: int, bonds: np.ndarray) -> dict[str, np.ndarray]:
 # ---------------------------------------------------------------------------- writing
 def _stem(path: Path) -> str:
     name = path.name
+    if name.endswith(".partial"):  # (<name>.<pid>.partial, a writer's temporary name)
+        name = output_of_partial(path).name
     for suffix in (".partial", ".h5", ".hdf5"):
         if name.endswith(suffix) and len(name) > len(suffix):
             name = name[: -len(suffix)]

@@ -1,0 +1,126 @@
+"""SIGINT and SIGTERM during ``rrp run``: the run stops cleanly, at any moment
+(docs/output.md, "Guarantees").
+
+A signal is only *recorded* (:attr:`RunSignals.received`) while the command works with
+its run file: the run loop looks at it between chunks of steps and the writer closes the
+file (status ``interrupted``, resumable), so that no exception is ever raised inside h5py
+(an exception raised there left its lock held: the process hung for ever at exit) or in
+the middle of a simulation's update.  Further signals during the clean-up are recorded
+and ignored.  Only in phases that touch no file (loading, compiling: :meth:`immediate`)
+does a signal raise :class:`Stopped` at once.  After the command, while the interpreter
+exits (:meth:`finished`), a signal ends the process at once with its code.  The exit
+code is ``128 + n`` for the first signal ``n``: 130 for SIGINT, 143 for SIGTERM.
+
+``SIGXFSZ`` is ignored while the command runs, so that a file-size limit
+(``ulimit -f``) reaches the writer as ``EFBIG`` instead of killing the process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["RunSignals", "Stopped"]
+
+HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+
+class Stopped(KeyboardInterrupt):
+    """A run stopped by a signal before its file existed (raised in the phases of
+    :meth:`RunSignals.immediate`).  ``exit_code``: ``128 + signum``."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+class RunSignals:
+    """The handlers of one ``rrp run``: :meth:`install`, then :meth:`restore` (or
+    :meth:`finished` at the very end of the program)."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self._mode = "record"  # "record", "raise" (immediate) or "exit" (finished)
+        self._old: dict[int, object] = {}
+
+    # ------------------------------------------------------------------ setup
+    def install(self, early: list[int] | None = None,
+                previous: dict | None = None) -> RunSignals:
+        """Take over SIGINT, SIGTERM (and ignore SIGXFSZ).  ``early``: signals recorded
+        before (``python -m app``), ``previous``: the handlers to restore at the end
+        instead of the ones found now."""
+        for s in (*HANDLED, signal.SIGXFSZ):
+            try:
+                self._old[s] = signal.signal(s, signal.SIG_IGN if s == signal.SIGXFSZ
+                                             else self._handler)
+            except (ValueError, OSError):  # (not the main thread: nothing to do)
+                pass
+        self._old.update(previous or {})
+        self.received.extend(early or ())
+        return self
+
+    def restore(self) -> None:
+        for s, old in self._old.items():
+            try:
+                signal.signal(s, old)
+            except (ValueError, OSError, TypeError):
+                pass
+        self._old.clear()
+
+    def finished(self) -> None:
+        """The command is over (file closed, summary printed): from now a signal ends
+        the process at once, with its exit code."""
+        self._mode = "exit"
+
+    # ------------------------------------------------------------------ state
+    @property
+    def first(self) -> int | None:
+        return self.received[0] if self.received else None
+
+    @property
+    def exit_code(self) -> int | None:
+        return None if not self.received else 128 + self.received[0]
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.received[0]).name if self.received else ""
+
+    def check(self) -> None:
+        """Raise :class:`Stopped` if a signal came (for the phases between files)."""
+        if self.received:
+            raise Stopped(self.received[0])
+
+    @contextmanager
+    def immediate(self) -> Iterator[None]:
+        """A phase that touches no file: a signal raises :class:`Stopped` at once."""
+        self.check()
+        self._mode = "raise"
+        try:
+            yield
+        finally:
+            self._mode = "record"
+
+    # ------------------------------------------------------------------ handler
+    def _handler(self, signum: int, _frame) -> None:
+        self.received.append(signum)
+        if self._mode == "exit":
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:  # noqa: BLE001 - (exiting: nothing to say it to)
+                    pass
+            os._exit(128 + self.received[0])
+        if self._mode == "raise" and len(self.received) == 1:
+            self._mode = "record"  # (once: the clean-up after it is not interrupted)
+            raise Stopped(signum)
