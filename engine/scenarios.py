@@ -31,11 +31,14 @@ from typing import Any
 
 from .integrators.registry import INTEGRATORS, get_integrator
 from .models import MODELS, Model, ParameterError, get_model_spec
+from .models.base import _short
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "assets" / "scenarios"
 
 TOP_KEYS = ("title", "description", "model", "run", "parameters")
 RUN_KEYS = ("integrator", "h", "t_end", "every", "energy_tolerance")
+MAX_EVERY = 10**10
+"""The largest ``run.every``: no run takes more steps (``app.cli.MAX_STEPS``)."""
 
 
 class ScenarioError(ValueError):
@@ -167,21 +170,37 @@ def _run_settings(run: Any, label: str) -> RunSettings:
     except KeyError:
         known = False
     if not known:
-        raise ScenarioError(f"{label}: run.integrator = {integ!r} is unknown; choose one of: "
+        raise ScenarioError(f"{label}: run.integrator = {_short(integ)} is unknown; choose one of: "
                             f"{', '.join(INTEGRATORS)}")
     h = _positive(run.get("h", d.h), "run.h", label)
+    from .simulation import H_MAX
+
+    if h > H_MAX:
+        raise ScenarioError(f"{label}: run.h = {h:g} is out of range: it must lie in "
+                            f"(0, {H_MAX:g}] (the largest step the driver accepts; every "
+                            "model here has time scales ≲ 1)")
     t_end = _positive(run.get("t_end", d.t_end), "run.t_end", label)
     tol = _positive(run.get("energy_tolerance", d.energy_tolerance), "run.energy_tolerance",
                     label)
     every = run.get("every", d.every)
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ScenarioError(f"{label}: run.every must be a positive integer, got {every!r}")
+    if isinstance(every, bool) or not isinstance(every, int) or not 1 <= every <= MAX_EVERY:
+        raise ScenarioError(f"{label}: run.every must be an integer from 1 to "
+                            f"{MAX_EVERY:.0e} (no run takes more steps), got "
+                            f"{_short(every)}")
     return RunSettings(integ, h, t_end, every, tol)
 
 
 def _positive(v: Any, key: str, label: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-        raise ScenarioError(f"{label}: {key} must be a positive number, got {v!r}")
+    """``v`` as a positive, finite float; otherwise a one-line :class:`ScenarioError`
+    (an integer too large for a double included)."""
+    try:
+        ok = (not isinstance(v, bool) and isinstance(v, int | float)
+              and math.isfinite(float(v)) and v > 0)
+    except OverflowError:
+        ok = False
+    if not ok:
+        raise ScenarioError(f"{label}: {key} must be a positive, finite number, got "
+                            f"{_short(v)}")
     return float(v)
 
 

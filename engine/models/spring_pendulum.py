@@ -48,6 +48,10 @@ SCHEMA = (
 )
 
 
+MIN_START_DISTANCE = 1e-6
+"""The least distance of the initial bob from the pivot, in rest lengths ``l₀``."""
+
+
 @dataclass(frozen=True)
 class SpringPendulumSystem:
     """The generalized-coordinate system: ``sp`` is the constant array of the kernels
@@ -80,9 +84,13 @@ def build(p: dict[str, Any]) -> Model:
     if x0 < p["wall_x"]:
         raise ParameterError(f"x0 = {x0:g} lies behind the wall (x ≥ wall_x = "
                              f"{p['wall_x']:g}); move the bob or the wall")
-    if x0 == 0.0 and y0 == 0.0:
-        raise ParameterError("x0 = y0 = 0 puts the bob on the pivot; choose a start "
-                             "away from the origin")
+    r0 = math.hypot(x0, y0)
+    if r0 < MIN_START_DISTANCE * p["l0"]:
+        raise ParameterError(f"(x0, y0) = ({x0:g}, {y0:g}) puts the bob {r0:g} from the "
+                             f"pivot: it must start at least {MIN_START_DISTANCE:g} l₀ = "
+                             f"{MIN_START_DISTANCE * p['l0']:g} away (at the pivot the "
+                             "spring has no direction and the polar coordinates are "
+                             "singular); choose a start away from the origin")
     sp = system_array(p["mass"], p["k"], p["l0"], p["g"], p["wall_x"], p["e_n"],
                       p["coordinates"])
     system = SpringPendulumSystem(p["coordinates"], sp, (x0, y0, p["vx0"], p["vy0"]))

@@ -62,6 +62,13 @@ SCHEMA = (
     *CONTACT_PARAMS,
 )
 
+MAX_SPHERES = 10**7
+"""The most spheres a pile may have: a run needs about 2 kB a sphere (the 10⁶-sphere pile
+peaks at 1.9 GB, BENCHMARKS.md), so 10⁷ already needs about 20 GB."""
+MAX_CELLS_PER_SIDE = 1e6
+"""The widest box, in start cells of edge ``D_t + 2 D_p``: the rings fill the box from
+one corner, so a wider box only moves them to coordinates so large (relative to a
+sphere) that their contacts are resolved to fewer digits."""
 OFFSET_FRACTION = 0.25  # largest random offset of a ring in its cell, per coordinate, in D_p
 
 
@@ -90,10 +97,17 @@ def place_tori(n_tori: int, n_p: int, ring_diameter: float, box: float,
     """Sphere centres ``(n_tori N_p, 3)``, the sphere diameter and the ring centres."""
     dp = ring_diameter * math.sin(math.pi / n_p)
     a = ring_diameter + 2.0 * dp
-    n_side = int(box // a)
-    if n_side < 1:
+    cells = box / a
+    if cells < 1.0:
         raise ParameterError(f"box = {box:g} is smaller than one cell of edge D_t + 2 D_p = "
                              f"{a:.4g}; raise box")
+    if cells > MAX_CELLS_PER_SIDE:
+        raise ParameterError(
+            f"box = {box:g} is {cells:.3g} cells of edge D_t + 2 D_p = {a:.4g} wide, more "
+            f"than {MAX_CELLS_PER_SIDE:.0e}: the rings start in one corner, and coordinates "
+            "that much larger than a sphere resolve its contacts to too few digits; lower "
+            "box or raise ring_diameter")
+    n_side = int(box // a)
     per_layer = n_side * n_side
     t = np.arange(n_tori)
     layer, rem = np.divmod(t, per_layer)
@@ -139,6 +153,12 @@ def build(p: dict[str, Any]) -> Model:
     n_t = p["n_tori"]
     n_p = p["n_particles"]
     n = n_t * n_p
+    if n > MAX_SPHERES:
+        raise ParameterError(
+            f"n_tori × n_particles = {n_t} × {n_p} = {n:.3g} spheres is more than "
+            f"{MAX_SPHERES:.0e}: a run needs about 2 kB a sphere (10⁶ spheres: 2 GB, "
+            "BENCHMARKS.md), so this many would not fit in memory; lower n_tori or "
+            "n_particles")
     rng = np.random.default_rng(p["seed"])
     x, dp, _ = place_tori(n_t, n_p, p["ring_diameter"], p["box"], rng)
     walls = box_walls(p["box"]) if p["walls"] else []
