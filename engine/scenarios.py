@@ -135,10 +135,10 @@ def scenario_from_dict(data: Mapping[str, Any], label: str = "<scenario>",
     if not isinstance(params_in, dict):
         raise ScenarioError(f"{label}: [parameters] must be a table")
     try:
-        params = _resolve(spec, params_in)
+        params, built = _resolve_built(spec, params_in)
     except ParameterError as exc:
         raise ScenarioError(f"{label}: [parameters] {exc}") from None
-    run = _run_settings(data.get("run", {}), label)
+    run = _run_settings(data.get("run", {}), label, built)
     for key in ("title", "description"):
         if key in data and not isinstance(data[key], str):
             raise ScenarioError(f"{label}: {key!r} must be a string")
@@ -149,22 +149,34 @@ def scenario_from_dict(data: Mapping[str, Any], label: str = "<scenario>",
 
 
 def _resolve(spec, given: Mapping[str, Any]) -> dict[str, Any]:
+    return _resolve_built(spec, given)[0]
+
+
+def _resolve_built(spec, given: Mapping[str, Any]) -> tuple[dict[str, Any], Model]:
+    """The parameters, and the model built once from them to catch inconsistent
+    combinations (e.g. a ring touching the wall)."""
     from .models.base import resolve_parameters
 
     params = resolve_parameters(spec.schema, given, spec.name)
-    # build once to catch inconsistent combinations (e.g. a ring touching the wall)
-    spec.build(dict(params))
-    return params
+    return params, spec.build(dict(params))
 
 
-def _run_settings(run: Any, label: str) -> RunSettings:
+def _run_settings(run: Any, label: str, model: Model | None = None) -> RunSettings:
+    """The ``[run]`` table checked; without ``integrator``, the natural scheme of
+    ``model`` (``engine.simulation.default_integrator``: a spring-pendulum file without
+    ``[run]`` runs with ``moreau-symmetric``, not the ``rrp-newmark`` it cannot take)."""
     if not isinstance(run, dict):
         raise ScenarioError(f"{label}: [run] must be a table")
     for key in run:
         if key not in RUN_KEYS:
             raise ScenarioError(f"{label}: unknown key run.{key}; allowed: {', '.join(RUN_KEYS)}")
     d = RunSettings()
-    integ = run.get("integrator", d.integrator)
+    if "integrator" in run or model is None:
+        integ = run.get("integrator", d.integrator)
+    else:
+        from .simulation import default_integrator
+
+        integ = default_integrator(model)
     try:
         known = isinstance(integ, str) and get_integrator(integ) is not None
     except KeyError:

@@ -26,10 +26,10 @@ ten of them (an energy ``½ J Ω²`` summed over 10⁷ bodies, a Hertz stiffness
 inside double precision (≈ 1.8e308); no model here has a scale within 20 decades of
 it (docs/scenarios.md, "Limits")."""
 TINY = 1e-30
-"""The least magnitude of a quantity that must be positive (a mass, an inertia, a
-length, a size): the models divide by them, and below this their squares and products
-underflow towards 0 (docs/scenarios.md, "Limits").  Quantities that may be 0 (a speed, a
-stiffness, a position) have no lower limit: a tiny one only multiplies."""
+"""The least magnitude of a number other than 0, and so of a quantity that must be
+positive (a mass, an inertia, a length, a size): the models divide by such numbers (a
+Hertz stiffness too, in the stability estimate), and below this their squares and
+products underflow towards 0 (docs/scenarios.md, "Limits")."""
 
 
 def _fmt_bound(v: float) -> str:
@@ -41,9 +41,11 @@ class Param:
     """One scenario parameter: kind ``float | int | bool | vec3 | choice``, default,
     bounds (``choice``: one of the strings ``choices``).
 
-    Every ``float`` and every component of a ``vec3`` also lies within ``±BIG``, and a
-    positive one (``lo = 0``, ``lo_open``) is at least ``TINY``: the effective bounds
-    (:meth:`bounds`) are what :meth:`coerce` checks and :meth:`describe_range` shows.
+    Every ``float`` and every component of a ``vec3`` also lies within ``±BIG`` and is
+    0 or at least ``TINY`` in magnitude (a positive one, ``lo = 0``, ``lo_open``: at
+    least ``TINY``): the effective bounds (:meth:`bounds`) are what :meth:`coerce`
+    checks and :meth:`describe_range` shows, the gap ``(-TINY, TINY)`` about 0 is the
+    same for every number (docs/scenarios.md, "Limits").
     ``why``: the reason of a range tighter than the kind's (docs/scenarios.md)."""
 
     name: str
@@ -123,6 +125,11 @@ class Param:
         lo, hi, lo_open = self.bounds()
         bad = (lo is not None and (v < lo or (lo_open and v == lo))) or (
             hi is not None and v > hi)
+        if not bad and self.kind in ("float", "vec3") and v != 0.0 and abs(v) < TINY:
+            raise ParameterError(f"{label or self.name} = {_short(v)} is out of range: a "
+                                 f"number must be 0 or at least {TINY:g} in magnitude "
+                                 "(the models divide by some, and products of smaller ones "
+                                 "underflow); write 0 for nothing")
         if bad:
             why = self.why or _default_why(self, v)
             raise ParameterError(f"{label or self.name} = {_short(v)} is out of range: it "
@@ -131,17 +138,18 @@ class Param:
 
 
 def _default_why(p: Param, v: float) -> str:
-    """Why a number is outside the limits every number shares (``BIG``, ``TINY``)."""
-    if p.kind not in ("float", "vec3"):
-        return ""
+    """Why a number is outside the limits every number shares (``BIG``, ``TINY``, and
+    ``lo = 0``: not negative)."""
     lo, _, _ = p.bounds()
     if (v > BIG and (p.hi is None or p.hi > BIG)) or (
             v < -BIG and (p.lo is None or p.lo < -BIG)):
         return (f"no scenario number may exceed {BIG:g} in magnitude: products of such "
                 "numbers overflow double precision")
-    if lo == TINY and 0 <= v < TINY:
-        return (f"a positive quantity must be at least {TINY:g}: the model divides by it, "
-                "and smaller ones underflow")
+    if p.lo == 0.0 and not p.lo_open and v < 0.0:
+        return "it cannot be negative"
+    if lo == TINY and v < TINY:
+        return (f"it must be positive: the model divides by it, and below {TINY:g} its "
+                "products underflow")
     return ""
 
 

@@ -44,8 +44,11 @@ from .base import Model, ModelSpec, Param, ParameterError
 from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_spheres
 
 SCHEMA = (
-    Param("n_tori", "int", 50, "number of tori (rings)", lo=1, hi=1_000_000),
-    Param("n_particles", "int", 20, "number of spheres N_p in each ring", lo=3, hi=10_000),
+    Param("n_tori", "int", 50, "number of tori (rings)", lo=1, hi=1_000_000,
+          why="at least one ring; n_tori × n_particles is at most 10⁷ spheres (about 2 kB "
+          "each)"),
+    Param("n_particles", "int", 20, "number of spheres N_p in each ring", lo=3, hi=10_000,
+          why="a ring needs at least 3 spheres; n_tori × n_particles is at most 10⁷"),
     Param("ring_diameter", "float", 1.0, "ring diameter D_t (sphere diameter "
           "D_p = D_t sin(π/N_p))", "m", lo=0.0, lo_open=True),
     *SPHERE_PARAMS,
@@ -58,7 +61,7 @@ SCHEMA = (
     Param("spin_noise", "float", 0.0, "std. dev. of a random initial spin Ω of each sphere",
           "rad/s", lo=0.0),
     Param("seed", "int", 0, "seed of the orientations, offsets and perturbations", lo=0,
-          hi=2**32 - 1),
+          hi=2**32 - 1, why="a 32-bit unsigned integer"),
     *CONTACT_PARAMS,
 )
 
