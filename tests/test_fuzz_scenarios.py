@@ -66,6 +66,13 @@ WRONG_TYPES: tuple[Any, ...] = (
     [0.0, -1e300, INF], {"a": 1}, {}, datetime.date(1979, 5, 27))
 ALL_VALUES = EXTREME_FLOATS + HUGE_INTS + WRONG_TYPES
 RUN_KEYS = ("integrator", "h", "t_end", "every", "energy_tolerance")
+FLAGS: dict[str, tuple[str, ...]] = {
+    "--h": ("0", "-1", "nan", "inf", "1e-300", "1e-30", "1e400", "5", "abc", ""),
+    "--t-end": ("0", "-1", "nan", "inf", "1e300", "1e-300", "1e400", "abc"),
+    "--every": ("0", "-1", "2.5", "abc", "1" + "0" * 400, "10000000000000"),
+    "--energy-tolerance": ("0", "-1", "nan", "inf", "1e-300", "1e300", "abc"),
+}
+"""Command-line flags with extreme values (none makes a legal long run)."""
 STDERR_PREFIXES = ("rrp: ", "warning: ", "note: ")
 """What every line the CLI writes to stderr starts with (errors, progress, advice)."""
 
@@ -133,9 +140,12 @@ class Case:
     what: str
     text: str
     t_end_flag: bool = True
+    args: tuple[str, ...] = ()
+    """Further arguments: ``--set KEY=VALUE``, or a flag with an extreme value."""
 
     def argv(self, path: Path) -> list[str]:
-        return ["run", str(path)] + (["--t-end", repr(T_END)] if self.t_end_flag else [])
+        return (["run", str(path)] + (["--t-end", repr(T_END)] if self.t_end_flag else [])
+                + list(self.args))
 
 
 def _limits(model: str, key: str) -> list[Any]:
@@ -189,6 +199,10 @@ def _long_run(case: Case, data: dict[str, Any]) -> bool:
     run = data.get("run") if isinstance(data.get("run"), dict) else {}
     h = run.get("h", RunSettings.h)
     t_end = T_END if case.t_end_flag else run.get("t_end", RunSettings.t_end)
+    flags = dict(zip(case.args[::2], case.args[1::2], strict=False))
+    with contextlib.suppress(ValueError):
+        h = float(flags["--h"]) if "--h" in flags else h
+        t_end = float(flags["--t-end"]) if "--t-end" in flags else t_end
     if not (_number(h) and _number(t_end)):
         return False
     try:
@@ -200,21 +214,23 @@ def _long_run(case: Case, data: dict[str, Any]) -> bool:
 
 def _large_model(data: dict[str, Any]) -> bool:
     """Whether the parameters describe a legal model of more than
-    :data:`MAX_BODIES_HERE` bodies (a pile of many rings, a ring of many spheres)."""
+    :data:`MAX_BODIES_HERE` bodies (a pile of many rings, a ring of many spheres); a
+    count the validator refuses is not one (those refusals stay in)."""
     from engine.models import MODELS
+    from engine.models.tori_pile import MAX_SPHERES
 
     params = data.get("parameters")
     model = data.get("model")
     if not isinstance(params, dict) or not isinstance(model, str) or model not in MODELS:
         return False
-    defaults = {p.name: p.default for p in MODELS[model].schema}
     n = 1
-    for key in ("n_tori", "n_particles"):
-        v = params.get(key, defaults.get(key, 1))
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            return False
-        n *= v
-    return n > MAX_BODIES_HERE
+    for p in MODELS[model].schema:
+        if p.name in ("n_tori", "n_particles"):
+            v = params.get(p.name, p.default)
+            if not isinstance(v, int) or isinstance(v, bool) or not p.lo <= v <= p.hi:
+                return False
+            n *= v
+    return MAX_BODIES_HERE < n <= MAX_SPHERES
 
 
 def mutate(rng: random.Random, path: Path) -> Case:
@@ -226,6 +242,10 @@ def mutate(rng: random.Random, path: Path) -> Case:
             data = tomllib.loads(case.text)
         except tomllib.TOMLDecodeError:
             return case
+        if case.args[:1] == ("--set",) and isinstance(data.get("parameters"), dict):
+            key, value = case.args[1].split("=", 1)
+            with contextlib.suppress(tomllib.TOMLDecodeError):
+                data["parameters"][key] = tomllib.loads(f"v = {value}")["v"]
         if not (_long_run(case, data) or _large_model(data)):
             return case
 
@@ -240,9 +260,19 @@ def _mutate_once(rng: random.Random, path: Path) -> Case:
 
     keys = sorted(set(data["parameters"]) | {p.name for p in MODELS[model].schema})
     kind = rng.choices(
-        ("param", "param2", "run", "top", "missing", "unknown", "truncate", "garble"),
-        weights=(50, 12, 14, 5, 6, 5, 5, 3))[0]
+        ("param", "param2", "set", "flag", "run", "top", "missing", "unknown", "truncate",
+         "garble"), weights=(45, 10, 8, 5, 12, 5, 6, 5, 5, 3))[0]
     src = path.stem
+    if kind == "set":  # the same values through --set, on the file as it is
+        key = rng.choice(keys + ["no_such_key"])
+        value = _mutate_value(rng, data["parameters"].get(key, 1.0), _limits(model, key))
+        arg = f"{key}={_value(value)}"
+        return Case(src, f"--set {arg[:60]}", text, args=("--set", arg))
+    if kind == "flag":
+        flag = rng.choice(sorted(FLAGS))
+        value = rng.choice(FLAGS[flag])
+        return Case(src, f"{flag} {value[:60]}", text, t_end_flag=flag != "--t-end",
+                    args=(flag, value))
     if kind in ("param", "param2"):
         what = []
         for key in rng.sample(keys, 2 if kind == "param2" else 1):

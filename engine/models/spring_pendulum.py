@@ -38,7 +38,8 @@ SCHEMA = (
           "wall position x_w: the bob stays in x ≥ x_w (gap g_N = x − x_w)", "m"),
     Param("e_n", "float", 1.0,
           "Newton's normal restitution e_N (1: conservative impacts, 0: plastic)",
-          lo=0.0, hi=1.0, why="Newton's law: 1 keeps the normal speed, 0 stops it; above 1 an impact would create energy"),
+          lo=0.0, hi=1.0, why="Newton's law: 1 keeps the normal speed, 0 stops it; above 1 "
+          "an impact would create energy"),
     Param("x0", "float", 1.0, "initial position x₀ of the bob", "m"),
     Param("y0", "float", 0.0, "initial position y₀ of the bob", "m"),
     Param("vx0", "float", 0.0, "initial velocity ẋ₀", "m/s"),

@@ -51,7 +51,8 @@ CONTACT_PARAMS = (
           "or hard unilateral constraints with percussions (Moreau-type schemes, §3.9)",
           choices=("penalty", "hard")),
     Param("e_n", "float", 1.0, "hard contact: normal restitution e_N (1: elastic)", lo=0.0,
-          hi=1.0, why="Newton's law: 1 keeps the normal speed, 0 stops it; above 1 an impact would create energy"),
+          hi=1.0, why="Newton's law: 1 keeps the normal speed, 0 stops it; above 1 an "
+          "impact would create energy"),
     Param("mu", "float", 0.0, "Coulomb friction coefficient μ (hard contacts; penalty "
           "contacts: the limit of the tangential spring k_t)", lo=0.0),
     Param("e_t", "float", 0.0, "hard contact: tangential restitution e_T", lo=0.0, hi=1.0,
