@@ -499,3 +499,54 @@ def test_the_values_of_the_issue_end_in_one_line(args, code, named):
     assert res.returncode == code, res.stderr
     assert not problems(res.returncode, res.stderr), res.stderr
     assert named in res.stderr + res.stdout, res.stderr
+
+
+# ------------------------------------------------------------------ the limits, directly
+def test_every_number_parameter_has_the_shared_limits():
+    """Each float and vec3 parameter of every model takes its limits and refuses what
+    lies beyond them, naming the key, the range and why: ``±BIG``, the gap
+    ``(-TINY, TINY)`` about 0, an integer too large for a double."""
+    from engine.models import MODELS, ParameterError
+    from engine.models.base import BIG, TINY
+
+    n = 0
+    for spec in MODELS.values():
+        for p in spec.schema:
+            if p.kind not in ("float", "vec3"):
+                continue
+            lo, hi, _ = p.bounds()
+            assert -BIG <= lo < hi <= BIG, p.name
+            wrap = (lambda v: [v] * 3) if p.kind == "vec3" else (lambda v: v)  # noqa: E731
+            for v in (lo, hi, 0.0 if lo <= 0.0 else lo):
+                p.coerce(wrap(v))
+            for v, words in ((hi * 2 if hi > 0 else hi + 1, "out of range: it must lie in"),
+                             (0.5 * TINY, "must be positive" if lo == TINY
+                              else "must be 0 or at least 1e-30"),
+                             (10**400, "too large for a number")):
+                with pytest.raises(ParameterError, match=re.escape(words)) as info:
+                    p.coerce(wrap(v))
+                assert str(info.value).startswith(p.name) and "\n" not in str(info.value)
+            n += 1
+    assert n > 50
+
+
+def test_run_settings_limits_and_the_default_scheme(tmp_path):
+    """``run.h`` at most 1, ``run.every`` at most 10¹⁰, huge integers named; without
+    ``run.integrator`` a file takes its model's natural scheme."""
+    from engine.scenarios import ScenarioError, load_scenario
+
+    def load(text: str):
+        path = tmp_path / "s.toml"
+        path.write_text(text, encoding="utf-8")
+        return load_scenario(path)
+
+    for run, words in (("h = 2.0", "run.h = 2 is out of range: it must lie in (0, 1]"),
+                       ("every = 100000000000", "run.every must be an integer from 1 to"),
+                       (f"t_end = {10**400}", "run.t_end must be a positive, finite number"),
+                       ("energy_tolerance = nan", "run.energy_tolerance must be a positive")):
+        with pytest.raises(ScenarioError, match=re.escape(words)):
+            load(f'model = "pendulum"\n[run]\n{run}\n')
+    assert load('model = "spring-pendulum"\n').run.integrator == "moreau-symmetric"
+    assert load('model = "dumbbells"\n').run.integrator == "lgvi"
+    assert load('model = "torus"\n').run.integrator == "rrp-newmark"
+    assert load('model = "torus"\n[run]\nintegrator = "rk4"\n').run.integrator == "rk4"
