@@ -47,8 +47,9 @@ def _positive_int(text: str) -> int:
         v = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    if not 1 <= v <= MAX_STEPS:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_STEPS:.0e} "
+                                         f"(no run takes more steps), got {text[:40]}")
     return v
 
 

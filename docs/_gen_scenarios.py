@@ -23,8 +23,9 @@ def tables() -> str:
         out.append("|---|---|---|---|---|---|")
         for p in spec.schema:
             default = str(p.default).lower() if p.kind == "bool" else repr(p.default)
+            why = f"; *range:* {p.why}" if p.why else ""
             out.append(f"| `{p.name}` | {p.kind} | `{default}` | {p.describe_range()} | "
-                       f"{p.unit} | {p.doc} |")
+                       f"{p.unit} | {p.doc}{why} |")
         out.append("")
     return "\n".join(out)
 

@@ -31,11 +31,14 @@ from typing import Any
 
 from .integrators.registry import INTEGRATORS, get_integrator
 from .models import MODELS, Model, ParameterError, get_model_spec
+from .models.base import _short
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "assets" / "scenarios"
 
 TOP_KEYS = ("title", "description", "model", "run", "parameters")
 RUN_KEYS = ("integrator", "h", "t_end", "every", "energy_tolerance")
+MAX_EVERY = 10**10
+"""The largest ``run.every``: no run takes more steps (``app.cli.MAX_STEPS``)."""
 
 
 class ScenarioError(ValueError):
@@ -132,10 +135,10 @@ def scenario_from_dict(data: Mapping[str, Any], label: str = "<scenario>",
     if not isinstance(params_in, dict):
         raise ScenarioError(f"{label}: [parameters] must be a table")
     try:
-        params = _resolve(spec, params_in)
+        params, built = _resolve_built(spec, params_in)
     except ParameterError as exc:
         raise ScenarioError(f"{label}: [parameters] {exc}") from None
-    run = _run_settings(data.get("run", {}), label)
+    run = _run_settings(data.get("run", {}), label, built)
     for key in ("title", "description"):
         if key in data and not isinstance(data[key], str):
             raise ScenarioError(f"{label}: {key!r} must be a string")
@@ -146,42 +149,70 @@ def scenario_from_dict(data: Mapping[str, Any], label: str = "<scenario>",
 
 
 def _resolve(spec, given: Mapping[str, Any]) -> dict[str, Any]:
+    return _resolve_built(spec, given)[0]
+
+
+def _resolve_built(spec, given: Mapping[str, Any]) -> tuple[dict[str, Any], Model]:
+    """The parameters, and the model built once from them to catch inconsistent
+    combinations (e.g. a ring touching the wall)."""
     from .models.base import resolve_parameters
 
     params = resolve_parameters(spec.schema, given, spec.name)
-    # build once to catch inconsistent combinations (e.g. a ring touching the wall)
-    spec.build(dict(params))
-    return params
+    return params, spec.build(dict(params))
 
 
-def _run_settings(run: Any, label: str) -> RunSettings:
+def _run_settings(run: Any, label: str, model: Model | None = None) -> RunSettings:
+    """The ``[run]`` table checked; without ``integrator``, the natural scheme of
+    ``model`` (``engine.simulation.default_integrator``: a spring-pendulum file without
+    ``[run]`` runs with ``moreau-symmetric``, not the ``rrp-newmark`` it cannot take)."""
     if not isinstance(run, dict):
         raise ScenarioError(f"{label}: [run] must be a table")
     for key in run:
         if key not in RUN_KEYS:
             raise ScenarioError(f"{label}: unknown key run.{key}; allowed: {', '.join(RUN_KEYS)}")
     d = RunSettings()
-    integ = run.get("integrator", d.integrator)
+    if "integrator" in run or model is None:
+        integ = run.get("integrator", d.integrator)
+    else:
+        from .simulation import default_integrator
+
+        integ = default_integrator(model)
     try:
         known = isinstance(integ, str) and get_integrator(integ) is not None
     except KeyError:
         known = False
     if not known:
-        raise ScenarioError(f"{label}: run.integrator = {integ!r} is unknown; choose one of: "
+        raise ScenarioError(f"{label}: run.integrator = {_short(integ)} is unknown; choose one of: "
                             f"{', '.join(INTEGRATORS)}")
     h = _positive(run.get("h", d.h), "run.h", label)
+    from .simulation import H_MAX
+
+    if h > H_MAX:
+        raise ScenarioError(f"{label}: run.h = {h:g} is out of range: it must lie in "
+                            f"(0, {H_MAX:g}] (the largest step the driver accepts; every "
+                            "model here has time scales ≲ 1)")
     t_end = _positive(run.get("t_end", d.t_end), "run.t_end", label)
     tol = _positive(run.get("energy_tolerance", d.energy_tolerance), "run.energy_tolerance",
                     label)
     every = run.get("every", d.every)
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ScenarioError(f"{label}: run.every must be a positive integer, got {every!r}")
+    if isinstance(every, bool) or not isinstance(every, int) or not 1 <= every <= MAX_EVERY:
+        raise ScenarioError(f"{label}: run.every must be an integer from 1 to "
+                            f"{MAX_EVERY:.0e} (no run takes more steps), got "
+                            f"{_short(every)}")
     return RunSettings(integ, h, t_end, every, tol)
 
 
 def _positive(v: Any, key: str, label: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-        raise ScenarioError(f"{label}: {key} must be a positive number, got {v!r}")
+    """``v`` as a positive, finite float; otherwise a one-line :class:`ScenarioError`
+    (an integer too large for a double included)."""
+    try:
+        ok = (not isinstance(v, bool) and isinstance(v, int | float)
+              and math.isfinite(float(v)) and v > 0)
+    except OverflowError:
+        ok = False
+    if not ok:
+        raise ScenarioError(f"{label}: {key} must be a positive, finite number, got "
+                            f"{_short(v)}")
     return float(v)
 
 

@@ -617,7 +617,13 @@ class Simulation:
             c4 = float(a[i] @ a[i])
             c3 = 2.0 * float(o[i] @ a[i])
             c2 = float(o[i] @ o[i])
-            roots = np.roots([c4, c3, c2, 0.0, -1.0]) if (c4 or c3 or c2) else []
+            # in u = σ h, σ the largest of the coefficients' scales (the root is then
+            # u = O(1), and a term below 1e-15 cannot move it): a fast spin (|Ω| = 1e30)
+            # left the companion matrix too ill-conditioned to find it ("≈ inf")
+            sigma = max(math.sqrt(c2), math.sqrt(math.sqrt(c4)), abs(c3) ** (1.0 / 3.0))
+            cu = [c / sigma**k for c, k in ((c4, 4), (c3, 3), (c2, 2))] if sigma else []
+            cu = [c if abs(c) > 1e-15 else 0.0 for c in cu]
+            roots = np.roots([*cu, 0.0, -1.0]) / sigma if any(cu) else []
             pos = [r.real for r in roots if abs(r.imag) < 1e-12 * max(1, abs(r)) and r.real > 0]
             if pos and min(pos) < best:
                 best = min(pos)

@@ -141,14 +141,16 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
     # penalty contacts with history (engine.potentials.friction): the tangential spring
     # k_t of every contact (translation, and rotation with the lever D/2), and the
     # damping ratio ζ, which lowers a damped spring's limit to
-    # h < 2 (sqrt(1 + ζ²) − ζ)/ω: the normal stiffnesses are scaled to match
+    # h < 2 (sqrt(1 + ζ²) − ζ)/ω: the normal stiffnesses are scaled to match, by
+    # 1/(sqrt(1 + ζ²) − ζ)² written as (sqrt(1 + ζ²) + ζ)², which does not cancel to
+    # 0 for a large ζ (ζ = 1e12 divided by zero)
     kt = 0.0
     damp = 1.0
     if flags[T_HISTORY]:
         if fp[P_MU] > 0.0:
             kt = fp[P_K_TANGENT]
         z = fp[P_DAMPING]
-        damp = 1.0 / (math.sqrt(1.0 + z * z) - z) ** 2
+        damp = (math.sqrt(1.0 + z * z) + z) ** 2
     if flags[T_CONTACT]:
         kc = fp[P_K_CONTACT]
         n_listed = nl_state[0]

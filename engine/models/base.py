@@ -19,10 +19,34 @@ class ParameterError(ValueError):
     is one line that names the key and says what is allowed."""
 
 
+BIG = 1e30
+"""No number of a scenario may exceed this in magnitude: the models multiply up to about
+ten of them (an energy ``½ J Ω²`` summed over 10⁷ bodies, a Hertz stiffness
+``K/(m σ²)`` in the stability estimate), and products of numbers up to 1e30 stay far
+inside double precision (≈ 1.8e308); no model here has a scale within 20 decades of
+it (docs/scenarios.md, "Limits")."""
+TINY = 1e-30
+"""The least magnitude of a number other than 0, and so of a quantity that must be
+positive (a mass, an inertia, a length, a size): the models divide by such numbers (a
+Hertz stiffness too, in the stability estimate), and below this their squares and
+products underflow towards 0 (docs/scenarios.md, "Limits")."""
+
+
+def _fmt_bound(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() and abs(v) < 1e16 else f"{v:g}"
+
+
 @dataclass(frozen=True)
 class Param:
     """One scenario parameter: kind ``float | int | bool | vec3 | choice``, default,
-    bounds (``choice``: one of the strings ``choices``)."""
+    bounds (``choice``: one of the strings ``choices``).
+
+    Every ``float`` and every component of a ``vec3`` also lies within ``±BIG`` and is
+    0 or at least ``TINY`` in magnitude (a positive one, ``lo = 0``, ``lo_open``: at
+    least ``TINY``): the effective bounds (:meth:`bounds`) are what :meth:`coerce`
+    checks and :meth:`describe_range` shows, the gap ``(-TINY, TINY)`` about 0 is the
+    same for every number (docs/scenarios.md, "Limits").
+    ``why``: the reason of a range tighter than the kind's (docs/scenarios.md)."""
 
     name: str
     kind: str
@@ -33,23 +57,35 @@ class Param:
     hi: float | None = None
     lo_open: bool = False
     choices: tuple[str, ...] = ()
+    why: str = ""
+
+    def bounds(self) -> tuple[float | None, float | None, bool]:
+        """``(lo, hi, lo_open)`` as checked: a number's ``lo``/``hi`` within ``±BIG``,
+        and ``(0, …`` made ``[TINY, …``; an ``int``'s as given."""
+        if self.kind not in ("float", "vec3"):
+            return self.lo, self.hi, self.lo_open
+        lo = -BIG if self.lo is None else max(self.lo, -BIG)
+        hi = BIG if self.hi is None else min(self.hi, BIG)
+        if self.lo_open and lo == 0.0:
+            return TINY, hi, False
+        return lo, hi, self.lo_open
 
     def describe_range(self) -> str:
         if self.kind == "choice":
             return ", ".join(f'"{c}"' for c in self.choices)
-        if self.lo is None and self.hi is None:
+        lo, hi, lo_open = self.bounds()
+        if lo is None and hi is None:
             return ""
-        def fmt(v: float) -> str:
-            return str(int(v)) if float(v).is_integer() and abs(v) < 1e16 else f"{v:g}"
-
-        lo = "-∞" if self.lo is None else fmt(self.lo)
-        hi = "∞" if self.hi is None else fmt(self.hi)
-        left = "(" if self.lo_open or self.lo is None else "["
-        right = ")" if self.hi is None else "]"
-        return f"{left}{lo}, {hi}{right}"
+        left = "(" if lo_open or lo is None else "["
+        right = ")" if hi is None else "]"
+        text = (f"{left}{'-∞' if lo is None else _fmt_bound(lo)}, "
+                f"{'∞' if hi is None else _fmt_bound(hi)}{right}")
+        return f"each in {text}" if self.kind == "vec3" else text
 
     def coerce(self, value: Any) -> Any:
-        """Check ``value`` against the kind and range; return it normalised."""
+        """Check ``value`` against the kind and range; return it normalised.  Every
+        refusal is a :class:`ParameterError`: one line naming the key, the value, the
+        allowed range and, for a tightened range, why."""
         n = self.name
         if self.kind == "bool":
             if not isinstance(value, bool):
@@ -62,8 +98,8 @@ class Param:
             return int(value)
         if self.kind == "float":
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ParameterError(f"{n} must be a number, got {value!r}")
-            v = float(value)
+                raise ParameterError(f"{n} must be a number, got {_short(value)}")
+            v = _as_float(n, value)
             if not math.isfinite(v):
                 raise ParameterError(f"{n} must be finite, got {value!r}")
             self._check_range(v)
@@ -71,23 +107,66 @@ class Param:
         if self.kind == "vec3":
             ok = isinstance(value, list | tuple) and len(value) == 3 and all(
                 isinstance(c, int | float) and not isinstance(c, bool) for c in value)
-            if not ok or not all(math.isfinite(float(c)) for c in value):
-                raise ParameterError(f"{n} must be a list of three numbers, e.g. [0, 0, 1], "
-                                     f"got {value!r}")
-            return [float(c) for c in value]
+            if not ok or not all(math.isfinite(_as_float(n, c)) for c in value):
+                raise ParameterError(f"{n} must be a list of three finite numbers, e.g. "
+                                     f"[0, 0, 1], got {_short(value)}")
+            out = [float(c) for c in value]
+            for k, c in enumerate(out):
+                self._check_range(c, f"{n}[{k}]")
+            return out
         if self.kind == "choice":
             if not isinstance(value, str) or value not in self.choices:
                 raise ParameterError(f"{n} must be one of {self.describe_range()}, "
-                                     f"got {value!r}")
+                                     f"got {_short(value)}")
             return value
         raise AssertionError(f"unknown parameter kind {self.kind}")
 
-    def _check_range(self, v: float) -> None:
-        bad = (self.lo is not None and (v < self.lo or (self.lo_open and v == self.lo))) or (
-            self.hi is not None and v > self.hi)
+    def _check_range(self, v: float, label: str | None = None) -> None:
+        lo, hi, lo_open = self.bounds()
+        bad = (lo is not None and (v < lo or (lo_open and v == lo))) or (
+            hi is not None and v > hi)
+        if not bad and self.kind in ("float", "vec3") and v != 0.0 and abs(v) < TINY:
+            raise ParameterError(f"{label or self.name} = {_short(v)} is out of range: a "
+                                 f"number must be 0 or at least {TINY:g} in magnitude "
+                                 "(the models divide by some, and products of smaller ones "
+                                 "underflow); write 0 for nothing")
         if bad:
-            raise ParameterError(f"{self.name} = {v!r} is out of range: it must lie in "
-                                 f"{self.describe_range()}")
+            why = self.why or _default_why(self, v)
+            raise ParameterError(f"{label or self.name} = {_short(v)} is out of range: it "
+                                 f"must lie in {self.describe_range().removeprefix('each in ')}"
+                                 + (f" ({why})" if why else ""))
+
+
+def _default_why(p: Param, v: float) -> str:
+    """Why a number is outside the limits every number shares (``BIG``, ``TINY``, and
+    ``lo = 0``: not negative)."""
+    lo, _, _ = p.bounds()
+    if (v > BIG and (p.hi is None or p.hi > BIG)) or (
+            v < -BIG and (p.lo is None or p.lo < -BIG)):
+        return (f"no scenario number may exceed {BIG:g} in magnitude: products of such "
+                "numbers overflow double precision")
+    if p.lo == 0.0 and not p.lo_open and v < 0.0:
+        return "it cannot be negative"
+    if lo == TINY and v < TINY:
+        return (f"it must be positive: the model divides by it, and below {TINY:g} its "
+                "products underflow")
+    return ""
+
+
+def _as_float(name: str, value: int | float) -> float:
+    """``float(value)``; an integer beyond double precision's range is refused by name."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise ParameterError(f"{name} = {_short(value)} is too large for a number (no "
+                             f"scenario number may exceed {BIG:g} in magnitude)") from None
+
+
+def _short(value: Any, width: int = 40) -> str:
+    """``repr(value)``, shortened to ``width`` characters (a 400-digit integer stays one
+    readable line)."""
+    text = repr(value)
+    return text if len(text) <= width else f"{text[:width - 12]}…({len(text)} chars)"
 
 
 def resolve_parameters(schema: tuple[Param, ...], given: Mapping[str, Any],

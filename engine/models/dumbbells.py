@@ -25,11 +25,11 @@ SCHEMA = (
     Param("length1", "float", 0.25, "length l₁ of dumbbell 1 (points at ±l₁/2 along its "
           "body x axis)", "", lo=0.0, lo_open=True),
     Param("inertia1", "vec3", [0.0004, 0.0238, 0.0238],
-          "principal moments of inertia 𝕁₁ = diag(·) (body frame)", ""),
+          "principal moments of inertia 𝕁₁ = diag(·) (body frame)", "", lo=0.0, lo_open=True),
     Param("mass2", "float", 3.0, "mass m₂ of dumbbell 2", "", lo=0.0, lo_open=True),
     Param("length2", "float", 0.5, "length l₂ of dumbbell 2", "", lo=0.0, lo_open=True),
     Param("inertia2", "vec3", [0.0030, 0.1905, 0.1905],
-          "principal moments of inertia 𝕁₂ = diag(·) (body frame)", ""),
+          "principal moments of inertia 𝕁₂ = diag(·) (body frame)", "", lo=0.0, lo_open=True),
     Param("G", "float", 1.0 / 4.5, "gravitational constant (published: 1/(m₁ + m₂))", "",
           lo=0.0),
     Param("x1", "vec3", [0.67, 0.0, 0.2], "initial position of dumbbell 1 (= x₂ + [1, 0, 0.3])"),

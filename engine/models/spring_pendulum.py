@@ -38,7 +38,8 @@ SCHEMA = (
           "wall position x_w: the bob stays in x ≥ x_w (gap g_N = x − x_w)", "m"),
     Param("e_n", "float", 1.0,
           "Newton's normal restitution e_N (1: conservative impacts, 0: plastic)",
-          lo=0.0, hi=1.0),
+          lo=0.0, hi=1.0, why="Newton's law: 1 keeps the normal speed, 0 stops it; above 1 "
+          "an impact would create energy"),
     Param("x0", "float", 1.0, "initial position x₀ of the bob", "m"),
     Param("y0", "float", 0.0, "initial position y₀ of the bob", "m"),
     Param("vx0", "float", 0.0, "initial velocity ẋ₀", "m/s"),
@@ -46,6 +47,10 @@ SCHEMA = (
     Param("diameter", "float", 0.1, "drawn diameter of the bob (drawing only)", "m",
           lo=0.0, lo_open=True),
 )
+
+
+MIN_START_DISTANCE = 1e-6
+"""The least distance of the initial bob from the pivot, in rest lengths ``l₀``."""
 
 
 @dataclass(frozen=True)
@@ -80,9 +85,13 @@ def build(p: dict[str, Any]) -> Model:
     if x0 < p["wall_x"]:
         raise ParameterError(f"x0 = {x0:g} lies behind the wall (x ≥ wall_x = "
                              f"{p['wall_x']:g}); move the bob or the wall")
-    if x0 == 0.0 and y0 == 0.0:
-        raise ParameterError("x0 = y0 = 0 puts the bob on the pivot; choose a start "
-                             "away from the origin")
+    r0 = math.hypot(x0, y0)
+    if r0 < MIN_START_DISTANCE * p["l0"]:
+        raise ParameterError(f"(x0, y0) = ({x0:g}, {y0:g}) puts the bob {r0:g} from the "
+                             f"pivot: it must start at least {MIN_START_DISTANCE:g} l₀ = "
+                             f"{MIN_START_DISTANCE * p['l0']:g} away (at the pivot the "
+                             "spring has no direction and the polar coordinates are "
+                             "singular); choose a start away from the origin")
     sp = system_array(p["mass"], p["k"], p["l0"], p["g"], p["wall_x"], p["e_n"],
                       p["coordinates"])
     system = SpringPendulumSystem(p["coordinates"], sp, (x0, y0, p["vx0"], p["vy0"]))

@@ -44,8 +44,11 @@ from .base import Model, ModelSpec, Param, ParameterError
 from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_spheres
 
 SCHEMA = (
-    Param("n_tori", "int", 50, "number of tori (rings)", lo=1, hi=1_000_000),
-    Param("n_particles", "int", 20, "number of spheres N_p in each ring", lo=3, hi=10_000),
+    Param("n_tori", "int", 50, "number of tori (rings)", lo=1, hi=1_000_000,
+          why="at least one ring; n_tori × n_particles is at most 10⁷ spheres (about 2 kB "
+          "each)"),
+    Param("n_particles", "int", 20, "number of spheres N_p in each ring", lo=3, hi=10_000,
+          why="a ring needs at least 3 spheres; n_tori × n_particles is at most 10⁷"),
     Param("ring_diameter", "float", 1.0, "ring diameter D_t (sphere diameter "
           "D_p = D_t sin(π/N_p))", "m", lo=0.0, lo_open=True),
     *SPHERE_PARAMS,
@@ -58,10 +61,17 @@ SCHEMA = (
     Param("spin_noise", "float", 0.0, "std. dev. of a random initial spin Ω of each sphere",
           "rad/s", lo=0.0),
     Param("seed", "int", 0, "seed of the orientations, offsets and perturbations", lo=0,
-          hi=2**32 - 1),
+          hi=2**32 - 1, why="a 32-bit unsigned integer"),
     *CONTACT_PARAMS,
 )
 
+MAX_SPHERES = 10**7
+"""The most spheres a pile may have: a run needs about 2 kB a sphere (the 10⁶-sphere pile
+peaks at 1.9 GB, BENCHMARKS.md), so 10⁷ already needs about 20 GB."""
+MAX_CELLS_PER_SIDE = 1e6
+"""The widest box, in start cells of edge ``D_t + 2 D_p``: the rings fill the box from
+one corner, so a wider box only moves them to coordinates so large (relative to a
+sphere) that their contacts are resolved to fewer digits."""
 OFFSET_FRACTION = 0.25  # largest random offset of a ring in its cell, per coordinate, in D_p
 
 
@@ -90,10 +100,17 @@ def place_tori(n_tori: int, n_p: int, ring_diameter: float, box: float,
     """Sphere centres ``(n_tori N_p, 3)``, the sphere diameter and the ring centres."""
     dp = ring_diameter * math.sin(math.pi / n_p)
     a = ring_diameter + 2.0 * dp
-    n_side = int(box // a)
-    if n_side < 1:
+    cells = box / a
+    if cells < 1.0:
         raise ParameterError(f"box = {box:g} is smaller than one cell of edge D_t + 2 D_p = "
                              f"{a:.4g}; raise box")
+    if cells > MAX_CELLS_PER_SIDE:
+        raise ParameterError(
+            f"box = {box:g} is {cells:.3g} cells of edge D_t + 2 D_p = {a:.4g} wide, more "
+            f"than {MAX_CELLS_PER_SIDE:.0e}: the rings start in one corner, and coordinates "
+            "that much larger than a sphere resolve its contacts to too few digits; lower "
+            "box or raise ring_diameter")
+    n_side = int(box // a)
     per_layer = n_side * n_side
     t = np.arange(n_tori)
     layer, rem = np.divmod(t, per_layer)
@@ -139,6 +156,12 @@ def build(p: dict[str, Any]) -> Model:
     n_t = p["n_tori"]
     n_p = p["n_particles"]
     n = n_t * n_p
+    if n > MAX_SPHERES:
+        raise ParameterError(
+            f"n_tori × n_particles = {n_t} × {n_p} = {n:.3g} spheres is more than "
+            f"{MAX_SPHERES:.0e}: a run needs about 2 kB a sphere (10⁶ spheres: 2 GB, "
+            "BENCHMARKS.md), so this many would not fit in memory; lower n_tori or "
+            "n_particles")
     rng = np.random.default_rng(p["seed"])
     x, dp, _ = place_tori(n_t, n_p, p["ring_diameter"], p["box"], rng)
     walls = box_walls(p["box"]) if p["walls"] else []

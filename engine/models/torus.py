@@ -51,10 +51,12 @@ CONTACT_PARAMS = (
           "or hard unilateral constraints with percussions (Moreau-type schemes, §3.9)",
           choices=("penalty", "hard")),
     Param("e_n", "float", 1.0, "hard contact: normal restitution e_N (1: elastic)", lo=0.0,
-          hi=1.0),
+          hi=1.0, why="Newton's law: 1 keeps the normal speed, 0 stops it; above 1 an "
+          "impact would create energy"),
     Param("mu", "float", 0.0, "Coulomb friction coefficient μ (hard contacts; penalty "
           "contacts: the limit of the tangential spring k_t)", lo=0.0),
-    Param("e_t", "float", 0.0, "hard contact: tangential restitution e_T", lo=0.0, hi=1.0),
+    Param("e_t", "float", 0.0, "hard contact: tangential restitution e_T", lo=0.0, hi=1.0,
+          why="above 1 the friction of an impact would create energy"),
     Param("k_t", "float", 4000.0, "penalty contact: stiffness of the tangential (friction) "
           "spring, active when mu > 0", "N/m", lo=0.0),
     Param("damping", "float", 0.0, "penalty contact: normal damping ratio ζ "
@@ -63,18 +65,21 @@ CONTACT_PARAMS = (
 """The contact model and the hard-contact law (shared with ``tori_pile``)."""
 
 SCHEMA = (
-    Param("n_particles", "int", 80, "number of spheres N_p in the ring", lo=3, hi=100_000),
+    Param("n_particles", "int", 80, "number of spheres N_p in the ring", lo=3, hi=100_000,
+          why="a ring needs at least 3 spheres; more spheres make a pile of rings: "
+          "tori-pile"),
     Param("ring_diameter", "float", 3.0, "ring diameter D_t", "m", lo=0.0, lo_open=True),
     *SPHERE_PARAMS,
     Param("v0", "float", 1.0, "initial speed towards the wall (along -x)", "m/s"),
     Param("tilt", "float", 0.0, "tilt of the ring about the y axis", "deg", lo=-90.0,
-          hi=90.0),
+          hi=90.0, why="a tilt beyond ±90° is one within it, the ring turned over"),
     Param("wall", "bool", True, "whether the wall at x = 0 is present"),
     Param("velocity_noise", "float", 0.0, "std. dev. of a random perturbation of each v",
           "m/s", lo=0.0),
     Param("spin_noise", "float", 0.0, "std. dev. of a random initial spin Ω of each sphere",
           "rad/s", lo=0.0),
-    Param("seed", "int", 0, "seed of the random perturbations", lo=0, hi=2**32 - 1),
+    Param("seed", "int", 0, "seed of the random perturbations", lo=0, hi=2**32 - 1,
+          why="a 32-bit unsigned integer"),
     *CONTACT_PARAMS,
 )
 
