@@ -67,7 +67,7 @@ def plan(args: argparse.Namespace) -> list[tuple]:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from engine.priming import compile_run
+    from engine.priming import compile_run, start_siblings
     from engine.simulation import SimulationError
 
     from .errors import EXIT_FAILED
@@ -84,12 +84,19 @@ def cmd_compile(args: argparse.Namespace) -> int:
             print(f"\r[{bar:<20}] {k}/{len(jobs)} compiling {what}…\033[K", end="",
                   file=sys.stderr, flush=True)
         t0 = time.perf_counter()
+        try:  # (the kernels beside the loop's chain on the second core)
+            siblings = start_siblings(model, scheme)
+        except OSError:
+            siblings = None
         try:
             how = compile_run(model, scheme, sc.run.h)
         except SimulationError as exc:
             if args.integrator:  # asked for by name: say why not
                 refused.append(f"{what}: {exc}")
             continue
+        finally:
+            if siblings is not None:
+                siblings.wait()
         built += how == "compiled"
         cached += how == "cached"
         if not args.quiet:
