@@ -319,7 +319,8 @@ def test_frames_keep_the_springs_a_branch_retraces_the_run_and_a_resume_keeps_th
     assert first.advance(200).ok  # rows after the checkpoint, then the writer dies
     w.flush(checkpoint=False)
     w.f.close()
-    partial = path.with_name(path.name + ".partial")
+    w._lock.release()  # (the writer dies: its lock on the output goes with its process)
+    partial = w.partial  # (<name>.<pid>.partial)
     with RunFile(partial) as rf:
         d, n_records = rf.resume_state()
         assert rf.n_frames == 11 and n_records == 9
