@@ -35,6 +35,7 @@ from numba import njit
 
 from .diagnostics import pendulum_invariants
 from .layout import P_MG, P_RHO0, T_PIVOT_GRAVITY
+from .rotations import quat_mul_t, quat_rotate_t
 
 TWO_PI = 2.0 * math.pi
 
@@ -54,21 +55,8 @@ MAX_ZERO_FLIGHTS = 16
 
 
 # --------------------------------------------------------------------------------------
-# scalar kernels (own copies: this module compiles nothing of the others')
+# the flight (rotations: engine.rotations)
 # --------------------------------------------------------------------------------------
-
-
-@njit(cache=True, nogil=True)
-def _rotate(q0, q1, q2, q3, b0, b1, b2):
-    """``R(q) b`` (scalar-first quaternion, body → inertial)."""
-    d = q0 * q0 - q1 * q1 - q2 * q2 - q3 * q3
-    vb = 2.0 * (q1 * b0 + q2 * b1 + q3 * b2)
-    c0 = q2 * b2 - q3 * b1
-    c1 = q3 * b0 - q1 * b2
-    c2 = q1 * b1 - q2 * b0
-    return (d * b0 + vb * q1 + 2.0 * q0 * c0,
-            d * b1 + vb * q2 + 2.0 * q0 * c1,
-            d * b2 + vb * q3 + 2.0 * q0 * c2)
 
 
 @njit(cache=True, nogil=True)
@@ -82,12 +70,8 @@ def _flight(q, om, s, out):
         half = 0.5 * w * s
         c = math.cos(half)
         f = math.sin(half) / w
-        e0, e1, e2, e3 = c, f * om[0], f * om[1], f * om[2]
-        a0, a1, a2, a3 = q[0], q[1], q[2], q[3]
-        p0 = e0 * a0 - e1 * a1 - e2 * a2 - e3 * a3
-        p1 = e0 * a1 + e1 * a0 + e2 * a3 - e3 * a2
-        p2 = e0 * a2 - e1 * a3 + e2 * a0 + e3 * a1
-        p3 = e0 * a3 + e1 * a2 - e2 * a1 + e3 * a0
+        p0, p1, p2, p3 = quat_mul_t(c, f * om[0], f * om[1], f * om[2],
+                                    q[0], q[1], q[2], q[3])
     out[0], out[1], out[2], out[3] = p0, p1, p2, p3
 
 
@@ -161,7 +145,7 @@ def predict(q, om, level, on, mg, r0, r1, r2, eps, v0):
     if w == 0.0 or mg == 0.0:
         return math.inf, 0
     k0, k1, k2 = om[0] / w, om[1] / w, om[2] / w
-    u0, u1, u2 = _rotate(q[0], q[1], q[2], q[3], r0, r1, r2)
+    u0, u1, u2 = quat_rotate_t(q[0], q[1], q[2], q[3], r0, r1, r2)
     A = k2 * (k0 * u0 + k1 * u1 + k2 * u2)
     B = u2 - A
     C = k0 * u1 - k1 * u0
@@ -192,7 +176,7 @@ def jump(q, om, s, mg, J, r0, r1, r2, eps):
     −2ΔV/(b + s√D)``, the root ``(−b + s√D)/a`` written without cancellation, after
     which ``b' = b + aλ = s√D``.  Otherwise ``λ = −2b/a``, ``b' = −b``.  ``M ⊥ Rρ₀`` and
     ``M ⊥ e₃``: ``Rρ₀·Ω`` and ``e₃·Ω`` do not move."""
-    u0, u1, _ = _rotate(q[0], q[1], q[2], q[3], r0, r1, r2)
+    u0, u1, _ = quat_rotate_t(q[0], q[1], q[2], q[3], r0, r1, r2)
     m0 = mg * u1
     m1 = -mg * u0
     a = (m0 * m0 + m1 * m1) / J
@@ -396,7 +380,7 @@ def run_pendulum(state: PendulumState, params: PendulumParams, eps: float, t_end
         level = math.floor((v - v0) / eps)
         on = OFF_LEVEL
         if v == v0 + level * eps and mg > 0.0:  # exactly on a level: into the terrace it enters
-            u = np.array(_rotate(q[0], q[1], q[2], q[3], r0, r1, r2))
+            u = np.array(quat_rotate_t(q[0], q[1], q[2], q[3], r0, r1, r2))
             dvdt = -mg * (om[0] * u[1] - om[1] * u[0])
             if dvdt < 0.0:
                 level, on = level - 1, ON_UPPER

@@ -244,12 +244,12 @@ def ensure_all_pairs_ws(x, D, skin, pairs, nl_state, nl_xref, bptr, bpart):
     The list holds the pairs of a full build at the same reference places, and each
     body's contacts are summed in the order of the partner's index, so the forces are
     those of the cell-list kernel to the bit (``tests/test_bits.py``); it compiles in a
-    fraction of its time (``BENCHMARKS.md``, start-up).  The distance tests write each
-    candidate without a branch (the excluded partners, most of a ring's candidates,
-    are dropped after), and the skin check counts rather than stops, so both loops run
-    at a few ns a pair.  Returns ``OK``, ``ERR_NONFINITE``, ``ERR_SHAPE`` or
-    ``ERR_NEIGHBOUR_OVERFLOW`` (the caller grows ``pairs`` and calls again), as
-    :func:`ensure_neighbours_ws` does."""
+    fraction of its time (``BENCHMARKS.md``, start-up).  The distance tests of 32
+    partners at a time set the bits of a word without a branch, and only the hits are
+    visited (the excluded partners, most of a ring's hits, left out there); the skin
+    check counts rather than stops: both loops run at a few ns a pair.  Returns
+    ``OK``, ``ERR_NONFINITE``, ``ERR_SHAPE`` or ``ERR_NEIGHBOUR_OVERFLOW`` (the caller
+    grows ``pairs`` and calls again), as :func:`ensure_neighbours_ws` does."""
     n = x.shape[0]
     if not (x.shape[1] == 3 and nl_xref.shape[1] == 3 and nl_xref.shape[0] >= n
             and pairs.shape[1] == 2 and D.shape[0] >= n):
@@ -296,13 +296,21 @@ def ensure_all_pairs_ws(x, D, skin, pairs, nl_state, nl_xref, bptr, bpart):
                 pairs[count, 0] = i
                 pairs[count, 1] = j
                 count += 1
+    _built(x, count, nl_state, nl_xref)
+    return OK
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
+def _built(x, count, nl_state, nl_xref):
+    """A full build of ``count`` pairs is done: the list is valid, its rebuild stamp
+    moves on (``engine.contact.detect`` and ``engine.parallel`` key their per-pair data
+    by it), and the reference places are the bodies' places now."""
     nl_state[NL_COUNT] = count
     nl_state[NL_REBUILDS] += 1
     nl_state[NL_VALID] = 1
-    for i in range(n):
+    for i in range(x.shape[0]):
         for k in range(3):
             nl_xref[i, k] = x[i, k]
-    return OK
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, inline="always")
@@ -403,12 +411,7 @@ def build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw, bptr, bpart):
         keep_grid = False
     else:
         return ERR_NEIGHBOUR_OVERFLOW
-    nl_state[NL_COUNT] = count
-    nl_state[NL_REBUILDS] += 1
-    nl_state[NL_VALID] = 1
-    for i in range(n):
-        for k in range(3):
-            nl_xref[i, k] = x[i, k]
+    _built(x, count, nl_state, nl_xref)
     for w in range(bits, bits + n // 64 + 1):  # no body reset yet
         iw[w] = 0
     iw[head + _PH_NRESET] = 0

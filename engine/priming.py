@@ -63,7 +63,8 @@ def prime_sibling_kernels(scheme: int, family: tuple) -> list[str]:
     and are loaded from the cache when the chain reaches them (issue #25).  Each is
     compiled for the exact types the loop calls it with (``stand_in_args``, the
     literal counts and scheme ids included: ``tests/test_compile_scope.py`` checks that
-    the run's process then compiles none of them); nothing is executed."""
+    the run's process then compiles none of them); only the stability estimate is run,
+    on the one-body stand-in."""
     from numba import typeof, types
 
     from .integrators.advance import (
@@ -95,8 +96,7 @@ def prime_sibling_kernels(scheme: int, family: tuple) -> list[str]:
                (_copy_state, (ts, ts))]
     for kernel, sig in wanted:
         kernel.compile(sig)
-    ff1, q = one_body_stand_in(family)
-    estimate_stability(np.zeros((1, 3)), np.zeros((1, 3)), q, np.zeros((1, 3)), ff1)
+    estimate_stability(*s0[:4], ff)
     return [k.py_func.__name__ for k, _ in wanted] + ["stiffness_rows"]
 
 
@@ -104,8 +104,7 @@ PARTS = {"run": "prime_run_kernels", "siblings": "prime_sibling_kernels"}
 """What :func:`spawn_priming` can build in a process of its own."""
 
 
-def spawn_priming(scheme: int, family: tuple, part: str = "run",
-                  *, nice: int = 0) -> subprocess.Popen:
+def spawn_priming(scheme: int, family: tuple, part: str = "run") -> subprocess.Popen:
     """Start a process that builds the kernel cache for a run of ``scheme`` on
     ``family``: ``part="run"`` the whole run (:func:`prime_run_kernels`),
     ``"siblings"`` the kernels beside the chain (:func:`prime_sibling_kernels`), to
@@ -117,8 +116,7 @@ def spawn_priming(scheme: int, family: tuple, part: str = "run",
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    code = (f"import os; os.nice({int(nice)}); "
-            f"from engine.priming import {PARTS[part]} as prime; "
+    code = (f"from engine.priming import {PARTS[part]} as prime; "
             "from engine.specialize import marker_of_code; "
             f"prime({int(scheme)}, marker_of_code({family_code(family)}))")
     return subprocess.Popen([sys.executable, "-c", code], env=env,

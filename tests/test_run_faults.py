@@ -41,18 +41,23 @@ LONG = ("pendulum", "--t-end", "100000", "--every", "100")
 """A run that goes on until it is stopped (10⁷ steps)."""
 
 
-def _env() -> dict[str, str]:
+def _env(fault: str = "") -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env.pop("RRP_DEBUG", None)
+    if fault:  # (read by WRAPPER in the child)
+        env["RRP_TEST_FAULT"] = fault
     return env
 
 
 def rrp(cwd: Path, *args: str, preexec=None, wrapper: str | None = None,
-        timeout: float = HANG) -> subprocess.CompletedProcess:
+        timeout: float = HANG, fault: str = "") -> subprocess.CompletedProcess:
+    """``rrp *args`` in ``cwd``; with ``fault``, through :data:`WRAPPER`, which injects
+    that fault into the child."""
+    wrapper = WRAPPER if fault else wrapper
     cmd = [sys.executable, "-c", wrapper, *args] if wrapper else \
         [sys.executable, "-m", "app", *args]
-    return subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True,
+    return subprocess.run(cmd, cwd=cwd, env=_env(fault), capture_output=True, text=True,
                           timeout=timeout, preexec_fn=preexec)
 
 
@@ -358,14 +363,8 @@ def test_a_write_error_in_the_writer_thread_stops_the_run_in_one_line(tmp_path, 
     """A write that fails in the writer thread (before h5py; or half-way, after some
     datasets took the rows): one line, exit 1; the file is cut back to its last whole
     write (every dataset the same length), ``failed`` with the reason, resumable."""
-    env = {"RRP_TEST_FAULT": fault}
-    os.environ.update(env)
-    try:
-        res = rrp(tmp_path, "run", "pendulum", "--t-end", "100", "--out", "e.h5", "-q",
-                  wrapper=WRAPPER)
-    finally:
-        for k in env:
-            os.environ.pop(k)
+    res = rrp(tmp_path, "run", "pendulum", "--t-end", "100", "--out", "e.h5", "-q",
+              fault=fault)
     assert res.returncode == 1, res.stderr
     line = one_line(res.stderr)
     with _check_failed_file(tmp_path, line, "e.h5", why) as rf:
@@ -378,12 +377,8 @@ def test_hdf5_meeting_the_limit_itself_is_one_line_not_a_crash(tmp_path, warm):
     """The last line of defence: were the space not held (it is, so this takes a patch),
     HDF5 fails mid-write; its handle is then never closed or freed (that crashed, SIGSEGV)
     and the process ends in one line, exit 1."""
-    os.environ["RRP_TEST_FAULT"] = "hdf5-efbig"
-    try:
-        res = rrp(tmp_path, "run", "pendulum", "--t-end", "100", "--out", "f.h5", "-q",
-                  wrapper=WRAPPER)
-    finally:
-        os.environ.pop("RRP_TEST_FAULT")
+    res = rrp(tmp_path, "run", "pendulum", "--t-end", "100", "--out", "f.h5", "-q",
+              fault="hdf5-efbig")
     assert res.returncode == 1, (res.returncode, res.stderr[-2000:])
     line = one_line(res.stderr)
     assert "cannot write f.h5." in line and "may be damaged" in line, line
@@ -393,12 +388,8 @@ def test_hdf5_meeting_the_limit_itself_is_one_line_not_a_crash(tmp_path, warm):
 def test_an_error_mid_run_files_the_run_as_failed(tmp_path, warm):
     """Any exception other than a signal: the file says ``failed`` with the reason at
     the ``t`` reached (never ``complete`` or ``running``), one line, exit 1."""
-    os.environ["RRP_TEST_FAULT"] = "advance"
-    try:
-        res = rrp(tmp_path, "run", "pendulum", "--t-end", "100", "--out", "m.h5", "-q",
-                  wrapper=WRAPPER)
-    finally:
-        os.environ.pop("RRP_TEST_FAULT")
+    res = rrp(tmp_path, "run", "pendulum", "--t-end", "100", "--out", "m.h5", "-q",
+              fault="advance")
     assert res.returncode == 1, res.stderr
     line = one_line(res.stderr)
     assert "internal error: RuntimeError: injected fault" in line, line
@@ -462,12 +453,8 @@ def test_sigint_once_twice_thrice_and_sigterm_stop_the_run_cleanly(tmp_path, war
     ("summary", "complete"),     # after the summary
 ])
 def test_two_signals_at_any_moment_exit_130(tmp_path, warm, where, expected):
-    os.environ["RRP_TEST_FAULT"] = f"signal:{where}:SIGINT"
-    try:
-        res = rrp(tmp_path, "run", "pendulum", "--t-end", "2", "--out", "g.h5", "-q",
-                  wrapper=WRAPPER)
-    finally:
-        os.environ.pop("RRP_TEST_FAULT")
+    res = rrp(tmp_path, "run", "pendulum", "--t-end", "2", "--out", "g.h5", "-q",
+              fault=f"signal:{where}:SIGINT")
     assert res.returncode == 130, (res.returncode, res.stderr)
     assert "Traceback" not in res.stderr
     status, _, rf = status_of(tmp_path / "g.h5")

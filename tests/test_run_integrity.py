@@ -82,22 +82,22 @@ def without_checks(src: Path, dst: Path) -> None:
         a.visititems(copy)
 
 
+def _pendulum_run(d: Path, t_end: str, name: str) -> Path:
+    res = rrp(d, "run", "pendulum", "--t-end", t_end, "--out", name, "-q")
+    assert res.returncode == 0, res.stderr
+    return d / name
+
+
 @pytest.fixture(scope="module")
 def good(tmp_path_factory) -> Path:
     """``rrp run pendulum --t-end 0.1 --out ok.h5`` (11 records and frames)."""
-    d = tmp_path_factory.mktemp("good")
-    res = rrp(d, "run", "pendulum", "--t-end", "0.1", "--out", "ok.h5", "-q")
-    assert res.returncode == 0, res.stderr
-    return d / "ok.h5"
+    return _pendulum_run(tmp_path_factory.mktemp("good"), "0.1", "ok.h5")
 
 
 @pytest.fixture(scope="module")
 def straight(tmp_path_factory) -> Path:
     """The same run straight to t = 0.2 (what a resume to 0.2 must give)."""
-    d = tmp_path_factory.mktemp("straight")
-    res = rrp(d, "run", "pendulum", "--t-end", "0.2", "--out", "s.h5", "-q")
-    assert res.returncode == 0, res.stderr
-    return d / "s.h5"
+    return _pendulum_run(tmp_path_factory.mktemp("straight"), "0.2", "s.h5")
 
 
 def same_run(a: Path, b: Path) -> None:
