@@ -53,6 +53,7 @@ class RunSignals:
         self.received: list[int] = []
         self._mode = "record"  # "record", "raise" (immediate) or "exit" (finished)
         self._old: dict[int, object] = {}
+        self._old_hook = None
 
     # ------------------------------------------------------------------ setup
     def install(self, early: list[int] | None = None,
@@ -68,6 +69,9 @@ class RunSignals:
                 pass
         self._old.update(previous or {})
         self.received.extend(early or ())
+        if self._old_hook is None:
+            self._old_hook = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
         return self
 
     def restore(self) -> None:
@@ -77,6 +81,9 @@ class RunSignals:
             except (ValueError, OSError, TypeError):
                 pass
         self._old.clear()
+        if self._old_hook is not None:
+            sys.unraisablehook = self._old_hook
+            self._old_hook = None
 
     def finished(self) -> None:
         """The command is over (file closed, summary printed): from now a signal ends
@@ -112,6 +119,16 @@ class RunSignals:
             self._mode = "record"
 
     # ------------------------------------------------------------------ handler
+    def _unraisable(self, u) -> None:
+        """A :class:`Stopped` raised where Python cannot pass it on (the signal came
+        while llvmlite ran a ctypes callback, loading a cached kernel): Python would
+        print it with a traceback and go on.  It is recorded already, and the next
+        :meth:`check` raises it, so nothing is printed; anything else goes to the hook
+        that was there before."""
+        if isinstance(u.exc_value, Stopped):
+            return
+        (self._old_hook or sys.__unraisablehook__)(u)
+
     def _handler(self, signum: int, _frame) -> None:
         self.received.append(signum)
         if self._mode == "exit":
