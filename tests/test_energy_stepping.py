@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.energy_stepping import (
+from engine.energy_stepping.pendulum import (
     ON_UPPER,
     PendulumParams,
     PendulumState,

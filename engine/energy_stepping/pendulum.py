@@ -33,9 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .diagnostics import pendulum_invariants
-from .layout import P_MG, P_RHO0, T_PIVOT_GRAVITY
-from .rotations import quat_mul_t, quat_rotate_t
+from ..diagnostics import pendulum_invariants
+from ..layout import P_MG, P_RHO0, T_PIVOT_GRAVITY
+from ..rotations import quat_mul_t, quat_rotate_t
 
 TWO_PI = 2.0 * math.pi
 
@@ -199,10 +199,14 @@ def jump(q, om, s, mg, J, r0, r1, r2, eps):
 
 @njit(cache=True, nogil=True)
 def _run(q, om, level, on, mg, J, r0, r1, r2, eps, v0, t_end, record_dt, max_events,
-         rec_q, rec_om, rec_level, dts):
+         rec_q, rec_om, rec_level, dts, fly_to_end=True):
     """The event loop (see :func:`run_pendulum`).  ``q``, ``om`` are updated in place to
-    the state at ``t_end``; returns ``(status, level, on, events, reflections,
-    max |T + V_ε − E_ε₀|)``; ``dts[:min(events, len(dts))]`` are the flight times."""
+    the state at ``t_end`` (``fly_to_end``; else to the state just after the last event,
+    whose ``on`` flag then still holds: the incremental stepper continues from there);
+    returns ``(status, level, on, events, reflections, max |T + V_ε − E_ε₀|, t_last)``
+    with ``t_last`` the time of the last event (0: none); ``dts[:min(events,
+    len(dts))]`` are the flight times.  (``on`` is ``OFF_LEVEL`` after a flight to
+    ``t_end``: the state has left the level.)"""
     n_rec = rec_q.shape[0]
     e0 = 0.5 * J * (om[0] * om[0] + om[1] * om[1] + om[2] * om[2]) + level * eps
     dev = 0.0
@@ -221,8 +225,10 @@ def _run(q, om, level, on, mg, J, r0, r1, r2, eps, v0, t_end, record_dt, max_eve
             rec_level[k] = level
             k += 1
         if t_next > t_end:
-            _flight(q, om, t_end - t, q)
-            _normalize(q)
+            if fly_to_end and t_end > t:
+                _flight(q, om, t_end - t, q)
+                _normalize(q)
+                on = OFF_LEVEL
             break
         if events >= max_events:
             status = STATUS_MAX_EVENTS
@@ -252,7 +258,7 @@ def _run(q, om, level, on, mg, J, r0, r1, r2, eps, v0, t_end, record_dt, max_eve
             on = ON_UPPER
         e = 0.5 * J * (om[0] * om[0] + om[1] * om[1] + om[2] * om[2]) + level * eps
         dev = max(dev, abs(e - e0))
-    return status, level, on, events, refl, dev
+    return status, level, on, events, refl, dev, t
 
 
 # --------------------------------------------------------------------------------------
@@ -394,7 +400,7 @@ def run_pendulum(state: PendulumState, params: PendulumParams, eps: float, t_end
     rec_level = np.zeros(n_rec, dtype=np.int64)
     dts = np.zeros(max(int(keep_steps), 0))
     cap = np.iinfo(np.int64).max if max_events is None else int(max_events)
-    status, level, on, events, refl, dev = _run(
+    status, level, on, events, refl, dev, _ = _run(
         q, om, np.int64(level), np.int64(on), mg, J, r0, r1, r2, eps, v0, t_end, record_dt,
         np.int64(cap), rec_q, rec_om, rec_level, dts)
     if status == STATUS_MAX_EVENTS:

@@ -1,0 +1,119 @@
+"""The pendulum's event loop (``pendulum._run``) behind :class:`..stepper.EnergyStepper`.
+
+Terraces: the levels are ``v₀ + kε`` with ``v₀ = V(0) − ε/2`` (the start in the middle of
+its terrace: the placement whose convergence in ε is regular, docs/physics.md §3.10),
+so ``V − V_ε ∈ [−ε/2, ε/2)`` with ``V_ε`` the middle of the terrace.  **A start from
+rest** (``Ω = 0`` where gravity has a moment) would never move on a flat terrace: the
+start is then put *on* a level (``v₀ = V(0)``) and the pendulum steps down it at
+``t = 0``, gaining the kinetic energy ``ε`` (the exact motion of ``T − V_ε`` for that
+placement).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..models.base import Model
+from ..state import State
+from .pendulum import (
+    OFF_LEVEL,
+    ON_UPPER,
+    STATUS_MAX_EVENTS,
+    STATUS_OK,
+    PendulumParams,
+    _flight,
+    _run,
+    jump,
+    potential,
+)
+
+
+class PendulumImpl:
+    n_terms = 1
+
+    def __init__(self, model: Model, eps: float, state: State, keep_steps: int) -> None:
+        from .stepper import EnergySteppingError
+
+        self.params = p = PendulumParams.from_model(model)
+        self.eps = eps
+        self.J = p.J
+        self.q_ev = np.array(state.q[0], dtype=float)
+        self.q_ev /= np.linalg.norm(self.q_ev)
+        self.q = self.q_ev[None].copy()
+        """The synchronised attitude (at the stepper's ``t``)."""
+        self.t_since = 0.0
+        """Time since the last event (where ``q_ev`` is)."""
+        self.om = np.array(state.omega[0], dtype=float)
+        if not (np.all(np.isfinite(self.q_ev)) and np.all(np.isfinite(self.om))):
+            raise EnergySteppingError("energy-stepping: the start is not finite; check the "
+                                      "scenario's attitude and spin")
+        self.x = np.array(state.x, dtype=float)
+        self.v = np.zeros_like(self.x)
+        v = float(potential(self.q_ev, p))
+        self.n_events = 0
+        self.n_reflections = 0
+        self._dts = np.zeros(max(int(keep_steps), 0))
+        self._n_dts = 0
+        r = p.rho0
+        u = np.array(_rotate(self.q_ev, r))
+        moment = p.mg * np.array([u[1], -u[0], 0.0])
+        if not np.any(self.om) and np.any(moment):  # at rest off an extremum: step down
+            self.v0 = v
+            self.level = 0
+            self.on = OFF_LEVEL
+            res = jump(self.q_ev, self.om, -1, p.mg, p.J, r[0], r[1], r[2], eps)
+            self.level, self.on = -1, ON_UPPER
+            self.n_events = 1
+            assert res == -1
+        else:
+            self.v0 = v - 0.5 * eps
+            self.level = 0
+            self.on = OFF_LEVEL
+
+    def advance(self, dt: float) -> None:
+        from .stepper import EnergySteppingError
+
+        p, r = self.params, self.params.rho0
+        rec = np.zeros((0, 4)), np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
+        room = self._dts.shape[0] - self._n_dts
+        dts = np.zeros(max(room, 0))
+        # from the state just after the last event (its ``on`` flag holds there), to
+        # the target; the synchronised state is flown from it (:meth:`state_arrays`)
+        status, level, on, events, refl, _, t_last = _run(
+            self.q_ev, self.om, np.int64(self.level), np.int64(self.on), p.mg, p.J, r[0],
+            r[1], r[2], self.eps, self.v0, self.t_since + dt, 1.0,
+            np.int64(np.iinfo(np.int64).max), *rec, dts, False)
+        if status != STATUS_OK:
+            why = "too many events" if status == STATUS_MAX_EVENTS else \
+                "stuck at a tangency (events without flight)"
+            raise EnergySteppingError(f"energy-stepping stopped: {why}; change ε")
+        k = min(int(events), dts.shape[0])
+        self._dts[self._n_dts:self._n_dts + k] = dts[:k]
+        self._n_dts += k
+        self.level, self.on = int(level), int(on)
+        self.t_since = self.t_since + dt - t_last if events else self.t_since + dt
+        _flight(self.q_ev, self.om, self.t_since, self.q[0])
+        self.n_events += int(events)
+        self.n_reflections += int(refl)
+
+    def state_arrays(self):
+        return self.x, self.v, self.q, self.om[None]
+
+    def _v_eps(self) -> float:
+        return self.v0 + (self.level + 0.5) * self.eps
+
+    def terrace_gap(self) -> float:
+        return float(potential(self.q[0], self.params)) - self._v_eps()
+
+    def energy_eps(self) -> float:
+        return 0.5 * self.J * float(self.om @ self.om) + self._v_eps()
+
+    def flight_times(self) -> np.ndarray:
+        return self._dts[:self._n_dts].copy()
+
+
+def _rotate(q, r):
+    from ..rotations import quat_rotate_t
+
+    return quat_rotate_t(q[0], q[1], q[2], q[3], r[0], r[1], r[2])
+

@@ -1,0 +1,150 @@
+"""The energy-stepping scheme as an incremental stepper (issue #28): what
+``engine.simulation`` drives when the integrator is ``energy-stepping[:ε]``.
+
+:class:`EnergyStepper` holds the event-driven state of one run (the bodies, each
+interaction term's terrace, the queue of predicted crossings) and advances it to any
+time with :meth:`EnergyStepper.advance_to`; between calls the bodies are synchronised
+at ``t`` (the state is sampled exactly on the free flights: a record at ``t`` is the
+exact motion of ``T − V_ε``, not an interpolation).  ``h`` is only the recording
+interval: the scheme chooses its own steps.
+
+``ε`` is absolute here (energy units); the registry's ``energy-stepping:REL`` is
+relative to the scenario's energy scale (:func:`absolute_eps`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..models.base import Model
+from ..state import State
+
+N_BODIES_MAX = 4096
+"""The largest model energy-stepping runs: the candidate contacts are rebuilt by
+testing every pair (a cell list for larger piles is future work)."""
+
+
+class EnergySteppingError(ValueError):
+    """A model energy-stepping cannot drive, a bad ``ε``, or a run that cannot go on;
+    the message is one line naming the problem and the fix."""
+
+
+def unsupported(model: Model) -> str | None:
+    """Why energy-stepping cannot drive ``model`` (one line naming the fix), or ``None``."""
+    name = model.name
+    if getattr(model, "coordinates", "bodies") == "generalized":
+        return (f"energy-stepping drives rigid spheres (and the pendulum); {name!r} is "
+                "written in generalized coordinates: use moreau-symmetric or "
+                "moreau-variational")
+    if getattr(model, "contact", "none") == "hard":
+        return (f"energy-stepping needs every interaction to be a potential; {name!r} "
+                "has hard contacts (impacts): set contact = \"penalty\" or use a "
+                "Moreau-type scheme")
+    if not model.forcefield.spherical:
+        return (f"energy-stepping needs spherical bodies (a free flight is then a "
+                f"uniform rotation); {name!r} has non-spherical ones: use lgvi or "
+                "rrp-implicit")
+    if model.forcefield.has_history:
+        return (f"energy-stepping needs a conservative model; {name!r} has friction "
+                "springs or contact damping: set mu = 0 and damping = 0")
+    if model.n_bodies > N_BODIES_MAX:
+        return (f"energy-stepping runs up to {N_BODIES_MAX} bodies in this version; "
+                f"{name!r} has {model.n_bodies}: use fewer, or rrp-newmark")
+    return None
+
+
+def check_eps(eps: float) -> float:
+    """``ε`` as a float, or :class:`EnergySteppingError` (ε must be finite and > 0)."""
+    try:
+        e = float(eps)
+    except (TypeError, ValueError):
+        e = math.nan
+    if not (math.isfinite(e) and e > 0.0):
+        raise EnergySteppingError(f"energy-stepping: the terrace height ε must be a "
+                                  f"finite number > 0, got {eps!r}; e.g. "
+                                  "energy-stepping:1e-4 (relative to the energy scale)")
+    return e
+
+
+def absolute_eps(relative: float, energy_scale: float) -> float:
+    """``ε = relative × energy scale`` (the scale: ``engine.diagnostics.energy_scale``
+    of the start)."""
+    return check_eps(check_eps(relative) * float(energy_scale))
+
+
+class EnergyStepper:
+    """Energy-stepping of ``model`` from ``state`` at time ``t0`` with the absolute
+    terrace height ``eps``.
+
+    Raises :class:`EnergySteppingError` (one line) for a model it cannot drive
+    (:func:`unsupported`) or a bad ``eps``.  ``keep_steps``: how many self-chosen steps
+    (the time between consecutive events, all terms together) to keep for the
+    histogram (:attr:`flight_times`).
+    """
+
+    def __init__(self, model: Model, eps: float, state: State, t0: float = 0.0, *,
+                 keep_steps: int = 0) -> None:
+        why = unsupported(model)
+        if why is not None:
+            raise EnergySteppingError(why)
+        self.eps = check_eps(eps)
+        self.model = model
+        self.t = float(t0)
+        self._impl = _make_impl(model, self.eps, state, keep_steps)
+
+    # ------------------------------------------------------------------ stepping
+    def advance_to(self, t: float) -> None:
+        """Run every event up to ``t`` (``t ≥ self.t``) and synchronise the bodies at
+        ``t``.  Raises :class:`EnergySteppingError` if the run cannot go on (stuck at a
+        tangency, or a non-finite state); the state is then the last good one."""
+        t = float(t)
+        if not t >= self.t:
+            raise EnergySteppingError(f"energy-stepping: cannot go back from t = "
+                                      f"{self.t:g} to {t:g}")
+        if t > self.t:
+            self._impl.advance(t - self.t)
+            self.t = t
+
+    # ------------------------------------------------------------------ state
+    def state_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(x, v, q, Ω)`` at :attr:`t` (the stepper's own arrays: copy to keep)."""
+        return self._impl.state_arrays()
+
+    @property
+    def n_events(self) -> int:
+        """Events (crossings and reflections) since the start."""
+        return self._impl.n_events
+
+    @property
+    def n_reflections(self) -> int:
+        return self._impl.n_reflections
+
+    @property
+    def n_terms(self) -> int:
+        """Terraced terms (each bounds its own share of ``|E − E₀|`` by ``ε``)."""
+        return self._impl.n_terms
+
+    def terrace_gap(self) -> float:
+        """``V − V_ε`` at :attr:`t`, summed over the terms (each in ``[−ε/2, ε/2)`` up to
+        round-off)."""
+        return self._impl.terrace_gap()
+
+    def energy_eps(self) -> float:
+        """``T + V_ε`` at :attr:`t`: constant to round-off."""
+        return self._impl.energy_eps()
+
+    @property
+    def flight_times(self) -> np.ndarray:
+        """The first ``keep_steps`` self-chosen steps (time between consecutive events)."""
+        return self._impl.flight_times()
+
+
+def _make_impl(model: Model, eps: float, state: State, keep_steps: int):
+    from .pendulum_impl import PendulumImpl  # provisional: the pendulum only
+
+    if model.name != "pendulum":
+        raise EnergySteppingError(f"energy-stepping runs the pendulum only in this build, "
+                                  f"not {model.name!r}")
+    return PendulumImpl(model, eps, state, keep_steps)
