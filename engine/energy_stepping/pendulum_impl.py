@@ -70,7 +70,7 @@ class PendulumImpl:
             self.level = 0
             self.on = OFF_LEVEL
 
-    def advance(self, dt: float) -> None:
+    def advance(self, dt: float, t_end: float) -> None:
         from .stepper import EnergySteppingError
 
         p, r = self.params, self.params.rho0

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..layout import T_PIVOT_GRAVITY
 from ..models.base import Model
 from ..state import State
 
@@ -92,7 +93,7 @@ class EnergyStepper:
         self.eps = check_eps(eps)
         self.model = model
         self.t = float(t0)
-        self._impl = _make_impl(model, self.eps, state, keep_steps)
+        self._impl = _make_impl(model, self.eps, state, keep_steps, self.t)
 
     # ------------------------------------------------------------------ stepping
     def advance_to(self, t: float) -> None:
@@ -104,7 +105,7 @@ class EnergyStepper:
             raise EnergySteppingError(f"energy-stepping: cannot go back from t = "
                                       f"{self.t:g} to {t:g}")
         if t > self.t:
-            self._impl.advance(t - self.t)
+            self._impl.advance(t - self.t, t)
             self.t = t
 
     # ------------------------------------------------------------------ state
@@ -141,10 +142,12 @@ class EnergyStepper:
         return self._impl.flight_times()
 
 
-def _make_impl(model: Model, eps: float, state: State, keep_steps: int):
-    from .pendulum_impl import PendulumImpl  # provisional: the pendulum only
+def _make_impl(model: Model, eps: float, state: State, keep_steps: int, t0: float):
+    """The pendulum's closed-form loop, or the spheres' event loop."""
+    if model.forcefield.flags[T_PIVOT_GRAVITY]:
+        from .pendulum_impl import PendulumImpl
 
-    if model.name != "pendulum":
-        raise EnergySteppingError(f"energy-stepping runs the pendulum only in this build, "
-                                  f"not {model.name!r}")
-    return PendulumImpl(model, eps, state, keep_steps)
+        return PendulumImpl(model, eps, state, keep_steps)
+    from .spheres_impl import SpheresImpl
+
+    return SpheresImpl(model, eps, state, keep_steps, t0)

@@ -1,0 +1,277 @@
+"""The spheres' event loop (``.spheres``) behind :class:`..stepper.EnergyStepper`: the
+terms of a model of spheres (``.terms``), their arrays, and the growth of the contact
+list."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..layout import (
+    P_G,
+    P_G_DIR,
+    P_K_AXIAL,
+    P_K_BEND,
+    P_K_CONTACT,
+    P_K_SHEAR,
+    P_K_WALL,
+    P_SKIN,
+    T_BONDS,
+    T_CONTACT,
+    T_GRAVITY_FIELD,
+    T_WALL,
+)
+from ..models.base import Model
+from ..state import State
+from . import spheres as sp
+from .terms import (
+    BEND,
+    C_A,
+    C_I,
+    C_J,
+    C_KIND,
+    C_SIDE,
+    GRAVITY,
+    N_Q,
+    N_TF,
+    N_TI,
+    Q_EPS,
+    Q_G,
+    Q_GDIR,
+    Q_KA,
+    Q_KB,
+    Q_KC,
+    Q_KS,
+    Q_KW,
+    Q_SKIN,
+    RADIAL,
+    SHEAR,
+    SKIN,
+    WALL,
+    radial_minimum,
+)
+
+HANDLED = (T_BONDS, T_CONTACT, T_WALL, T_GRAVITY_FIELD)
+MAX_EVENTS_PER_CALL = 200_000_000
+"""Events in one call of :meth:`SpheresImpl.advance` (one recording interval) beyond
+which the run stops with a message (ε far too small for the recording interval)."""
+
+_WHY = {0: "", sp.ERR_STUCK: "stuck at a tangency (events without any flight between "
+        "them); change ε slightly",
+        sp.ERR_LOST_CONTACT: "a contact left the neighbour list while in contact (an "
+        "internal error: please report it)",
+        sp.ERR_MAX_EVENTS: f"more than {MAX_EVENTS_PER_CALL:.0e} events in one recording "
+        "interval; raise ε or lower h",
+        sp.ERR_NONFINITE: "the velocities became non-finite (a term's gradient is not "
+        "finite: coincident spheres?)"}
+
+
+class SpheresImpl:
+    """Energy-stepping of a model of spheres: bonds (radial, bending, two shear ends
+    each), Hertz contacts, walls, uniform gravity."""
+
+    def __init__(self, model: Model, eps: float, state: State, keep_steps: int,
+                 t0: float) -> None:
+        from .stepper import EnergySteppingError
+
+        ff = model.forcefield
+        flags, fp = ff.flags, ff.fp
+        extra = [t for t in range(flags.shape[0]) if flags[t] and t not in HANDLED]
+        if extra:
+            raise EnergySteppingError(f"energy-stepping cannot terrace every term of "
+                                      f"{model.name!r} (terms {extra}); use rrp-newmark")
+        n = model.n_bodies
+        self.m = np.ascontiguousarray(ff.m, dtype=float)
+        self.J = np.ascontiguousarray(ff.J, dtype=float)
+        self.D = np.ascontiguousarray(ff.D, dtype=float)
+        self.x = np.array(state.x, dtype=float)
+        self.v = np.array(state.v, dtype=float)
+        self.q = np.array(state.q, dtype=float)
+        self.q /= np.linalg.norm(self.q, axis=1)[:, None]
+        self.om = np.array(state.omega, dtype=float)
+        if not all(np.all(np.isfinite(a)) for a in (self.x, self.v, self.q, self.om)):
+            raise EnergySteppingError("energy-stepping: the start is not finite; check the "
+                                      "scenario")
+        self.tb = np.full(n, float(t0))
+        self.xref = self.x.copy()
+        prm = np.zeros(N_Q)
+        prm[Q_EPS] = eps
+        contacts = bool(flags[T_CONTACT])
+        if flags[T_BONDS]:
+            prm[Q_KB], prm[Q_KA], prm[Q_KS] = fp[P_K_BEND], fp[P_K_AXIAL], fp[P_K_SHEAR]
+        if contacts:
+            prm[Q_KC] = fp[P_K_CONTACT]
+        if flags[T_WALL]:
+            prm[Q_KW] = fp[P_K_WALL]
+        if flags[T_GRAVITY_FIELD]:
+            prm[Q_G] = fp[P_G]
+            prm[Q_GDIR:Q_GDIR + 3] = fp[P_G_DIR:P_G_DIR + 3]
+        prm[Q_SKIN] = fp[P_SKIN] if contacts else 0.0
+        self.prm = prm
+        self.bonds = np.ascontiguousarray(ff.bonds if flags[T_BONDS] else
+                                          np.zeros((0, 2)), dtype=np.int64)
+        self.bref = np.ascontiguousarray(ff.bond_ref if flags[T_BONDS] else
+                                         np.zeros((0, 4)), dtype=float)
+        self.walls = np.ascontiguousarray(ff.walls if flags[T_WALL] else np.zeros((0, 4)),
+                                          dtype=float)
+        nb = self.bonds.shape[0]
+        self.rstar = np.zeros(nb)
+        self.vmin = np.zeros(nb)
+        for b in range(nb):
+            i, j = self.bonds[b]
+            self.rstar[b], self.vmin[b] = radial_minimum(
+                self.bref[b, 3], 0.5 * (self.D[i] + self.D[j]), prm[Q_KA], prm[Q_KC])
+        # bonded partners (CSR): the contact list leaves them out
+        deg = np.zeros(n + 1, dtype=np.int64)
+        np.add.at(deg, self.bonds[:, 0] + 1, 1)
+        np.add.at(deg, self.bonds[:, 1] + 1, 1)
+        self.bptr = np.cumsum(deg)
+        self.bpart = np.zeros(max(2 * nb, 1), dtype=np.int64)
+        fill = self.bptr[:-1].copy()
+        for i, j in self.bonds:
+            self.bpart[fill[i]] = j
+            fill[i] += 1
+            self.bpart[fill[j]] = i
+            fill[j] += 1
+        # static terms
+        rows: list[tuple[int, int, int, int, int]] = []  # kind, i, j, a, side
+        for b in range(nb):
+            i, j = int(self.bonds[b, 0]), int(self.bonds[b, 1])
+            if prm[Q_KA] > 0.0 or prm[Q_KC] > 0.0:
+                rows.append((RADIAL, i, j, b, 0))
+            if prm[Q_KB] > 0.0:
+                rows.append((BEND, i, j, b, 0))
+            if prm[Q_KS] > 0.0:
+                rows.append((SHEAR, i, j, b, 0))
+                rows.append((SHEAR, i, j, b, 1))
+        for i in range(n):
+            if prm[Q_KW] > 0.0:
+                rows.extend((WALL, i, i, w, 0) for w in range(self.walls.shape[0]))
+            if prm[Q_G] > 0.0:
+                rows.append((GRAVITY, i, i, 0, 0))
+            if contacts:
+                rows.append((SKIN, i, i, 0, 0))
+        ns = len(rows)
+        self.ctr = np.zeros(sp.N_CTR, dtype=np.int64)
+        self.ctr[sp.N_STATIC] = ns
+        self._alloc(ns + (8 * n + 64 if contacts else 0), n)
+        for k, (kind, i, j, a, side) in enumerate(rows):
+            self.TI[k, C_KIND], self.TI[k, C_I], self.TI[k, C_J] = kind, i, j
+            self.TI[k, C_A], self.TI[k, C_SIDE] = a, side
+        # each body's static terms (CSR)
+        owners = [(k, r[1]) for k, r in enumerate(rows)] + \
+            [(k, r[2]) for k, r in enumerate(rows) if r[2] != r[1]]
+        owners.sort(key=lambda o: (o[1], o[0]))
+        cnt = np.zeros(n + 1, dtype=np.int64)
+        for _, i in owners:
+            cnt[i + 1] += 1
+        self.sptr = np.cumsum(cnt)
+        self.sidx = np.array([k for k, _ in owners] or [0], dtype=np.int64)
+        self.g = np.zeros((4, 3))
+        self.clock = np.array([float(t0)])
+        self.dts = np.zeros(max(int(keep_steps), 0))
+        # origins: −ε/2 (the terms that vanish at rest: mid-terrace there); gravity:
+        # mid-terrace from V(0), or on the level V(0) for a body at rest (it steps down)
+        origins = np.full(ns, -0.5 * eps)
+        rest = np.zeros(ns, dtype=np.bool_)
+        for k, (kind, i, _, _, _) in enumerate(rows):
+            if kind == GRAVITY:
+                v0 = -self.m[i] * prm[Q_G] * float(prm[Q_GDIR:Q_GDIR + 3] @ self.x[i])
+                at_rest = not np.any(self.v[i]) and not np.any(self.om[i])
+                origins[k] = v0 if at_rest else v0 - 0.5 * eps
+                rest[k] = at_rest
+        self._call(lambda: sp.start(float(t0), *self._head(), self.g, origins, rest,
+                                    *self._scratch()))
+
+    # ------------------------------------------------------------------ arrays
+    def _alloc(self, cap: int, n: int) -> None:
+        old = getattr(self, "TI", None)
+        TI = np.zeros((cap, N_TI), dtype=np.int64)
+        TF = np.zeros((cap, N_TF))
+        tpred = np.full(cap, np.inf)
+        heap = np.zeros(cap, dtype=np.int64)
+        hpos = np.full(cap, -1, dtype=np.int64)
+        if old is not None:
+            used = old.shape[0]
+            TI[:used], TF[:used], tpred[:used] = old, self.TF, self.tpred
+            heap[:used], hpos[:used] = self.heap, self.hpos
+        self.TI, self.TF, self.tpred, self.heap, self.hpos = TI, TF, tpred, heap, hpos
+        cidx = np.zeros(2 * cap, dtype=np.int64)
+        if old is None:
+            self.cptr = np.zeros(n + 1, dtype=np.int64)
+        else:  # (grown before a rebuild changed anything: the lists stay as they are)
+            cidx[:self.cidx.shape[0]] = self.cidx
+        self.cidx = cidx
+
+    def _scratch(self) -> tuple:
+        """The rebuild's scratch: the old contact terms and the CSR fill pointers."""
+        cap = self.TI.shape[0] - int(self.ctr[sp.N_STATIC])
+        if getattr(self, "_old", None) is None or self._old[0].shape[0] != cap:
+            self._old = (np.zeros((cap, N_TI), dtype=np.int64), np.zeros((cap, N_TF)),
+                         np.zeros(self.x.shape[0] + 1, dtype=np.int64))
+        return self._old
+
+    def _head(self) -> tuple:
+        return (self.TI, self.TF, self.tpred, self.heap, self.hpos, self.ctr, self.sptr,
+                self.sidx, self.cptr, self.cidx, self.x, self.v, self.q, self.om, self.tb,
+                self.m, self.J, self.D, self.bonds, self.bref, self.rstar, self.vmin,
+                self.walls, self.prm, self.xref, self.bptr, self.bpart)
+
+    def _call(self, fn) -> None:
+        from .stepper import EnergySteppingError
+
+        while True:
+            st = fn()
+            if st == sp.ERR_CAPACITY:
+                need = int(self.ctr[sp.N_NEED])
+                self._alloc(int(self.ctr[sp.N_STATIC]) + 2 * need + 64, self.x.shape[0])
+                continue
+            if st != sp.OK:
+                raise EnergySteppingError(f"energy-stepping stopped at t = "
+                                          f"{self.clock[0]:.6g}: {_WHY[st]}")
+            return
+
+    # ------------------------------------------------------------------ stepping
+    def advance(self, dt: float, t_end: float) -> None:
+        self._call(lambda: sp.run_events(
+            t_end, MAX_EVENTS_PER_CALL, self.TI, self.TF, self.tpred, self.heap,
+            self.hpos, self.ctr, self.sptr, self.sidx, self.cptr, self.cidx, self.x,
+            self.v, self.q, self.om, self.tb, self.m, self.J, self.D, self.bonds,
+            self.bref, self.rstar, self.vmin, self.walls, self.prm, self.xref, self.bptr,
+            self.bpart, self.dts, self.clock, self.g, *self._scratch()))
+
+    # ------------------------------------------------------------------ state
+    def state_arrays(self):
+        return self.x, self.v, self.q, self.om
+
+    @property
+    def n_events(self) -> int:
+        return int(self.ctr[sp.N_EVENTS])
+
+    @property
+    def n_reflections(self) -> int:
+        return int(self.ctr[sp.N_REFLECT])
+
+    @property
+    def n_terms(self) -> int:
+        k = self.TI[:self.ctr[sp.N_STATIC] + self.ctr[sp.N_CONTACTS], C_KIND]
+        return int(np.count_nonzero(k != SKIN))
+
+    @property
+    def n_rebuilds(self) -> int:
+        return int(self.ctr[sp.N_REBUILD])
+
+    def _energies(self) -> tuple[float, float, float]:
+        return sp.energies(self.TI, self.TF, self.ctr, self.x, self.v, self.q, self.om,
+                           self.m, self.J, self.D, self.bonds, self.bref, self.walls,
+                           self.prm, self.xref)
+
+    def terrace_gap(self) -> float:
+        _, V, Ve = self._energies()
+        return float(V - Ve)
+
+    def energy_eps(self) -> float:
+        T, _, Ve = self._energies()
+        return float(T + Ve)
+
+    def flight_times(self) -> np.ndarray:
+        return self.dts[:min(self.n_events, self.dts.shape[0])].copy()
