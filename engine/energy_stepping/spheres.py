@@ -192,10 +192,12 @@ def predict(k, t, TI, TF, x, v, q, om, tb, bref, walls, prm, xref):
                 return INF, 0
             dl = max(f - lo, 0.0)
             dh = max(hi - f, 0.0)
+            # (converged: one Newton step onto the level, so that the crossing is the
+            # same from either side: time reversal)
             if has_lo and dl <= MARCH_TOL and fp < 0.0:
-                return t + s, -1
+                return t + s + dl / -fp, -1
             if has_hi and dh <= MARCH_TOL and fp > 0.0:
-                return t + s, 1
+                return t + s + dh / fp, 1
             G, s_max = march_bound(k, TI, x, v, om, s)
             step = s_max
             if has_lo:

@@ -49,7 +49,7 @@ def unsupported(model: Model) -> str | None:
                 "rrp-implicit")
     if model.forcefield.has_history:
         return (f"energy-stepping needs a conservative model; {name!r} has friction "
-                "springs or contact damping: set mu = 0 and damping = 0")
+                "springs or contact damping: set mu = 0 and damping = 0, or use rrp-newmark")
     if model.n_bodies > N_BODIES_MAX:
         return (f"energy-stepping runs up to {N_BODIES_MAX} bodies in this version; "
                 f"{name!r} has {model.n_bodies}: use fewer, or rrp-newmark")
