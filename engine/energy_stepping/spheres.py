@@ -451,12 +451,19 @@ def requeue(k, t, TI, TF, tpred, heap, hpos, ctr, x, v, q, om, tb, bref, walls, 
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
-def requeue_body(i, t, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cptr, cidx, x, v, q,
-                 om, tb, bref, walls, prm, xref):
-    """Predict again every term of body ``i`` (its velocities changed at ``t``)."""
+def requeue_body(i, t, moved, turned, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cptr,
+                 cidx, x, v, q, om, tb, bref, walls, prm, xref):
+    """Predict again the terms of body ``i`` whose flight changed at ``t``: those that
+    depend on ``v_i`` if it ``moved`` (every kind but BEND), on ``Ω_i`` if it ``turned``
+    (BEND, SHEAR); the others' predictions still hold."""
     for p in range(sptr[i], sptr[i + 1]):
-        requeue(sidx[p], t, TI, TF, tpred, heap, hpos, ctr, x, v, q, om, tb, bref, walls,
-                prm, xref)
+        k = sidx[p]
+        kind = TI[k, C_KIND]
+        if (moved and kind != BEND) or (turned and (kind == BEND or kind == SHEAR)):
+            requeue(k, t, TI, TF, tpred, heap, hpos, ctr, x, v, q, om, tb, bref, walls,
+                    prm, xref)
+    if not moved:
+        return
     for p in range(cptr[i], cptr[i + 1]):
         requeue(cidx[p], t, TI, TF, tpred, heap, hpos, ctr, x, v, q, om, tb, bref, walls,
                 prm, xref)
@@ -531,11 +538,14 @@ def run_events(t_end, max_events, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cp
         if not (math.isfinite(v[i, 0]) and math.isfinite(om[i, 0])
                 and math.isfinite(v[j, 0]) and math.isfinite(om[j, 0])):
             return ERR_NONFINITE
-        requeue_body(i, te, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cptr, cidx, x, v,
-                     q, om, tb, bref, walls, prm, xref)
+        # (the kinds' gradients: BEND moves Ω only; RADIAL, CONTACT, WALL, GRAVITY v only)
+        moved = kind != BEND
+        turned = kind == BEND or kind == SHEAR
+        requeue_body(i, te, moved, turned, TI, TF, tpred, heap, hpos, ctr, sptr, sidx,
+                     cptr, cidx, x, v, q, om, tb, bref, walls, prm, xref)
         if j != i:
-            requeue_body(j, te, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cptr, cidx, x,
-                         v, q, om, tb, bref, walls, prm, xref)
+            requeue_body(j, te, moved, turned, TI, TF, tpred, heap, hpos, ctr, sptr, sidx,
+                         cptr, cidx, x, v, q, om, tb, bref, walls, prm, xref)
     for i in range(n):
         bring(i, t_end, x, v, q, om, tb)
     return OK
