@@ -39,6 +39,9 @@ from ..simulation import Simulation
 from .norms import relative_rotation_angle
 from .reference import reference_run
 
+STEP_FACTORS = (32, 16, 8, 4, 2, 1, 0.5, 0.25, 0.125)
+"""Default baseline steps of the cost study: these multiples of the scenario's ``h``."""
+
 
 @dataclass(frozen=True)
 class EnergySteppingConfig:
@@ -68,7 +71,8 @@ class EnergySteppingConfig:
     # accuracy / cost curve and the baseline at equal max energy error
     cost_rels: tuple[float, ...] = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
     cost_baseline: str = "rrp-newmark"
-    cost_hs: tuple[float, ...] = (0.32, 0.16, 0.08, 0.04, 0.02, 0.01, 0.005, 0.0025)
+    cost_hs: tuple[float, ...] = ()
+    """Steps of the baseline; empty: the scenario's own ``h`` × :data:`STEP_FACTORS`."""
     cost_t: float = 100.0
     cost_dt: float = 0.01
     cost_repeat: int = 1
@@ -78,7 +82,8 @@ def config(quick: bool = True, **changes: Any) -> EnergySteppingConfig:
     """The quick (``rrp figures --quick``) or the full configuration."""
     base = EnergySteppingConfig(quick=True, long_t=1e3, conv_rels=(
         1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5), cost_rels=(1e-2, 1e-3, 1e-4, 1e-5),
-        cost_t=50.0, steps_t=5.0) if quick else EnergySteppingConfig(quick=False)
+        cost_t=50.0, steps_t=5.0) if quick else EnergySteppingConfig(quick=False,
+                                                                    cost_repeat=3)
     return replace(base, **changes)
 
 
@@ -453,15 +458,22 @@ class CostStudy:
         return equal_error_costs(self.es_rows, self.base_rows)
 
 
+def baseline_steps(scenario: str) -> list[float]:
+    """The scenario's own ``h`` × :data:`STEP_FACTORS`."""
+    h0 = load_scenario(scenario).run.h
+    return [h0 * f for f in STEP_FACTORS]
+
+
 def cost_study(scenario: str, rels: Sequence[float], baseline: str, hs: Sequence[float],
                t_end: float, dt: float, repeat: int = 1,
                log: Callable[[str], None] | None = None) -> CostStudy:
     """Per ``REL``: the max relative energy error (records every ``dt``), events per unit
     time, and the best of ``repeat`` wall times per simulated second (a run without
     records, lengthened until it takes ``MIN_TIMED``); per ``h`` of ``baseline``: the
-    same with steps."""
+    same with steps (``hs`` empty: :func:`baseline_steps`)."""
     say = log or (lambda msg: None)
     model = load_scenario(scenario).build_model()
+    hs = list(hs) or baseline_steps(scenario)
     es_rows = []
     for rel in rels:
         r = stepper_run(model, rel, t_end, dt, states=False, scenario=scenario)
