@@ -1,6 +1,6 @@
 """``rrp sweep`` (grids of runs on Dask) and ``rrp figures`` (B&G Figs. 1, 4–7, the
-spring pendulum of Capobianco et al. Fig. 2, the torus with hard contacts, and a report).
-See docs/studies.md.
+spring pendulum of Capobianco et al. Fig. 2, the torus with hard contacts, the
+energy-stepping figures of issue #28, and a report).  See docs/studies.md.
 
 Only argparse here: the engine, Dask and matplotlib are imported when a command runs.
 """
@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 from .cli import _positive_float, _positive_int, threads_arg
 from .errors import EXIT_INTERRUPTED, UsageError
+
+FIGURE_SETS = ("paper", "energy-stepping")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -72,6 +74,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="fewer steps (a few minutes at most on 2 cores)")
     f.add_argument("--cache-dir", help="reference-run cache (default $RRP_CACHE_DIR or "
                                        "~/.cache/rrp-studio/reference)")
+    f.add_argument("--only", choices=FIGURE_SETS, metavar="SET",
+                   help="one set of figures: 'paper' (B&G, Capobianco et al., the "
+                        "dumbbells; rewrites report.md) or 'energy-stepping' (issue #28; "
+                        "replaces only its section of report.md). Default: both")
     f.add_argument("--quiet", "-q", action="store_true", help="no progress notes")
     f.set_defaults(handler=cmd_figures)
 
@@ -147,27 +153,45 @@ def _print_rows(rows: list[dict], out: str, seconds: float) -> None:
 def cmd_figures(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from engine.studies import figures, paper, report
-
     note = _note(args)
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the output directory {out}: {exc.strerror}") from None
+    sets = FIGURE_SETS if args.only is None else (args.only,)
     t0 = time.perf_counter()
-    note(f"computing the studies ({'quick' if args.quick else 'full'} mode)…")
-    data = paper.compute(paper.config(args.quick), cache=args.cache_dir, log=note)
-    note("drawing the figures…")
-    paths = figures.draw_all(data, out)
-    note("the two-dumbbell runs (LLM Figs. 4–6)…")
-    from engine.studies import dumbbells
+    printed: list[Path] = []
+    es_block = None
+    if "energy-stepping" in sets:
+        from engine.studies import energy_stepping, figures_energy_stepping
+        from engine.studies import report_energy_stepping as es_report
 
-    runs = dumbbells.compute()
-    db_paths = dumbbells.draw(runs, out)
-    db_rep = dumbbells.write(runs, db_paths, out)
-    rep = report.write_report(data, paths, out, time.perf_counter() - t0, dumbbells=runs)
+        note(f"energy-stepping studies ({'quick' if args.quick else 'full'} mode)…")
+        t_es = time.perf_counter()
+        es = energy_stepping.compute(energy_stepping.config(args.quick), cache=args.cache_dir,
+                                     log=note)
+        es_paths = figures_energy_stepping.draw_all(es, out)
+        printed += es_paths
+        command = "rrp figures" + ("" if args.only is None else f" --only {args.only}")
+        es_block = es_report.section(es, es_paths, time.perf_counter() - t_es, command)
+    if "paper" in sets:
+        from engine.studies import dumbbells, figures, paper, report
+
+        note(f"computing the studies ({'quick' if args.quick else 'full'} mode)…")
+        data = paper.compute(paper.config(args.quick), cache=args.cache_dir, log=note)
+        note("drawing the figures…")
+        paths = figures.draw_all(data, out)
+        note("the two-dumbbell runs (LLM Figs. 4–6)…")
+        runs = dumbbells.compute()
+        db_paths = dumbbells.draw(runs, out)
+        db_rep = dumbbells.write(runs, db_paths, out)
+        rep = report.write_report(data, paths, out, time.perf_counter() - t0, dumbbells=runs,
+                                  sections=[es_block] if es_block else [])
+        printed = [*paths, rep, *db_paths, db_rep, *printed]
+    elif es_block is not None:
+        printed.append(es_report.update(out / "report.md", es_block))
     if not args.quiet:
-        for p in [*paths, rep, *db_paths, db_rep]:
+        for p in printed:
             print(p)
     return 0

@@ -11,7 +11,9 @@ One job per module:
 * :mod:`.sweep` — grids of runs on Dask (or serially), resumable CSV/Parquet output;
 * :mod:`.paper` — the data behind B&G Figs. 1, 4–7;
 * :mod:`.figures` — matplotlib figures (Agg) of that data;
-* :mod:`.report` — the Markdown report (claims of docs/physics.md §6).
+* :mod:`.report` — the Markdown report (claims of docs/physics.md §6);
+* :mod:`.energy_stepping`, :mod:`.figures_energy_stepping`, :mod:`.report_energy_stepping`
+  — the same three jobs for the energy-stepping scheme (issue #28).
 
 Nothing here imports Qt; matplotlib and Dask are imported only by the modules that
 need them.

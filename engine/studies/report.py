@@ -240,8 +240,10 @@ def _conv_table(conv: Convergence, measures: Sequence[str]) -> str:
 
 
 def write_report(d: PaperData, figures: Sequence[Path], out: Path,
-                 seconds: float | None = None, dumbbells: dict | None = None) -> Path:
-    """Write ``out/report.md`` and return its path."""
+                 seconds: float | None = None, dumbbells: dict | None = None,
+                 sections: Sequence[str] = ()) -> Path:
+    """Write ``out/report.md`` and return its path; ``sections``: more Markdown sections
+    at the end (the energy-stepping one, :mod:`.report_energy_stepping`)."""
     cfg = d.cfg
     names = {Path(f).stem.split("_")[0]: Path(f).name for f in figures}
     mode = "`--quick`" if cfg.quick else "full"
@@ -338,6 +340,7 @@ def write_report(d: PaperData, figures: Sequence[Path], out: Path,
         "## Run times\n",
         _table(["study", "seconds"], [[k, f"{v:.1f}"] for k, v in d.seconds.items()]),
         "",
+        *(f"{sec}\n" for sec in sections),
     ]
     path = Path(out) / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
