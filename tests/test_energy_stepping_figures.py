@@ -83,19 +83,14 @@ def test_self_chosen_steps_add_up_to_the_run():
     assert s.h_default == 0.01 and s.h_stable > 0
 
 
-def test_the_torus_steps_run_or_await_the_many_body_core():
-    """The torus through the same API: today the stepper refuses it in one line
-    (:class:`EnergySteppingError`) and the study falls back to the pendulum, naming why;
-    once the many-body core lands the torus itself runs."""
-    try:
-        s = es.self_chosen_steps("torus", 1e-2, 0.05, 10_000, windows=5)
-    except EnergySteppingError as exc:
-        assert "\n" not in str(exc) and "torus" in str(exc)
-        fb = es.steps_with_fallback(tiny(steps_scenario="torus"))
-        assert fb.scenario == "pendulum" and fb.awaiting.startswith("torus:")
-        pytest.skip(f"awaits the many-body core: {exc}")
-    assert s.scenario == "torus" and s.n_terms > 1 and s.n_events > 0
+def test_the_torus_steps_are_the_many_body_events():
+    """The torus through the same API (the many-body core): the self-chosen steps of its
+    first 0.3 s (the ring reaches the wall at t ≈ 0.06) are events of many terms, all
+    steps ≥ 0, and they sum to less than the time run."""
+    s = es.self_chosen_steps("torus", 1e-2, 0.3, 10_000, windows=5)
+    assert s.scenario == "torus" and s.n_terms > 1 and s.n_events > 10
     assert np.all(s.flight_times >= 0)
+    assert s.flight_times.sum() <= 0.3
 
 
 def test_equal_error_cost_interpolates_in_log_log():
