@@ -1006,9 +1006,7 @@ class MainWindow(QMainWindow):
 
     def _show_scheme(self, name: str) -> None:
         """The scheme picker shows ``name``: the scheme the worker runs."""
-        c = self.controls
-        c.integrator.setCurrentIndex(c.integrator.findData(name))
-        c.integrator_props.setText(INTEGRATORS[name].properties())
+        self.controls.show_scheme(name)
 
     def _on_accepted(self, what: str, value: str) -> None:
         if what == "integrator":  # (asked for by set_integrator, not only by the picker)
