@@ -1058,13 +1058,14 @@ class Simulation:
         self._use_stepper(self._new_stepper(self._integrator))
 
     def _use_stepper(self, stepper) -> None:
-        """Make ``stepper`` (started at :attr:`t`) the current one; the state is its own
-        from now on (a start from rest steps down a level at once: §3.10)."""
+        """Make ``stepper`` (started at :attr:`t` from the state in the buffer) the
+        current one.  The buffer is left as it is (the switch carries the state over
+        bit for bit); the first interval synchronises it with the stepper's own (whose
+        attitude is normalised, and which has stepped down a level at once from a start
+        at rest: docs/physics.md §3.10)."""
         self._stepper = stepper
         self._es_t0 = self.t
         self._es_terms = int(stepper.n_terms)
-        self._sync_from_stepper()
-        self._evaluate_forces()
 
     def _drop_stepper(self) -> None:
         """Forget the stepper (its counts kept in :meth:`event_stats`); the state in the
