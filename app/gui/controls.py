@@ -387,6 +387,10 @@ class ControlPanel(QWidget):
                 else:
                     cb.setItemData(i, integrator_tooltip(name), Qt.ItemDataRole.ToolTipRole)
 
+    def offers(self, name: str) -> bool:
+        """Whether ``name`` (a parametrised one too) can drive the loaded model."""
+        return name in self.usable or _family(name) in self.usable
+
     def ensure_integrator(self, name: str) -> None:
         """Add a parametrised scheme (``energy-stepping:1e-3``, ``campello-implicit:0.3``:
         from the command line or a recording) to the pickers if it is not there."""

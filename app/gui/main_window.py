@@ -460,10 +460,10 @@ class MainWindow(QMainWindow):
     def set_integrator(self, name: str) -> None:
         if self.recording is not None:  # kept for Continue from here
             c = self.controls
-            if name not in c.usable or c.integrator.findData(name) < 0:
+            if not c.offers(name):
                 c.show_h_message(f"{name} cannot drive this model", "error")
                 name = self.recording.file.integrator
-            c.integrator.setCurrentIndex(c.integrator.findData(name))
+            c.show_scheme(name)
             self.show_message(f"Continue from here will run {c.integrator.currentData()}")
             return
         self.request_integrator.emit(name)
