@@ -1141,19 +1141,24 @@ class Simulation:
         return StepReport(done)
 
     def _event_row(self) -> tuple:
-        """One record of the event-driven scheme at the current (synchronised) state."""
+        """One record of the event-driven scheme at the current (synchronised) state
+        (the per-body columns only where they are recorded)."""
         self._evaluate_forces()
         x, v, q, o, F, RM, e = self._s0[:7]
         P, L = self._momenta()
-        return (self.t, e.copy(), P, L, x.copy(), q.copy(), o.copy(), self.step_index,
-                self._stepper.terrace_gap(), v.copy(), self._s0[7].copy())
+        frames = (x.copy(), q.copy(), o.copy()) if self.record_frames else (None,) * 3
+        state = (v.copy(), self._s0[7].copy()) if self.record_state and self.record_frames \
+            else (None, None)
+        return (self.t, e.copy(), P, L, *frames, self.step_index,
+                self._stepper.terrace_gap(), *state)
 
     def _append_event_rows(self, rows: list[tuple]) -> None:
         if not rows:
             return
-        t, e, P, L, x, q, o, step, gap, v, pi = (np.array(c) for c in zip(*rows, strict=True))
+        cols = [None if c[0] is None else np.array(c) for c in zip(*rows, strict=True)]
+        t, e, P, L, x, q, o, step, gap, v, pi = cols
         extra = {"step": step.astype(np.int64), "terrace_gap": gap.astype(np.float64)}
-        if self.record_state and self.record_frames:
+        if v is not None:
             extra.update({"v": v, "pi": pi})
         self.series.append(t, e, P, L, x, q, o, **extra)
 

@@ -125,6 +125,18 @@ def test_records_at_k_h_with_the_energy_bounded_by_eps_and_the_terraced_energy_e
     assert np.ptp(gap) > 0.5 * eps
 
 
+def test_records_hold_the_state_columns_only_where_asked():
+    bare = es_sim(record_frames=False)
+    full = es_sim(record_state=True)
+    for sim in (bare, full):
+        assert sim.advance(50).ok
+    a, b = bare.series.arrays(), full.series.arrays()
+    assert len(a["x"]) == 0 and "v" not in a and len(a["terrace_gap"]) == 51
+    assert b["x"].shape == (51, 1, 3) and b["v"].shape == (51, 1, 3) and "pi" in b
+    assert np.array_equal(a["energy"], b["energy"])  # (the same run either way)
+    assert np.array_equal(b["q"][-1], full.state.q)
+
+
 def test_no_step_limit_and_the_events_per_unit_time_instead():
     sim = es_sim()
     st = sim.stability()
