@@ -175,9 +175,12 @@ def _prime_in_a_subprocess(tty: bool, model, integrator: str) -> None:
     if getattr(model, "coordinates", "bodies") != "bodies":
         return  # (the generalized-coordinate kernels are small: compiled in the run)
     try:
-        scheme = get_integrator(integrator).scheme_id
+        info = get_integrator(integrator)
     except KeyError:
         return  # (the run reports it)
+    if info.event_driven:  # (no stepping loop: energy-stepping's kernels are small, and
+        return  # its models at most a few thousand bodies; the run builds them)
+    scheme = info.scheme_id
     family = model.forcefield.arrays[-1]
     if run_kernels_cached(scheme, family):
         return
@@ -355,6 +358,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
     drift = momentum_drift(a["P"], a["L"])
     scale = {k: (sim.p_scale if k.startswith("P") else sim.l_scale) for k in drift}
     us = 1e6 * sim.kernel_seconds / sim.kernel_steps if sim.kernel_steps else float("nan")
+    events = _event_summary(sim, a, total) if sim.integrator.event_driven else {}
     summary: dict[str, Any] = {
         "scenario": scenario,
         "model": model.name,
@@ -379,6 +383,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         "output": str(outcome.path) if outcome.path is not None else args.out,
         "version": __version__,
         "parameters": model.params,
+        **events,
     }
     if args.json:
         print(json.dumps(summary, indent=2, default=float))
@@ -492,6 +497,11 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
         print(f"resuming {src} at t = {sim.t:.6g} (step {sim.step_index}) with "
               f"{sim.integrator.name}, h = {sim.h:g}, to t = {args.t_end:g} → {out}",
               file=sys.stderr)
+        if sim.integrator.event_driven:
+            print(f"note: {sim.integrator.name} places its terraces anew at the resumed "
+                  f"state (t = {sim.t:.6g}): the run goes on exactly but is not bit-"
+                  "identical to an unbroken one, and |E − E₀| may grow by up to ε per "
+                  "term", file=sys.stderr)
     outcome = _drive(args, sim, writer, n_total, args.t_end, tty, signals)
     if outcome.error is not None:
         raise outcome.error
@@ -513,6 +523,23 @@ def _is_builtin(name: str) -> bool:
     return name in builtin_scenarios()
 
 
+def _event_summary(sim, a: dict, total) -> dict[str, Any]:
+    """What an event-driven run (energy-stepping) adds to the summary: its events, ``ε``
+    (absolute, and relative to the energy scale), the terraced terms and the largest
+    ``|E − E₀| / ε`` of the records (the scheme bounds it by the number of terms)."""
+    import numpy as np
+
+    es = sim.event_stats()
+    eps = es["eps"]
+    err = np.abs(total - sim.e_ref)
+    return {"events": es["events"], "reflections": es["reflections"],
+            "events_per_unit_time": es["events_per_time"],
+            "events_per_second": (es["events"] / sim.kernel_seconds
+                                  if sim.kernel_seconds > 0 else None),
+            "eps": eps, "eps_relative": sim.integrator.eps_rel, "terraced_terms": es["n_terms"],
+            "max_energy_error_over_eps": float(np.max(err)) / eps if len(err) else 0.0}
+
+
 def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
     print(f"RRP Studio {s['version']} — {s['scenario']}: {title}")
     print(f"  integrator  {s['integrator']} ({props}), h = {s['h']:g}")
@@ -526,12 +553,25 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
         tag = ("  (conserved by the variational schemes)" if k in s["conserved"]
                else "  (not conserved: external forces)")
         print(f"                {k} {v:10.3e}  rel {s['momentum_drift_relative'][k]:.2e}{tag}")
-    print(f"  stability   h limit ≈ {s['stability_limit_h']:.3g} at the start of the run")
+    if "events" in s:  # (event-driven: h is the recording interval)
+        print(f"  events      {s['events']:,} ({s['reflections']:,} reflections), "
+              f"{s['events_per_unit_time']:.3g} per unit time; ε = {s['eps']:.3g} "
+              f"({s['eps_relative']:g} × energy scale), {s['terraced_terms']} terraced "
+              "term(s)")
+        print(f"  terraces    max |E − E₀| / ε = {s['max_energy_error_over_eps']:.3f} "
+              f"(bounded by the number of terms, {s['terraced_terms']})")
+        print("  stability   event-driven: no step limit (h is the recording interval)")
+    else:
+        print(f"  stability   h limit ≈ {s['stability_limit_h']:.3g} at the start of the "
+              "run")
     g = s["accuracy_guide_h"]
     if g == g and g != float("inf"):
         past = "  — h is past it" if s["h"] > g else ""
         print(f"  accuracy    guide h ≈ {g:.2g} for ≈ 1 % energy error{past}")
-    if s["us_per_step"] == s["us_per_step"]:
+    if "events" in s and s["events_per_second"]:
+        print(f"  speed       {s['events_per_second']:,.0f} events/s, {s['us_per_step']:.3g} "
+              "µs per recording interval (engine only: JIT and I/O excluded)")
+    elif s["us_per_step"] == s["us_per_step"]:
         print(f"  speed       {s['us_per_step']:.3g} µs/step, {s['steps_per_second']:,.0f} "
               "steps/s (engine only: JIT and I/O excluded)")
     if s["output"]:
@@ -592,6 +632,14 @@ def _resume_hint(failure, args, writer, t_end: float) -> str:
                            "; write the run with --out FILE to be able to resume from the "
                            "last good state")
     h_now, lim = writer.sim.h, failure.stability.h_stable
+    info = writer.sim.integrator
+    if failure.kind == "energy-stepping" and info.event_driven:  # (change ε, not h)
+        from engine.integrators.registry import energy_stepping_name
+
+        where = writer.destination("failed")
+        cmd = (f"rrp run --resume {where} -i {energy_stepping_name(0.5 * info.eps_rel)} "
+               f"--t-end {t_end:g}")
+        return f"{msg.rstrip('.')}; resume with {cmd}"
     if failure.kind == "rrp-limit":
         h_new = 0.9 * failure.details["h_max"]
     else:

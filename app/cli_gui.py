@@ -1,4 +1,5 @@
-"""``rrp gui [SCENARIO | RUN.h5] [--integrator] [--h] [--screenshot PATH --quit-after SECONDS]``.
+"""``rrp gui [SCENARIO | RUN.h5] [--integrator] [--h] [--compare NAME]… [--screenshot PATH
+--quit-after SECONDS]``.
 
 Only argparse here: Qt, PyVista and the engine are imported when the command runs.
 """
@@ -19,6 +20,9 @@ def register(sub) -> None:
                         "scenario used, or torus)")
     p.add_argument("--integrator", "-i", help="integrator name (default: the scenario's)")
     p.add_argument("--h", type=_any_float, help="time step (default: the scenario's)")
+    p.add_argument("--compare", action="append", default=[], metavar="NAME",
+                   help="compare mode: also run NAME from the same start, in lock-step with "
+                        "the same h (give it up to twice)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario parameter (TOML value)")
     p.add_argument("--play", action="store_true", help="start running at once")

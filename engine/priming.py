@@ -129,15 +129,19 @@ def start_siblings(model, integrator: str) -> subprocess.Popen | None:
     start), start a process that builds the kernels beside its chain
     (:func:`prime_sibling_kernels`) while the caller builds the run; ``None`` when
     there is nothing to gain (the loop is cached, the model has generalized
-    coordinates, the scheme is unknown: the run reports that)."""
+    coordinates, the scheme is unknown: the run reports that, or event-driven: it has
+    no stepping loop)."""
     from .integrators.registry import get_integrator
 
     if getattr(model, "coordinates", "bodies") != "bodies":
         return None
     try:
-        scheme = get_integrator(integrator).scheme_id
+        info = get_integrator(integrator)
     except KeyError:
         return None
+    if info.event_driven:
+        return None
+    scheme = info.scheme_id
     family = model.forcefield.arrays[-1]
     if run_kernels_cached(scheme, family):
         return None
@@ -174,14 +178,15 @@ def run_kernels_cached(scheme: int, family: tuple) -> bool:
 def compile_run(model, integrator: str, h: float) -> str:
     """Build (or load from the cache) every kernel a run of ``integrator`` on ``model``
     calls: the simulation is made and warmed up, no step is taken.  Returns
-    ``"cached"`` when the stepping loop was in the cache already, else ``"compiled"``;
-    raises ``engine.simulation.SimulationError`` when the scheme cannot drive the
-    model (``rrp compile``)."""
+    ``"cached"`` when the stepping loop was in the cache already, else ``"compiled"``
+    (always, for an event-driven scheme: it has no stepping loop, its kernels are
+    loaded or built by the warm-up); raises ``engine.simulation.SimulationError`` when
+    the scheme cannot drive the model (``rrp compile``)."""
     from .integrators.registry import get_integrator
     from .simulation import Simulation
 
     info = get_integrator(integrator)
-    body_model = getattr(model, "coordinates", "bodies") == "bodies"
+    body_model = getattr(model, "coordinates", "bodies") == "bodies" and not info.event_driven
     cached = body_model and run_kernels_cached(info.scheme_id, model.forcefield.arrays[-1])
     Simulation(model, integrator, h, record_frames=False).warm_up()
     return "cached" if cached else "compiled"

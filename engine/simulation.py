@@ -22,7 +22,14 @@ from .diagnostics import energy_scale, momentum_scales, rotational_energy, spin_
 from .forcefield import ForceField, compute_forces_ws, new_scratch
 from .integrators.advance import advance_ws as _advance_kernel
 from .integrators.advance import needs_scratch, new_state_buffer, new_work
-from .integrators.registry import INTEGRATORS, IntegratorInfo, get_integrator
+from .integrators.registry import (
+    DEFAULT_EPS_REL,
+    ENERGY_STEPPING,
+    INTEGRATORS,
+    IntegratorInfo,
+    energy_stepping_name,
+    get_integrator,
+)
 from .layout import (
     ENERGY_NAMES,
     ERR_CONTACT,
@@ -107,6 +114,11 @@ def integrator_for(model: Model, name: str) -> IntegratorInfo:
         info = get_integrator(name)
     except KeyError as exc:
         raise SimulationError(str(exc.args[0])) from None
+    if info.event_driven:  # (energy-stepping: its own one-line reason, naming the fix)
+        why = event_driven_refusal(model)
+        if why is not None:
+            raise SimulationError(why)
+        return info
     ok = usable_integrators(model)
     if info.name in ok or name in ok or (
             info.name.startswith("campello-implicit") and "campello-implicit" in ok):
@@ -150,10 +162,22 @@ def default_integrator(model: Model, preferred: str | None = None) -> str:
     return ok[0]
 
 
+def event_driven_refusal(model: Model) -> str | None:
+    """Why energy-stepping cannot drive ``model`` (``engine.energy_stepping.unsupported``:
+    one line naming the fix), or ``None``."""
+    from .energy_stepping import unsupported
+
+    return unsupported(model)
+
+
 def usable_integrators(model: Model) -> list[str]:
     """The registered schemes that can drive ``model`` (registry order)."""
     out = []
     for n, i in INTEGRATORS.items():
+        if i.event_driven:
+            if event_driven_refusal(model) is None:
+                out.append(n)
+            continue
         if i.spherical_only and not model.bodies.spherical:
             continue
         if (i.contact == "hard") != (model.contact == "hard"):
@@ -233,11 +257,13 @@ class TimeSeries:
     can be started from: ``v`` and ``pi`` (``Π``) per body, ``gq``/``gv`` (the node
     ``(q, v)`` of a model in generalized coordinates), and for contacts with history
     ``force``/``moment`` per body (``F``, ``RM``: their damping part depends on the step
-    that led there) with :attr:`springs`.  A column given for some chunks only is
-    filled with NaN in the others."""
+    that led there) with :attr:`springs`; under an event-driven scheme (energy-stepping)
+    ``terrace_gap``, the ``V − V_ε`` of each record (summed over the terraced terms).  A
+    column given for some chunks only is filled with NaN in the others (a run that never
+    used energy-stepping has no ``terrace_gap``)."""
 
     BASE = ("t", "energy", "P", "L", "x", "q", "omega")
-    EXTRA = ("step", "v", "pi", "gq", "gv", "force", "moment")
+    EXTRA = ("step", "v", "pi", "gq", "gv", "force", "moment", "terrace_gap")
     _PER_BODY_EXTRA = ("v", "pi", "gq", "gv", "force", "moment")
 
     def __init__(self, n_bodies: int, frames: bool) -> None:
@@ -347,7 +373,33 @@ class Simulation:
     spring pendulum) is driven by :class:`engine.generalized.simulation.
     GeneralizedSimulation`, a subclass with the same interface: ``Simulation(model, …)``
     returns one for such a model, so callers never dispatch on the model themselves.
+
+    **Event-driven schemes** (``energy-stepping[:REL]``, physics.md §3.10): ``h`` is the
+    recording interval, not a step.  Each "step" advances an
+    ``engine.energy_stepping.EnergyStepper`` (made from the current ``(x, v, q, Ω)`` when
+    the scheme is chosen, with ``ε = REL × e_scale``, and kept while it stays) to
+    ``t + h``; the bodies are synchronised there, so a record is the exact motion of
+    ``T − V_ε`` at ``t = k h`` (energies, ``P``, ``L`` from the synchronised state as for
+    any scheme), with the column ``terrace_gap`` (``V − V_ε``).  The chunking of
+    :meth:`advance` does not show in the result (the stepper is called at the same times
+    whatever it is).  A switch away drops the stepper, the state carrying over as for
+    any switch.  :meth:`restore`, a resume (:meth:`from_resume_state`) and a failure
+    drop it too: the next step makes a new one from the kept state, **its terraces
+    placed anew** (the continued run is the exact motion of a new terraced potential:
+    not bit-identical to an unbroken run, and ``|E − E₀|`` may grow by up to ``ε`` per
+    term at each such restart).  No stability limit, no energy tolerance check (the
+    error is bounded by ``ε`` per term); :meth:`event_stats` counts the events.
     """
+
+    _stepper = None
+    """The ``EnergyStepper`` of an event-driven scheme, or ``None`` (a stepping scheme;
+    an event-driven one after a restore, a resume or a failure, until its next step)."""
+    _es_done: tuple[int, int, float] = (0, 0, 0.0)
+    """Events, reflections and simulated time of the steppers dropped so far."""
+    _es_t0 = 0.0
+    """The time the current stepper started at."""
+    _es_terms = 0
+    """Terraced terms of the last stepper (each bounds its share of ``|E − E₀|`` by ε)."""
 
     def __new__(cls, model: Model, *args, **kwargs):
         if cls is Simulation and getattr(model, "coordinates", "bodies") == "generalized":
@@ -407,6 +459,8 @@ class Simulation:
         self.series = TimeSeries(n, self.record_frames)
         self._integrator: IntegratorInfo = self._check_integrator(integrator)
         self.h = self._check_h(h, self._integrator)
+        if self._integrator.event_driven:
+            self._start_stepper()
         self._record_now()
 
     # ------------------------------------------------------------------ properties
@@ -505,15 +559,21 @@ class Simulation:
     # ------------------------------------------------------------------ control
     def set_integrator(self, name: str) -> None:
         """Switch scheme at the current step; the physical state ``(x, v, q, Ω)`` carries
-        over unchanged (every registered scheme keeps exactly these variables)."""
+        over unchanged (every registered scheme keeps exactly these variables).  To an
+        event-driven scheme: its stepper starts from this state (refused in one line,
+        nothing changed, if it cannot drive the model); away from one: it is dropped."""
         info = self._check_integrator(name)
         self._check_h(self.h, info)
         if info.name != self._integrator.name:
+            stepper = self._new_stepper(info) if info.event_driven else None
+            self._drop_stepper()
             self.events.append(Event(self.step_index, self.t, "integrator",
                                      self._integrator.name, info.name))
             if info.keeps_momentum and not self._integrator.keeps_momentum:
                 self._sync_momentum()
             self._integrator = info
+            if stepper is not None:
+                self._use_stepper(stepper)
 
     def set_h(self, h: float) -> None:
         """Change the step at the current step (validated; the state is untouched)."""
@@ -527,30 +587,62 @@ class Simulation:
         """Compile (or load from the disk cache) the kernels without taking a step, and
         the attitude kernel the views draw snapshots with (so none compiles on a GUI
         thread)."""
-        self._call_kernel(0)
+        if self._integrator.event_driven:
+            self._prime_event_kernels(self._integrator)
+        else:
+            self._call_kernel(0)
         self.stability()
         quat_to_matrix(self._s0[2][:1])
 
     def kernels_cached(self, integrator: str) -> bool:
         """Whether the stepping loop of ``integrator`` for this model's terms is compiled
         in this process or in the disk cache (then a switch to it is instant; else
-        :meth:`build_kernels` takes seconds: issue #25)."""
+        :meth:`build_kernels` takes seconds: issue #25).  An event-driven scheme: whether
+        its kernels ran on this model in this process."""
+        info = get_integrator(integrator)
+        if info.event_driven:
+            return self.model.name in _EVENT_KERNELS_BUILT
         from .priming import run_kernels_cached
 
-        return run_kernels_cached(get_integrator(integrator).scheme_id, self.ff.arrays[-1])
+        return run_kernels_cached(info.scheme_id, self.ff.arrays[-1])
 
     def build_kernels(self, integrator: str) -> None:
         """Compile (or load) the stepping loop of ``integrator`` for this model's terms,
         without switching to it or touching the state (the app does this in its worker
-        before a switch, saying so)."""
+        before a switch, saying so).  An event-driven scheme: a stepper on a copy of the
+        state takes a tiny advance (:class:`SimulationError` if it cannot drive the
+        model)."""
+        info = get_integrator(integrator)
+        if info.event_driven:
+            self._prime_event_kernels(info)
+            return
         from .integrators.advance import prime_kernels
 
-        prime_kernels(get_integrator(integrator).scheme_id, self.ff.arrays[-1])
+        prime_kernels(info.scheme_id, self.ff.arrays[-1])
+
+    def event_stats(self) -> dict[str, float]:
+        """The event-driven schemes' events since the start (all their steppers): ``events``
+        (crossings and reflections), ``reflections``, ``time`` (simulated time under
+        them), ``events_per_time``, and the current ``eps`` (absolute; NaN under another
+        scheme) and ``n_terms`` (terraced terms of the last stepper; 0 before any)."""
+        events, refl, span = self._es_done
+        st = self._stepper
+        if st is not None:
+            events += st.n_events
+            refl += st.n_reflections
+            span += self.t - self._es_t0
+        info = self._integrator
+        return {"events": int(events), "reflections": int(refl), "time": float(span),
+                "events_per_time": events / span if span > 0 else math.nan,
+                "eps": info.eps_rel * self.e_scale if info.event_driven else math.nan,
+                "n_terms": int(self._es_terms)}
 
     def advance(self, n_steps: int) -> StepReport:
         """Take up to ``n_steps`` steps.  On a blow-up or an inadmissible step the state
         is the last good one and the report carries a :class:`Failure`."""
         n_steps = int(n_steps)
+        if self._integrator.event_driven:
+            return self._advance_events(n_steps)
         done_total = 0
         while done_total < n_steps:
             done, status = self._call_kernel(n_steps - done_total)
@@ -580,18 +672,29 @@ class Simulation:
                 break
         return StepReport(total)
 
-    def snapshot(self) -> Snapshot:
-        x, v, q, o, F, RM, e = self._s0[:7]
+    def _momenta(self) -> tuple[np.ndarray, np.ndarray]:
+        """``P`` and ``L`` (about the origin) of the current state."""
+        x, v, q, o = self._s0[:4]
         m, J = self.ff.m, self.ff.J
         P = np.einsum("n,nk->k", m, v)
         L = np.cross(x, m[:, None] * v).sum(axis=0) + spin_momentum(J, o, q, self._tensors).sum(
             axis=0)
+        return P, L
+
+    def snapshot(self) -> Snapshot:
+        x, v, q, o, F, RM, e = self._s0[:7]
+        P, L = self._momenta()
         return Snapshot(self.t, self.step_index, self._integrator.name, self.h, x.copy(),
                         v.copy(), q.copy(), o.copy(), e.copy(), P, L)
 
     def stability(self) -> StabilityEstimate:
         """Largest stable ``h`` for the current state (:mod:`engine.stability`), with the
-        accuracy guide ``h_accurate`` (≈ 1 % energy error) of the model's calibration."""
+        accuracy guide ``h_accurate`` (≈ 1 % energy error) of the model's calibration.
+        An event-driven scheme has no step limit (``h_stable = inf``) and reports its
+        events per unit time instead (``events_per_time``)."""
+        if self._integrator.event_driven:
+            return StabilityEstimate(math.inf, 0.0, "none", -1, math.inf, math.inf,
+                                     events_per_time=self.event_stats()["events_per_time"])
         x, v, q, o = self._s0[:4]
         est = estimate_stability(x, v, q, o, self.ff.arrays)
         guide = accuracy_guide(est.omega_max, self.model.accuracy_c, h_stable=est.h_stable)
@@ -651,6 +754,9 @@ class Simulation:
                 {k: a.copy() for k, a in self.aux.items()}, springs)
 
     def restore(self, cp: tuple) -> None:
+        """Come back to a :meth:`checkpoint` (an event-driven scheme's stepper is made
+        anew from it at the next step: its terraces restart there)."""
+        self._drop_stepper()
         bufs, t, step, aux = cp[:4]
         springs = cp[4] if len(cp) > 4 else None
         for dst, src in zip(self._s0, bufs, strict=True):
@@ -723,6 +829,14 @@ class Simulation:
             d["springs_slots"] = int(self.ff.history[2].shape[2])
         d["info"] = self._info.copy()
         d.update(self._resume_scalars())
+        es = self.event_stats()
+        if self._integrator.event_driven or es["events"]:
+            # (the stepper itself is not saved: a resume makes a new one from the state,
+            # its terraces placed anew; see the class docstring)
+            d.update({"es_events": es["events"], "es_reflections": es["reflections"],
+                      "es_time": es["time"], "es_terms": int(self._es_terms)})
+            if self._integrator.event_driven:
+                d["es_eps_rel"] = float(self._integrator.eps_rel)
         return d
 
     def _resume_scalars(self) -> dict:
@@ -779,7 +893,7 @@ class Simulation:
                                       f"{model.name!r} has {n}")
             st = State(x.copy(), v.copy(), q.copy(), o.copy(),
                        {"pi": np.asarray(d["s0_7"], dtype=np.float64).copy()})
-            type(self).__init__(self, model, str(d["integrator"]), float(d["h"]), state=st,
+            type(self).__init__(self, model, _resumed_integrator(d), float(d["h"]), state=st,
                                 **kw)
             for k, a in enumerate(self._s0):
                 a[...] = d[f"s0_{k}"]
@@ -833,6 +947,10 @@ class Simulation:
         self.e_ref, self.e_scale = float(d["e_ref"]), float(d["e_scale"])
         self.p_scale, self.l_scale = float(d["p_scale"]), float(d["l_scale"])
         self.events = list(d.get("events", []))
+        self._stepper = None  # (made anew from the resumed state at the next step)
+        self._es_done = (int(d.get("es_events", 0)), int(d.get("es_reflections", 0)),
+                         float(d.get("es_time", 0.0)))
+        self._es_terms = int(d.get("es_terms", 0))
         self.series = TimeSeries(self.model.n_bodies if self.model.coordinates != "generalized"
                                  else 1, self.record_frames)
 
@@ -900,6 +1018,10 @@ class Simulation:
         if keep_clock:
             self.t = self._t_base = float(frame.t)
             self.step_index = self._step_base = int(frame.step)
+        if self._integrator.event_driven:  # (at the frame's time, with its energy scale)
+            self._stepper = None
+            self._es_done = (0, 0, 0.0)
+            self._start_stepper()
         self.series = TimeSeries(self.series.n_bodies, self.record_frames)
         self._record_now()
 
@@ -917,6 +1039,135 @@ class Simulation:
                     f"h|w| = {hw:.3g} ≥ 1; the largest admissible h is ≈ {h_max:.3g} "
                     "(or use rrp-newmark, which has no such limit)")
         return h
+
+    # ------------------------------------------------------------------ event-driven
+    def _new_stepper(self, info: IntegratorInfo):
+        """An ``EnergyStepper`` for ``info`` from the current state at :attr:`t`, with
+        ``ε = REL × e_scale``; :class:`SimulationError` (its one line) if it cannot
+        drive the model."""
+        from .energy_stepping import EnergyStepper, EnergySteppingError, absolute_eps
+
+        x, v, q, o = (a.copy() for a in self._s0[:4])
+        try:
+            return EnergyStepper(self.model, absolute_eps(info.eps_rel, self.e_scale),
+                                 State(x, v, q, o, {}), self.t)
+        except EnergySteppingError as exc:
+            raise SimulationError(str(exc)) from None
+
+    def _start_stepper(self) -> None:
+        self._use_stepper(self._new_stepper(self._integrator))
+
+    def _use_stepper(self, stepper) -> None:
+        """Make ``stepper`` (started at :attr:`t` from the state in the buffer) the
+        current one.  The buffer is left as it is (the switch carries the state over
+        bit for bit); the first interval synchronises it with the stepper's own (whose
+        attitude is normalised, and which has stepped down a level at once from a start
+        at rest: docs/physics.md §3.10)."""
+        self._stepper = stepper
+        self._es_t0 = self.t
+        self._es_terms = int(stepper.n_terms)
+
+    def _drop_stepper(self) -> None:
+        """Forget the stepper (its counts kept in :meth:`event_stats`); the state in the
+        buffer is synchronised at :attr:`t`."""
+        st = self._stepper
+        if st is not None:
+            ev, refl, span = self._es_done
+            self._es_done = (ev + int(st.n_events), refl + int(st.n_reflections),
+                             span + (self.t - self._es_t0))
+            self._stepper = None
+
+    def _sync_from_stepper(self) -> None:
+        x, v, q, o = self._s0[:4]
+        sx, sv, sq, so = self._stepper.state_arrays()
+        x[...] = sx
+        v[...] = sv
+        q[...] = sq
+        o[...] = so
+
+    def _prime_event_kernels(self, info: IntegratorInfo) -> None:
+        """Compile (or load) the kernels of the event-driven ``info`` on this model: a
+        stepper on a copy of the state takes a tiny advance (the state is untouched)."""
+        from .energy_stepping import EnergySteppingError
+
+        probe = self._new_stepper(info)
+        try:
+            probe.advance_to(self.t + 1e-3 * self.h)
+        except EnergySteppingError as exc:
+            raise SimulationError(str(exc)) from None
+        probe.state_arrays()
+        probe.terrace_gap()
+        _EVENT_KERNELS_BUILT.add(self.model.name)
+
+    def _advance_events(self, n: int) -> StepReport:
+        """``n`` recording intervals of the event-driven scheme (see the class
+        docstring): the stepper is advanced to each ``t = t_base + (k − k_base) h`` in
+        turn, the bodies synchronised there; every ``record_every``-th is recorded.  An
+        ``EnergySteppingError`` ends it with a :class:`Failure` (kind
+        ``"energy-stepping"``), the state that of the last interval completed."""
+        from .energy_stepping import EnergySteppingError
+
+        if n <= 0:
+            return StepReport(0)
+        if self._stepper is None:
+            try:
+                self._start_stepper()
+            except SimulationError as exc:
+                return StepReport(0, self._event_failure(str(exc)))
+        st = self._stepper
+        rows: list[tuple] = []
+        done, message = 0, None
+        t0 = time.perf_counter()
+        try:
+            for _ in range(n):
+                step = self.step_index + 1
+                t = self._t_base + (step - self._step_base) * self.h
+                st.advance_to(t)
+                self._sync_from_stepper()
+                self.step_index, self.t = step, t
+                done += 1
+                if step % self.record_every == 0:
+                    rows.append(self._event_row())
+        except EnergySteppingError as exc:
+            message = str(exc)
+        finally:
+            self.kernel_seconds += time.perf_counter() - t0
+            self.kernel_steps += done
+            self._append_event_rows(rows)
+        self._evaluate_forces()
+        if message is not None:
+            self._drop_stepper()  # (its state is part-way: the next step makes a new one)
+            return StepReport(done, self._event_failure(message))
+        return StepReport(done)
+
+    def _event_row(self) -> tuple:
+        """One record of the event-driven scheme at the current (synchronised) state
+        (the per-body columns only where they are recorded)."""
+        self._evaluate_forces()
+        x, v, q, o, F, RM, e = self._s0[:7]
+        P, L = self._momenta()
+        frames = (x.copy(), q.copy(), o.copy()) if self.record_frames else (None,) * 3
+        state = (v.copy(), self._s0[7].copy()) if self.record_state and self.record_frames \
+            else (None, None)
+        return (self.t, e.copy(), P, L, *frames, self.step_index,
+                self._stepper.terrace_gap(), *state)
+
+    def _append_event_rows(self, rows: list[tuple]) -> None:
+        if not rows:
+            return
+        cols = [None if c[0] is None else np.array(c) for c in zip(*rows, strict=True)]
+        t, e, P, L, x, q, o, step, gap, v, pi = cols
+        extra = {"step": step.astype(np.int64), "terrace_gap": gap.astype(np.float64)}
+        if v is not None:
+            extra.update({"v": v, "pi": pi})
+        self.series.append(t, e, P, L, x, q, o, **extra)
+
+    def _event_failure(self, message: str) -> Failure:
+        t = self.t
+        msg = (f"{message.rstrip('.')} (in the interval after t = {t:.6g}); the state at "
+               f"t = {t:.6g} is kept, and the next step starts the terraces anew from it.")
+        return Failure("energy-stepping", t, self.step_index, msg, self.stability(),
+                       {"eps": self.event_stats()["eps"]})
 
     def _sync_momentum(self) -> None:
         """``Π = 𝕁 Rᵀ Ω`` from the physical state (when a scheme that keeps ``Π`` takes
@@ -1063,6 +1314,8 @@ class Simulation:
         snap = self.snapshot()
         state = self.record_state and self.record_frames
         extra = self._state_row() if state else {}
+        if self._stepper is not None:
+            extra["terrace_gap"] = np.array([self._stepper.terrace_gap()])
         self.series.append(np.array([self.t]), snap.energy[None], snap.P[None], snap.L[None],
                            snap.x[None], snap.q[None], snap.omega[None],
                            step=np.array([self.step_index]), **extra)
@@ -1152,6 +1405,21 @@ def _check_start(s0: tuple, e0: np.ndarray) -> None:
                 f"the initial {name} energy is not finite ({float(e0[k]):g}): a velocity, "
                 "spin, mass or stiffness of the scenario is too large for floating point; "
                 "check its parameters")
+
+
+_EVENT_KERNELS_BUILT: set[str] = set()
+"""The models (by name) whose event-driven kernels ran in this process
+(:meth:`Simulation.kernels_cached`)."""
+
+
+def _resumed_integrator(d: dict) -> str:
+    """The scheme of a saved state: its name, except that ``energy-stepping`` saved with
+    another ε than today's default resumes with its own (``energy-stepping:REL``)."""
+    name = str(d["integrator"])
+    rel = d.get("es_eps_rel")
+    if name == ENERGY_STEPPING and rel is not None and float(rel) != DEFAULT_EPS_REL:
+        return energy_stepping_name(float(rel))
+    return name
 
 
 def energy_names(model: Model) -> list[str]:

@@ -222,6 +222,10 @@ class StabilityEstimate:
     h_accurate: float = math.inf
     """The accuracy guide (:func:`accuracy_guide`: ``h`` for ≈ 1 % energy error), filled
     in by ``Simulation.stability()`` from the model's calibration; ``inf``: no guide."""
+    events_per_time: float | None = None
+    """For an event-driven scheme (energy-stepping): the events per unit of simulated
+    time so far (NaN before any time has passed); ``None`` for a stepping scheme.  Such a
+    scheme has no step limit (``h`` is its recording interval): ``h_stable`` is ``inf``."""
 
     def describe_accuracy(self) -> str:
         """One line on the accuracy guide, or "" when there is none."""
@@ -230,6 +234,10 @@ class StabilityEstimate:
         return f"accuracy guide h ≈ {self.h_accurate:.2g} for ≈ 1 % energy error"
 
     def describe(self) -> str:
+        if self.events_per_time is not None:
+            rate = self.events_per_time
+            return "event-driven: no step limit" + (
+                f" · {rate:.3g} events per unit time" if math.isfinite(rate) else "")
         if not math.isfinite(self.h_stable):
             return "no stiff interaction active: no step limit from stability"
         return (f"stability limit h ≈ {self.h_stable:.3g} (ω_max ≈ {self.omega_max:.3g} from "

@@ -51,9 +51,14 @@ CASES: tuple[tuple[str, str, dict, tuple[str, ...] | None, int], ...] = (
 
 
 def schemes_for(names: tuple[str, ...] | None) -> list[str]:
+    """The schemes of a case (``None``: every registered one, but the event-driven ones:
+    energy-stepping has no stepping loop, came after the fixture, and its chunk identity
+    and resume are tested in ``tests/test_energy_stepping_wiring.py``)."""
     from engine.integrators.registry import INTEGRATORS
 
-    return list(INTEGRATORS) + ["campello-implicit:0.3"] if names is None else list(names)
+    if names is not None:
+        return list(names)
+    return [n for n, i in INTEGRATORS.items() if not i.event_driven] + ["campello-implicit:0.3"]
 
 
 def run_case(scenario: str, params: dict, scheme: str, steps: int) -> dict | None:

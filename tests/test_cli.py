@@ -474,3 +474,20 @@ def test_a_too_strict_energy_tolerance_is_not_called_a_blow_up(tmp_path):
     line = assert_one_line_error(res)
     assert "beyond the energy tolerance 1e-300" in line and "blew up" not in line, line
     assert "stiff" not in line
+
+
+@pytest.mark.parametrize("name", ["energy-stepping:0", "energy-stepping:abc",
+                                  "energy-stepping:1", "energy-stepping:nan"])
+def test_run_refuses_a_bad_energy_stepping_eps_in_one_line(tmp_path, name):
+    """(energy-stepping's runs: ``tests/test_energy_stepping_wiring.py``.)"""
+    res = rrp(tmp_path, "run", "pendulum", "-i", name, "--t-end", "1")
+    assert res.returncode == 2
+    line = assert_one_line_error(res)
+    assert name in line and "energy-stepping:1e-4" in line, line
+
+
+def test_run_refuses_energy_stepping_on_a_model_it_cannot_drive(tmp_path):
+    res = rrp(tmp_path, "run", "dumbbells", "-i", "energy-stepping", "--t-end", "0.01")
+    assert res.returncode == 2
+    line = assert_one_line_error(res)
+    assert "energy-stepping needs spherical bodies" in line and "use lgvi" in line

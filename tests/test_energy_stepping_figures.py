@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.energy_stepping import EnergySteppingError
 from engine.scenarios import load_scenario
 from engine.studies import energy_stepping as es
 from engine.studies import figures_energy_stepping as esfig

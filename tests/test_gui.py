@@ -439,3 +439,91 @@ def test_closing_a_playing_window_stops_the_worker_timer_in_its_own_thread(tmp_p
     assert res.returncode == 0, res.stderr
     assert "closed; the worker's timer running: False" in res.stderr, res.stderr
     assert "cannot be stopped from another thread" not in res.stderr, res.stderr
+
+
+# ------------------------------------------------------------------ energy-stepping (#28)
+ES_PENDULUM = LoadRequest("pendulum", {}, "energy-stepping:0.001", 1e-2)
+
+
+def test_energy_stepping_plays_the_pendulum_with_its_gap_curve_and_event_rate(qtbot,
+                                                                               make_window):
+    w = make_window(ES_PENDULUM)
+    c = w.controls
+    assert c.integrator.currentData() == "energy-stepping:0.001"
+    props = c.integrator_props.text()
+    assert "ε = 0.001 × energy scale" in props and "event-driven" in props
+    assert "event-driven: no step limit" in c.stability.text()
+    _play_until(qtbot, w, 0.5)
+    text = c.stability.text()
+    assert "event-driven: no step limit · " in text and "events per unit time" in text
+    assert "beyond the stability limit" not in c.h_message.text()
+    # the terrace gap V − V_ε, in the error plot's units, for the one run
+    assert w.plots.gap_curve_labels() == ["energy"]
+    run = w.plots.runs["energy"]
+    gap = run.gap.data
+    assert len(gap) == run.t.n and np.all(np.isfinite(gap))
+    eps_rel = 1e-3
+    assert np.abs(gap).max() <= 0.5 * eps_rel * (1 + 1e-9)
+    # E − E₀ moves with the gap: T + V_ε is constant
+    assert np.abs((run.rel.data - gap) - (run.rel.data[0] - gap[0])).max() < 1e-12
+    x, y = w.plots._curves["gap"]["energy"].getData()
+    assert x is not None and len(x) > 10
+    names = [item.name() for item in w.plots.error_plot.getPlotItem().listDataItems()]
+    assert any(n and "terrace gap V − V_ε" in n for n in names)
+
+
+def test_switching_to_and_from_energy_stepping_mid_run(qtbot, make_window):
+    w = make_window(LoadRequest("pendulum"))
+    assert w.plots.gap_curve_labels() == []  # (no terraces: no curve)
+    _play_until(qtbot, w, 0.3)
+    before = w.last_frame
+    w.set_integrator("energy-stepping")
+    qtbot.waitUntil(lambda: w.last_frame.integrator == "energy-stepping", timeout=WAIT)
+    after = w.last_frame
+    assert after.t == before.t and after.step == before.step
+    np.testing.assert_array_equal(after.q, before.q)
+    np.testing.assert_array_equal(after.omega, before.omega)
+    assert w.controls.integrator.currentData() == "energy-stepping"
+    _play_until(qtbot, w, after.t + 0.3)
+    assert w.plots.gap_curve_labels() == ["energy"]
+    before = w.last_frame
+    w.set_integrator("rrp-newmark")
+    qtbot.waitUntil(lambda: w.last_frame.integrator == "rrp-newmark", timeout=WAIT)
+    np.testing.assert_array_equal(w.last_frame.q, before.q)
+    np.testing.assert_array_equal(w.last_frame.omega, before.omega)
+    _play_until(qtbot, w, before.t + 0.2)
+    assert "stability limit h ≈" in w.controls.stability.text()
+    first = w.loaded.integrators[0]  # (the scenario's scheme)
+    assert [e.label for e in w.plots.events] == [
+        f"integrator: {first} → energy-stepping",
+        "integrator: energy-stepping → rrp-newmark"]
+    gap = w.plots.runs["energy"].gap.data  # NaN outside the energy-stepping stretch
+    assert np.isnan(gap[0]) and np.isnan(gap[-1]) and np.isfinite(gap).any()
+
+
+def test_energy_stepping_is_greyed_with_its_reason_where_it_cannot_run(qtbot, make_window):
+    from engine.energy_stepping import unsupported
+
+    w = make_window(LoadRequest("dumbbells"))
+    for cb in (w.controls.integrator, *w.controls.compare):
+        i = cb.findData("energy-stepping")
+        assert i >= 0 and not cb.model().item(i).isEnabled()
+        assert cb.itemData(i, Qt.ItemDataRole.ToolTipRole) == unsupported(w.loaded.model)
+    w.set_integrator("energy-stepping")  # (a script asks anyway: one line, the run goes on)
+    qtbot.waitUntil(lambda: "spherical" in w.controls.h_message.text(), timeout=WAIT)
+    assert "Traceback" not in w.controls.h_message.text()
+    assert w.last_frame.integrator == w.loaded.integrators[0]
+
+
+def test_compare_mode_runs_energy_stepping_beside_rrp_newmark(qtbot, make_window):
+    w = make_window(LoadRequest("pendulum", {}, "energy-stepping:0.001", 1e-2,
+                                ("rrp-newmark",)))
+    assert w.loaded.integrators == ["energy-stepping:0.001", "rrp-newmark"]
+    assert w.controls.compare[0].currentData() == "rrp-newmark"
+    _play_until(qtbot, w, 0.5)
+    labels = w.plots.energy_curve_labels()
+    assert labels == ["energy-stepping:0.001", "rrp-newmark"]
+    assert w.plots.gap_curve_labels() == ["energy-stepping:0.001"]  # its run only
+    assert len(w.last_frame.ghosts) == 1
+    runs = w.worker._runs
+    assert runs[0].sim.t == runs[1].sim.t  # lock-step

@@ -313,3 +313,37 @@ def test_a_pendulum_recording_plots_p_it_holds_no_invariants(qtbot, window, tmp_
     pi = win.plots.P_plot.getPlotItem()
     assert pi.titleLabel.text == "Linear momentum P"
     assert [c.name() for c in pi.listDataItems()] == ["ΔP_x", "ΔP_y", "ΔP_z"]
+
+
+def test_an_energy_stepping_recording_replays_and_continues_with_its_scheme(qtbot, window,
+                                                                            tmp_path):
+    """A run file of ``energy-stepping:REL`` (issue #28): the picker shows the recorded
+    scheme with its ε, and Continue from here runs it from the frame (a new stepper)."""
+    model = load_scenario("pendulum").build_model()
+    sim = Simulation(model, "energy-stepping:0.001", 1e-2)
+    w = RunWriter(tmp_path / "es.h5", sim, scenario="pendulum")
+    sim.run_until(0.5, callback=lambda s: w.flush())
+    w.close()
+    win = window(run=tmp_path / "es.h5")
+    c = win.controls
+    assert c.integrator.currentData() == "energy-stepping:0.001"
+    assert "ε = 0.001 × energy scale" in c.integrator_props.text()
+    rf = RunFile(tmp_path / "es.h5")
+    try:
+        k = 20
+        fr = rf.frame(k)
+        win.timeline.slider.setValue(k)
+        win.set_integrator("energy-stepping:0.001")  # (kept: it can drive the pendulum)
+        assert "cannot drive" not in c.h_message.text()
+        win.branch_here()
+        _wait_branch(qtbot, win)
+        lf = win.last_frame
+        assert lf.integrator == "energy-stepping:0.001" and lf.t == fr.t
+        np.testing.assert_array_equal(lf.q, fr.q)
+        win.play()
+        qtbot.waitUntil(lambda: win.last_frame.t > fr.t + 0.1, timeout=WAIT)
+        win.pause()
+        assert win.plots.gap_curve_labels() == ["energy"]
+        assert "event-driven: no step limit" in c.stability.text()
+    finally:
+        rf.close()

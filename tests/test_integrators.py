@@ -13,7 +13,8 @@ from engine.models import MODELS
 from engine.simulation import Simulation
 
 VARIATIONAL_OR_SYMPLECTIC = [n for n, i in INTEGRATORS.items() if i.symplectic
-                             and i.contact != "hard"]  # (hard contact: test_hard_contact.py)
+                             and i.contact != "hard"  # (hard contact: test_hard_contact.py)
+                             and not i.event_driven]  # (energy-stepping: its own tests)
 
 
 def pendulum_series(integrator: str, h: float, steps: int, every: int = 1, **params):

@@ -26,7 +26,7 @@ from PyQt6.QtWidgets import (
     QWidget,
 )
 
-from engine.integrators import INTEGRATORS
+from engine.integrators import INTEGRATORS, get_integrator
 from engine.models import get_model_spec
 from engine.models.base import Param, ParameterError
 from engine.scenarios import builtin_scenarios
@@ -41,9 +41,28 @@ NO_COMPARE = "—"
 
 
 def integrator_tooltip(name: str) -> str:
-    info = INTEGRATORS[name]
+    info = get_integrator(name)
+    cost = ("event-driven: h is the recording interval, the scheme chooses its own steps"
+            if info.event_driven else
+            f"{info.force_evaluations} force evaluation(s) per step")
     return (f"<b>{info.title}</b> ({info.reference})<br>{info.properties()}<br>"
-            f"{info.notes}<br>{info.force_evaluations} force evaluation(s) per step")
+            f"{info.notes}<br>{cost}")
+
+
+def integrator_properties(name: str) -> str:
+    """The one-line properties shown under the scheme picker (a parametrised name, e.g.
+    ``energy-stepping:1e-3``, with its parameter)."""
+    info = get_integrator(name)
+    if info.event_driven:
+        return f"ε = {info.eps_rel:g} × energy scale · {info.properties()}"
+    return info.properties()
+
+
+def _family(name: str) -> str:
+    """The registry entry a parametrised name belongs to (``energy-stepping:1e-3`` →
+    ``energy-stepping``; others: the name itself)."""
+    base = name.split(":")[0]
+    return base if base in INTEGRATORS and not name.startswith("yoshida4:") else name
 
 
 def _fmt(value: Any) -> str:
@@ -359,18 +378,39 @@ class ControlPanel(QWidget):
                 name = cb.itemData(i)
                 if not name:
                     continue
-                ok = name in usable
+                ok = name in usable or _family(name) in usable
                 model_.item(i).setEnabled(ok)
                 if not ok:
-                    cb.setItemData(i, reasons.get(name, f"{name} cannot drive this model"),
+                    why = reasons.get(name) or reasons.get(_family(name))
+                    cb.setItemData(i, why or f"{name} cannot drive this model",
                                    Qt.ItemDataRole.ToolTipRole)
                 else:
                     cb.setItemData(i, integrator_tooltip(name), Qt.ItemDataRole.ToolTipRole)
 
+    def offers(self, name: str) -> bool:
+        """Whether ``name`` (a parametrised one too) can drive the loaded model."""
+        return name in self.usable or _family(name) in self.usable
+
+    def ensure_integrator(self, name: str) -> None:
+        """Add a parametrised scheme (``energy-stepping:1e-3``, ``campello-implicit:0.3``:
+        from the command line or a recording) to the pickers if it is not there."""
+        for cb in (self.integrator, *self.compare):
+            if name and cb.findData(name) < 0:
+                cb.addItem(name, name)
+                cb.setItemData(cb.count() - 1, integrator_tooltip(name),
+                               Qt.ItemDataRole.ToolTipRole)
+
+    def show_scheme(self, name: str) -> None:
+        """The scheme picker and its properties show ``name``."""
+        self.ensure_integrator(name)
+        self.integrator.setCurrentIndex(self.integrator.findData(name))
+        self.integrator_props.setText(integrator_properties(name))
+
     def show_integrators(self, names: list[str]) -> None:
-        self.integrator.setCurrentIndex(self.integrator.findData(names[0]))
-        self.integrator_props.setText(INTEGRATORS[names[0]].properties())
+        self.show_scheme(names[0])
         for k, cb in enumerate(self.compare):
+            if k + 1 < len(names):
+                self.ensure_integrator(names[k + 1])
             cb.setCurrentIndex(cb.findData(names[k + 1]) if k + 1 < len(names) else 0)
 
     def show_h(self, h: float) -> None:
@@ -416,7 +456,7 @@ class ControlPanel(QWidget):
 
     def _on_integrator(self, idx: int) -> None:
         name = self.integrator.itemData(idx)
-        self.integrator_props.setText(INTEGRATORS[name].properties())
+        self.integrator_props.setText(integrator_properties(name))
         self.integrator_chosen.emit(name)
 
     def _on_play(self, on: bool) -> None:

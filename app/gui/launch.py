@@ -1,5 +1,5 @@
-"""Start the desktop app: ``rrp gui [SCENARIO] [--integrator] [--h] [--set k=v]
-[--play] [--screenshot PATH --quit-after SECONDS] [--size WxH] [--threads N]``."""
+"""Start the desktop app: ``rrp gui [SCENARIO] [--integrator] [--h] [--compare NAME]…
+[--set k=v] [--play] [--screenshot PATH --quit-after SECONDS] [--size WxH] [--threads N]``."""
 
 from __future__ import annotations
 
@@ -64,6 +64,10 @@ def launch(args: argparse.Namespace) -> int:
         if not shot.parent.exists():
             raise UsageError(f"--screenshot: the directory {str(shot.parent)!r} does not exist")
     overrides = parse_sets(args.set)
+    compare = list(getattr(args, "compare", None) or [])
+    if len(compare) > 2:
+        raise UsageError(f"--compare was given {len(compare)} times: compare mode runs at "
+                         "most two schemes beside the primary one")
     request = None
     run = None
     from .replay import is_run_path
@@ -77,6 +81,10 @@ def launch(args: argparse.Namespace) -> int:
         if overrides:
             raise UsageError("--set changes a scenario, not a recorded run (branch from a "
                              "frame with other settings in the window instead)")
+        if compare:
+            raise UsageError("--compare starts a scenario in compare mode; for a recorded "
+                             "run choose the compare schemes in the window, then Continue "
+                             "from here")
         from engine.simulation import integrator_for
 
         from ..cli import check_h
@@ -96,7 +104,7 @@ def launch(args: argparse.Namespace) -> int:
         finally:
             rec.close()
         run = args.scenario
-    elif args.scenario or overrides or args.integrator or args.h is not None:
+    elif args.scenario or overrides or args.integrator or args.h is not None or compare:
         # check what needs no kernel here, so that bad input is one line on the terminal;
         # the state-dependent checks (rrp-exact's h|w| < 1) run in the worker, which
         # compiles the kernels: no JIT before the window is up
@@ -110,8 +118,9 @@ def launch(args: argparse.Namespace) -> int:
         # scenario's, or one that can drive the model as built (``--set contact=hard``)
         model = sc.build_model()
         integ = integrator_for(model, args.integrator).name if args.integrator else None
+        others = tuple(integrator_for(model, c).name for c in compare)
         h = check_h(args.h if args.h is not None else sc.run.h, sc.run.t_end)
-        request = LoadRequest(args.scenario or "torus", overrides, integ, h)
+        request = LoadRequest(args.scenario or "torus", overrides, integ, h, others)
 
     if (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")
             and not os.environ.get("WAYLAND_DISPLAY")

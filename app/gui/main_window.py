@@ -460,10 +460,10 @@ class MainWindow(QMainWindow):
     def set_integrator(self, name: str) -> None:
         if self.recording is not None:  # kept for Continue from here
             c = self.controls
-            if name not in c.usable or c.integrator.findData(name) < 0:
+            if not c.offers(name):
                 c.show_h_message(f"{name} cannot drive this model", "error")
                 name = self.recording.file.integrator
-            c.integrator.setCurrentIndex(c.integrator.findData(name))
+            c.show_scheme(name)
             self.show_message(f"Continue from here will run {c.integrator.currentData()}")
             return
         self.request_integrator.emit(name)
@@ -1006,9 +1006,7 @@ class MainWindow(QMainWindow):
 
     def _show_scheme(self, name: str) -> None:
         """The scheme picker shows ``name``: the scheme the worker runs."""
-        c = self.controls
-        c.integrator.setCurrentIndex(c.integrator.findData(name))
-        c.integrator_props.setText(INTEGRATORS[name].properties())
+        self.controls.show_scheme(name)
 
     def _on_accepted(self, what: str, value: str) -> None:
         if what == "integrator":  # (asked for by set_integrator, not only by the picker)

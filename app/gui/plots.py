@@ -1,5 +1,8 @@
 """Live plots (pyqtgraph): energy components, relative energy error, linear and angular
-momentum, with a labelled marker wherever the integrator or ``h`` was changed.
+momentum, with a labelled marker wherever the integrator or ``h`` was changed.  Under an
+event-driven scheme (energy-stepping) the error plot also shows the terrace gap
+``V − V_ε`` in the same units (dashed): ``E − E₀`` is the gap's change, since ``T + V_ε``
+is constant (physics.md §3.10); the curve is absent for runs that never used it.
 
 The plots only show what the worker sends (:class:`app.gui.worker.Frame`); the curves
 are redrawn at a bounded rate (:meth:`PlotPanel.redraw`), and what is handed to them is
@@ -44,6 +47,9 @@ DISSIPATED = "dissipated"
 """The energy removed by impacts and friction (hard contacts): not a potential but the
 work of the percussions, stacked on top (grey) so that the top stays at E₀."""
 LEGEND_NAMES = {DISSIPATED: "dissipated D (impacts, friction)"}
+GAP_LABEL = "terrace gap V − V_ε"
+"""The legend of the terrace-gap curve (energy-stepping)."""
+GAP_COLOUR = "#d62728"
 CURSOR_MS = 300
 """Least interval between two moves of the plots' cursor line (see
 :meth:`PlotPanel.set_cursor`)."""
@@ -225,6 +231,9 @@ class _RunData:
         sums, row by row, computed as rows arrive (not at every redraw)."""
         self.stacked = Grow(max(len(stack), 1))
         self.caches: dict[str, PeakCache] = {}
+        self.gap = Grow()
+        """``(V − V_ε)/E_scale`` of an event-driven scheme's rows, NaN in the others."""
+        self.has_gap = False
 
     def extend(self, s: Series) -> None:
         """Append a series' new rows."""
@@ -234,6 +243,10 @@ class _RunData:
         self.rel.extend(s.rel_error)
         self.P.extend(s.P)
         self.L.extend(s.L)
+        gap = getattr(s, "terrace_gap", None)
+        if gap is not None and np.isfinite(gap).any():
+            self.has_gap = True
+        self.gap.extend(gap if gap is not None else np.full(len(s.t), np.nan))
         inv = getattr(s, "invariants", None)
         self.inv.extend(inv if inv is not None and inv.shape[1] == self.inv.width
                         else np.full((len(s.t), self.inv.width), np.nan))
@@ -419,8 +432,13 @@ class PlotPanel(QWidget):
             self._dirty = True
         for ev in frame.events:
             self.add_marker(ev)
-        if set(self.runs) - {k for k in self._curves.get("error", {})}:
+        if set(self.runs) - {k for k in self._curves.get("error", {})} or \
+                {k for k, d in self.runs.items() if d.has_gap} - set(self._curves.get("gap", {})):
             self._rebuild_curves()
+
+    def gap_curve_labels(self) -> list[str]:
+        """Labels of the terrace-gap curves shown (one per run that used energy-stepping)."""
+        return list(self._curves.get("gap", {}))
 
     def show_recording(self, series: dict[str, Series], events) -> None:
         """A recording: the whole series at once (after :meth:`reset`) and a marker for
@@ -518,7 +536,7 @@ class PlotPanel(QWidget):
                 pi.removeItem(item)
             if pi.legend is not None:
                 pi.legend.clear()
-        self._curves = {"energy": {}, "error": {}, "P": [], "L": []}
+        self._curves = {"energy": {}, "error": {}, "P": [], "L": [], "gap": {}}
         if self.loaded is None:
             return
         names = self.loaded.energy_names
@@ -562,6 +580,17 @@ class PlotPanel(QWidget):
             name = lab if len(labels) > 1 else f"{err}/|E₀|"
             self._curves["error"][lab] = self.error_plot.plot(
                 [], [], pen=pg.mkPen(RUN_COLOURS[k % len(RUN_COLOURS)], width=1.5), name=name)
+            if k:  # (above the terrace gap of an energy-stepping run, which can fill the
+                self._curves["error"][lab].setZValue(20)  # plot with its band)
+        for lab in labels:
+            d = self.runs.get(lab)
+            if d is None or not d.has_gap:
+                continue
+            pen = pg.mkPen(GAP_COLOUR, width=1.5, style=Qt.PenStyle.DashLine)
+            name = f"{GAP_LABEL}/|E₀|" if len(labels) == 1 else f"V − V_ε ({lab})"
+            c = self.error_plot.plot([], [], pen=pen, name=name)
+            c.setZValue(10)
+            self._curves["gap"][lab] = c
         self.error_plot.getPlotItem().setLogMode(y=self.log_error.isChecked())
         self.error_plot.getPlotItem().setLabel(
             "left", f"|{err}|/|E₀|" if self.log_error.isChecked() else f"{err}/|E₀|")
@@ -643,6 +672,17 @@ class PlotPanel(QWidget):
             if log:
                 y = np.abs(y)
                 y = np.where(y > 0, y, np.nan)  # log of 0: no point
+            c.setData(td, y, connect="finite")
+            handed += len(td)
+        for lab, c in self._curves["gap"].items():
+            d = self.runs.get(lab)
+            if d is None:
+                continue
+            td, y = d.peaks("gap", [d.gap.data], _drawable_from(d.t.data), rng)
+            y = y[:, 0]
+            if log:
+                y = np.abs(y)
+                y = np.where(y > 0, y, np.nan)
             c.setData(td, y, connect="finite")
             handed += len(td)
         P = first.inv.data if self.invariant_names else first.P.data

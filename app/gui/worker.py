@@ -252,6 +252,10 @@ class Series:
     invariants: np.ndarray | None = None
     """The model's invariants at each new row, ``(n, k)``, for the models that have
     some (:func:`engine.diagnostics.model_invariant_names`: the pendulum); else ``None``."""
+    terrace_gap: np.ndarray | None = None
+    """Under an event-driven scheme (energy-stepping): ``(V − V_ε)/E_scale`` at each new
+    row, in the units of :attr:`rel_error` (NaN in rows of another scheme); ``None`` when
+    none of the new rows has one."""
 
 
 def records_trail(model: Any) -> bool:
@@ -311,7 +315,10 @@ class _Run:
             if model_invariant_names(ff):
                 inv = model_invariants(ff, q, a["omega"][:, 0])
             ser.release_frames()
-        return Series(a["t"], a["energy"], total, rel, a["P"], a["L"], x, q, inv)
+        gap = a.get("terrace_gap")
+        if gap is not None:
+            gap = gap / self.sim.e_scale
+        return Series(a["t"], a["energy"], total, rel, a["P"], a["L"], x, q, inv, gap)
 
 
 class SimulationWorker(QObject):
@@ -557,9 +564,25 @@ class SimulationWorker(QObject):
         for k, name in enumerate(names):
             if k == 0:
                 self._stage(1, n, f"the forces of {model.title}")
-            sim = Simulation(model, name, h, record_every=sc.run.every,
-                             record_frames=records_trail(model),
-                             energy_tolerance=sc.run.energy_tolerance)
+            try:
+                sim = Simulation(model, name, h, record_every=sc.run.every,
+                                 record_frames=records_trail(model),
+                                 energy_tolerance=sc.run.energy_tolerance)
+            except SimulationError as exc:  # (a scheme the registry offers, refused by
+                # its own stepper: energy-stepping on a model its build cannot run yet)
+                reason = str(exc).split(": choose one of")[0]
+                if k > 0:
+                    note = "; ".join(filter(None, (note, f"compare run {name} left out: "
+                                                   f"{reason}")))
+                    continue
+                alt, _ = choose_integrator(model, sc.run.integrator, sc.run.integrator)
+                if alt == name:
+                    raise
+                note = "; ".join(filter(None, (note, f"{reason}: switched to {alt}")))
+                name = alt
+                sim = Simulation(model, name, h, record_every=sc.run.every,
+                                 record_frames=records_trail(model),
+                                 energy_tolerance=sc.run.energy_tolerance)
             self._stage(k + 2, n, f"the {name} step")
             sim.warm_up()
             runs.append(_Run(name if len(names) > 1 else "energy", sim))
@@ -753,6 +776,9 @@ class SimulationWorker(QObject):
             for k, c in enumerate("xyz"):
                 cols.append(a["L"][:n, k])
                 names.append(f"{pre}L_{c}")
+            if "terrace_gap" in a:  # (energy-stepping: V − V_ε; NaN under other schemes)
+                cols.append(a["terrace_gap"][:n])
+                names.append(f"{pre}terrace_gap")
         n = min(len(c) for c in cols)
         data = np.column_stack([c[:n] for c in cols])
         np.savetxt(path, data, delimiter=",", header=",".join(names), comments="",
@@ -822,8 +848,10 @@ class SimulationWorker(QObject):
         who = f" ({run.sim.integrator.name})" if len(self._runs) > 1 else ""
         self._emit_frame(force=True)
         what = (failure.message if failure is not None else message or "").rstrip(".")
+        fix = ("choose another ε or scheme" if failure is not None
+               and failure.kind == "energy-stepping" else "lower h")
         self.failed.emit(f"{what}{who}. The run is paused at the last good state "
-                         f"(t = {run.sim.t:.6g}): lower h and press Play to go on.")
+                         f"(t = {run.sim.t:.6g}): {fix} and press Play to go on.")
         self.state_changed.emit("failed", "paused after a failure")
 
     def _emit_frame(self, force: bool = False) -> None:

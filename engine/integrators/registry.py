@@ -5,7 +5,13 @@ Besides the fixed names, two families are parametrised by their name:
 * ``yoshida4:BASE`` — Yoshida's 4th-order composition of any *symmetric* second-order
   scheme ``BASE`` (registered for each of them, e.g. ``yoshida4:rrp-newmark``);
 * ``campello-implicit:PHI`` — Campello's general scheme with the blend ``φ = PHI`` in
-  ``[0, 1]`` (``campello-implicit`` alone is ``φ = ½``).
+  ``[0, 1]`` (``campello-implicit`` alone is ``φ = ½``);
+* ``energy-stepping:REL`` — energy-stepping (Gonzalez, Schmidt & Ortiz 2010, physics.md
+  §3.10) with the terrace height ``ε = REL × E_scale``, ``REL`` in ``(0, 0.1]`` relative to
+  the scenario's energy scale (``energy-stepping`` alone is :data:`DEFAULT_EPS_REL`).  It
+  is *event-driven*: no compiled stepping loop (its ``scheme_id`` is
+  :data:`S_EVENT_DRIVEN`); ``engine.simulation`` drives an
+  ``engine.energy_stepping.EnergyStepper`` and ``h`` is the recording interval.
 """
 
 from __future__ import annotations
@@ -14,6 +20,19 @@ import math
 from dataclasses import dataclass, replace
 
 from . import advance as _adv
+
+S_EVENT_DRIVEN = -1
+"""The ``scheme_id`` of an event-driven scheme: no compiled stepping loop exists for it
+(``engine.simulation`` drives it in Python; nothing may pass it to ``advance_ws``)."""
+
+ENERGY_STEPPING = "energy-stepping"
+DEFAULT_EPS_REL = 1e-4
+"""``ε`` of ``energy-stepping`` (no ``:REL``), relative to the scenario's energy scale
+(``engine.diagnostics.energy_scale`` of the start): provisional, to be set from the
+measured accuracy/cost curve (issue #28)."""
+EPS_REL_MAX = 0.1
+"""The largest ``REL`` accepted: beyond it a terrace is a tenth of the energy scale and
+the motion is no longer a useful approximation."""
 
 
 @dataclass(frozen=True)
@@ -49,9 +68,20 @@ class IntegratorInfo:
     time_symmetric: bool = False
     """Time-reversible for elastic impacts but not a composable smooth map (not offered
     to ``yoshida4``: a composition across impacts gains no order)."""
+    event_driven: bool = False
+    """Chooses its own steps (events); ``h`` is only the recording interval, there is no
+    stability limit on it and no compiled loop (``scheme_id`` :data:`S_EVENT_DRIVEN`)."""
+    eps_rel: float = math.nan
+    """Energy-stepping's terrace height relative to the energy scale (NaN for others)."""
+    energy_conserving: bool = False
+    """Bounds the energy error for all time by a number the user sets."""
+    order_note: str = ""
+    """The order as measured where it differs from the nominal one (shown beside it)."""
 
     def properties(self) -> str:
         """One-line summary, e.g. ``order 2 · variational · explicit · spheres only``."""
+        if self.event_driven:
+            return self._event_driven_properties()
         parts = [f"order {self.order}"]
         if self.variational:
             parts.append("variational")
@@ -72,6 +102,19 @@ class IntegratorInfo:
             parts.append("hard contact")
         return " · ".join(parts)
 
+    def _event_driven_properties(self) -> str:
+        order = f"order {self.order}" + (f" ({self.order_note})" if self.order_note else "")
+        parts = [order]
+        if self.symplectic:
+            parts.append("symplectic")
+        if self.time_symmetric:
+            parts.append("time-reversible")
+        if self.energy_conserving:
+            parts.append("energy-conserving")
+        parts += ["explicit" if self.explicit else "implicit", "event-driven",
+                  "spheres only" if self.spherical_only else "any inertia"]
+        return " · ".join(parts)
+
     def as_dict(self) -> dict:
         return {
             "name": self.name,
@@ -88,6 +131,11 @@ class IntegratorInfo:
             "iterative": self.iterative,
             "contact": self.contact,
             "coordinates": self.coordinates,
+            "time_symmetric": self.time_symmetric,
+            "event_driven": self.event_driven,
+            "eps_rel": None if math.isnan(self.eps_rel) else self.eps_rel,
+            "energy_conserving": self.energy_conserving,
+            "properties": self.properties(),
         }
 
 
@@ -180,6 +228,32 @@ _BASE: tuple[IntegratorInfo, ...] = (
     ),
 )
 
+def energy_stepping_name(eps_rel: float) -> str:
+    """``energy-stepping:REL`` with ``REL`` written so that it reads back exactly."""
+    text = f"{eps_rel:g}"
+    return f"{ENERGY_STEPPING}:{text if float(text) == eps_rel else repr(float(eps_rel))}"
+
+
+def energy_stepping(eps_rel: float | None = None) -> IntegratorInfo:
+    """``energy-stepping:REL`` (``None``: ``energy-stepping``, :data:`DEFAULT_EPS_REL`);
+    physics.md §3.10, and docs/physics.md §3.10 for the measurements behind its
+    properties (the trajectory converges as ``O(√ε)``)."""
+    name = ENERGY_STEPPING if eps_rel is None else energy_stepping_name(eps_rel)
+    eps_rel = DEFAULT_EPS_REL if eps_rel is None else float(eps_rel)
+    return IntegratorInfo(
+        name, S_EVENT_DRIVEN, f"Energy-stepping (ε = {eps_rel:g} × energy scale)", 1,
+        False, True, True, True, 0, "Gonzalez, Schmidt & Ortiz, IJNME 82 (2010); physics.md "
+        "§3.10",
+        "exact motion of T − V_ε, V_ε = V terraced in steps of ε per interaction term: "
+        "free flights between level crossings, momentum jumps along the forces at each "
+        "crossing (or a reflection); |E − E₀| ≤ ε per term for all time, P and L jump by "
+        "zero; h is the recording interval (the scheme chooses its own steps); "
+        f"energy-stepping:REL sets ε = REL × energy scale, REL in (0, {EPS_REL_MAX:g}]",
+        time_symmetric=True, event_driven=True, eps_rel=float(eps_rel),
+        energy_conserving=True, order_note="measured ≈ ½ in ε",
+    )
+
+
 YOSHIDA_PREFIX = "yoshida4:"
 CAMPELLO_IMPLICIT = "campello-implicit"
 
@@ -202,8 +276,23 @@ def yoshida(base: IntegratorInfo) -> IntegratorInfo:
 
 INTEGRATORS: dict[str, IntegratorInfo] = {
     info.name: info
-    for info in (*_BASE, *(yoshida(b) for b in _BASE if b.symmetric))
+    for info in (*_BASE, *(yoshida(b) for b in _BASE if b.symmetric), energy_stepping())
 }
+
+
+def parse_eps_rel(text: str) -> float:
+    """``REL`` of ``energy-stepping:REL`` as a float in ``(0, EPS_REL_MAX]``, or
+    ``KeyError`` (one line naming the fix)."""
+    try:
+        rel = float(text)
+    except ValueError:
+        rel = math.nan
+    if not (math.isfinite(rel) and 0.0 < rel <= EPS_REL_MAX):
+        raise KeyError(f"{ENERGY_STEPPING}:{text}: ε must be a number in (0, "
+                       f"{EPS_REL_MAX:g}], relative to the scenario's energy scale (e.g. "
+                       f"{ENERGY_STEPPING}:1e-4, or {ENERGY_STEPPING} for "
+                       f"{DEFAULT_EPS_REL:g})")
+    return rel
 
 
 def integrator_names() -> list[str]:
@@ -221,6 +310,8 @@ def get_integrator(name: str) -> IntegratorInfo:
         raise KeyError(f"unknown integrator {name!r}: yoshida4 composes a symmetric "
                        f"second-order scheme, {base!r} is not one; choose yoshida4:NAME "
                        f"with NAME one of: {', '.join(sym)}")
+    if isinstance(name, str) and name.startswith(ENERGY_STEPPING + ":"):
+        return energy_stepping(parse_eps_rel(name[len(ENERGY_STEPPING) + 1:]))
     if isinstance(name, str) and name.startswith(CAMPELLO_IMPLICIT + ":"):
         text = name[len(CAMPELLO_IMPLICIT) + 1:]
         try:
@@ -235,4 +326,5 @@ def get_integrator(name: str) -> IntegratorInfo:
                        title=f"Campello's implicit scheme (φ = {phi:g})", phi=phi)
     raise KeyError(
         f"unknown integrator {name!r}; choose one of: {', '.join(INTEGRATORS)} "
-        f"(or {CAMPELLO_IMPLICIT}:PHI with PHI in [0, 1])")
+        f"(or {CAMPELLO_IMPLICIT}:PHI with PHI in [0, 1], or {ENERGY_STEPPING}:REL with "
+        f"REL in (0, {EPS_REL_MAX:g}])")
