@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.energy_stepping import EnergyStepper, EnergySteppingError, unsupported
+from engine.energy_stepping import EnergySteppingError, unsupported
 from engine.integrators import INTEGRATORS, get_integrator
 from engine.integrators.registry import DEFAULT_EPS_REL, EPS_REL_MAX, S_EVENT_DRIVEN
 from engine.models import MODELS
@@ -258,26 +258,6 @@ def test_a_stepper_error_is_a_failure_that_keeps_the_state():
     # the run goes on: a new stepper from the kept state
     rep = sim.advance(10)
     assert rep.ok and sim.step_index == 34 and sim._stepper is not None
-
-
-def test_a_stepper_that_cannot_start_is_refused_in_one_line():
-    """The registry offers energy-stepping wherever ``unsupported`` lets it; a build whose
-    stepper still refuses the model (the torus before the many-body core) is refused at
-    the switch, nothing changed."""
-    model = load_scenario("torus").build_model()
-    try:
-        EnergyStepper(model, 1e-3, model.initial_state.copy())
-    except EnergySteppingError as exc:
-        why = str(exc)
-    else:
-        pytest.skip("this build's EnergyStepper drives the torus")
-    with pytest.raises(SimulationError) as err:
-        Simulation(model, "energy-stepping", 1e-3)
-    assert str(err.value) == why
-    sim = Simulation(model, "rrp-newmark", 1e-3, record_frames=False)
-    with pytest.raises(SimulationError):
-        sim.set_integrator("energy-stepping")
-    assert sim.integrator.name == "rrp-newmark" and not sim.events
 
 
 def test_checkpoint_restore_and_resume_start_the_terraces_anew():
