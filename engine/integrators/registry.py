@@ -76,7 +76,8 @@ class IntegratorInfo:
     energy_conserving: bool = False
     """Bounds the energy error for all time by a number the user sets."""
     order_note: str = ""
-    """The order as measured where it differs from the nominal one (shown beside it)."""
+    """The order as measured, shown instead of ``order`` where the nominal integer
+    would mislead (energy-stepping: ½ in ε, docs/physics.md §3.10)."""
 
     def properties(self) -> str:
         """One-line summary, e.g. ``order 2 · variational · explicit · spheres only``."""
@@ -103,7 +104,7 @@ class IntegratorInfo:
         return " · ".join(parts)
 
     def _event_driven_properties(self) -> str:
-        order = f"order {self.order}" + (f" ({self.order_note})" if self.order_note else "")
+        order = f"order {self.order_note or self.order}"
         parts = [order]
         if self.symplectic:
             parts.append("symplectic")
@@ -250,7 +251,7 @@ def energy_stepping(eps_rel: float | None = None) -> IntegratorInfo:
         "zero; h is the recording interval (the scheme chooses its own steps); "
         f"energy-stepping:REL sets ε = REL × energy scale, REL in (0, {EPS_REL_MAX:g}]",
         time_symmetric=True, event_driven=True, eps_rel=float(eps_rel),
-        energy_conserving=True, order_note="measured ≈ ½ in ε",
+        energy_conserving=True, order_note="≈ ½ in ε (measured)",
     )
 
 
