@@ -497,11 +497,6 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
         print(f"resuming {src} at t = {sim.t:.6g} (step {sim.step_index}) with "
               f"{sim.integrator.name}, h = {sim.h:g}, to t = {args.t_end:g} → {out}",
               file=sys.stderr)
-        if sim.integrator.event_driven:
-            print(f"note: {sim.integrator.name} places its terraces anew at the resumed "
-                  f"state (t = {sim.t:.6g}): the run goes on exactly but is not bit-"
-                  "identical to an unbroken one, and |E − E₀| may grow by up to ε per "
-                  "term", file=sys.stderr)
     outcome = _drive(args, sim, writer, n_total, args.t_end, tty, signals)
     if outcome.error is not None:
         raise outcome.error

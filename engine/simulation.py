@@ -82,6 +82,10 @@ def _saved_pairs(d: dict) -> np.ndarray:
     return full
 
 
+ES_STATE_PREFIX = "es_state_"
+"""Keys of :meth:`Simulation.resume_state` holding the event-driven scheme's stepper."""
+
+
 class SimulationError(ValueError):
     """Bad input to the driver (an unknown integrator, an inadmissible ``h``).  The
     message is one line that names the problem and the fix."""
@@ -383,12 +387,15 @@ class Simulation:
     any scheme), with the column ``terrace_gap`` (``V − V_ε``).  The chunking of
     :meth:`advance` does not show in the result (the stepper is called at the same times
     whatever it is).  A switch away drops the stepper, the state carrying over as for
-    any switch.  :meth:`restore`, a resume (:meth:`from_resume_state`) and a failure
-    drop it too: the next step makes a new one from the kept state, **its terraces
-    placed anew** (the continued run is the exact motion of a new terraced potential:
-    not bit-identical to an unbroken run, and ``|E − E₀|`` may grow by up to ``ε`` per
-    term at each such restart).  No stability limit, no energy tolerance check (the
-    error is bounded by ``ε`` per term); :meth:`event_stats` counts the events.
+    any switch.  :meth:`checkpoint` and :meth:`resume_state` save the stepper itself
+    (``EnergyStepper.export_state``: the bodies with their clocks, every term's terrace
+    and predicted crossing, the contact list), and :meth:`restore` and a resume
+    (:meth:`from_resume_state`) go on from it **bit for bit**, as an unbroken run.  After
+    a failure, or from a frame (a branch: frames hold no stepper), the next step makes a
+    new one from the kept state, its terraces placed anew (the exact motion of a new
+    terraced potential; ``|E − E₀|`` may then grow by up to ``ε`` per term).  No stability
+    limit, no energy tolerance check (the error is bounded by ``ε`` per term);
+    :meth:`event_stats` counts the events.
     """
 
     _stepper = None
@@ -400,6 +407,9 @@ class Simulation:
     """The time the current stepper started at."""
     _es_terms = 0
     """Terraced terms of the last stepper (each bounds its share of ``|E − E₀|`` by ε)."""
+    _es_saved: dict | None = None
+    """A saved stepper (``EnergyStepper.export_state``) to go on from at the next step
+    (after :meth:`restore` or a resume), or ``None``."""
 
     def __new__(cls, model: Model, *args, **kwargs):
         if cls is Simulation and getattr(model, "coordinates", "bodies") == "generalized":
@@ -567,6 +577,7 @@ class Simulation:
         if info.name != self._integrator.name:
             stepper = self._new_stepper(info) if info.event_driven else None
             self._drop_stepper()
+            self._es_saved = None
             self.events.append(Event(self.step_index, self.t, "integrator",
                                      self._integrator.name, info.name))
             if info.keeps_momentum and not self._integrator.keeps_momentum:
@@ -750,19 +761,27 @@ class Simulation:
         """Everything needed to come back to this instant (copies; with the committed
         friction springs of a model with history)."""
         springs = self.ff.committed_springs() if self.ff.has_history else None
+        stepper = self._stepper.export_state() if self._stepper is not None else \
+            self._es_saved
         return (tuple(a.copy() for a in self._s0), self.t, self.step_index,
-                {k: a.copy() for k, a in self.aux.items()}, springs)
+                {k: a.copy() for k, a in self.aux.items()}, springs, stepper,
+                self._es_done, (self._t_base, self._step_base))
 
     def restore(self, cp: tuple) -> None:
-        """Come back to a :meth:`checkpoint` (an event-driven scheme's stepper is made
-        anew from it at the next step: its terraces restart there)."""
+        """Come back to a :meth:`checkpoint` (an event-driven scheme goes on from the
+        stepper saved with it, bit for bit)."""
         self._drop_stepper()
         bufs, t, step, aux = cp[:4]
         springs = cp[4] if len(cp) > 4 else None
+        self._es_saved = cp[5] if len(cp) > 5 else None
+        if len(cp) > 6:
+            self._es_done = cp[6]
         for dst, src in zip(self._s0, bufs, strict=True):
             dst[...] = src
         self.t, self.step_index = t, step
-        self._t_base, self._step_base = t, step
+        # (the clock's base as it was: the times to come are the unbroken run's, which
+        # an event-driven scheme is advanced to)
+        self._t_base, self._step_base = cp[7] if len(cp) > 7 else (t, step)
         self.aux = {"pi": self._s0[7]}
         self.ff.invalidate_neighbours()
         if self.ff.has_history:
@@ -831,12 +850,19 @@ class Simulation:
         d.update(self._resume_scalars())
         es = self.event_stats()
         if self._integrator.event_driven or es["events"]:
-            # (the stepper itself is not saved: a resume makes a new one from the state,
-            # its terraces placed anew; see the class docstring)
             d.update({"es_events": es["events"], "es_reflections": es["reflections"],
                       "es_time": es["time"], "es_terms": int(self._es_terms)})
             if self._integrator.event_driven:
                 d["es_eps_rel"] = float(self._integrator.eps_rel)
+                # the stepper itself (a resume goes on from it bit for bit); its counts
+                # are in es_events … until it is dropped
+                saved = self._stepper.export_state() if self._stepper is not None \
+                    else self._es_saved
+                if saved is not None:
+                    d.update({ES_STATE_PREFIX + k: v for k, v in saved.items()})
+                    if self._stepper is not None:
+                        d["es_events"] -= int(self._stepper.n_events)
+                        d["es_reflections"] -= int(self._stepper.n_reflections)
         return d
 
     def _resume_scalars(self) -> dict:
@@ -947,7 +973,10 @@ class Simulation:
         self.e_ref, self.e_scale = float(d["e_ref"]), float(d["e_scale"])
         self.p_scale, self.l_scale = float(d["p_scale"]), float(d["l_scale"])
         self.events = list(d.get("events", []))
-        self._stepper = None  # (made anew from the resumed state at the next step)
+        self._stepper = None  # (from the saved one, else made anew, at the next step)
+        saved = {k[len(ES_STATE_PREFIX):]: v for k, v in d.items()
+                 if k.startswith(ES_STATE_PREFIX)}
+        self._es_saved = saved or None
         self._es_done = (int(d.get("es_events", 0)), int(d.get("es_reflections", 0)),
                          float(d.get("es_time", 0.0)))
         self._es_terms = int(d.get("es_terms", 0))
@@ -1020,6 +1049,7 @@ class Simulation:
             self.step_index = self._step_base = int(frame.step)
         if self._integrator.event_driven:  # (at the frame's time, with its energy scale)
             self._stepper = None
+            self._es_saved = None  # (a frame holds no stepper: its terraces anew)
             self._es_done = (0, 0, 0.0)
             self._start_stepper()
         self.series = TimeSeries(self.series.n_bodies, self.record_frames)
@@ -1055,6 +1085,17 @@ class Simulation:
             raise SimulationError(str(exc)) from None
 
     def _start_stepper(self) -> None:
+        saved, self._es_saved = self._es_saved, None
+        if saved is not None and self._integrator.event_driven and \
+                float(np.asarray(saved["t"]).reshape(-1)[0]) == self.t:
+            from .energy_stepping import EnergyStepper, EnergySteppingError
+
+            try:  # the saved stepper: the run goes on bit for bit
+                stepper = EnergyStepper.from_state(self.model, saved)
+            except EnergySteppingError as exc:
+                raise SimulationError(str(exc)) from None
+            self._use_stepper(stepper)
+            return
         self._use_stepper(self._new_stepper(self._integrator))
 
     def _use_stepper(self, stepper) -> None:

@@ -70,6 +70,34 @@ class PendulumImpl:
             self.level = 0
             self.on = OFF_LEVEL
 
+    def export(self) -> dict[str, np.ndarray]:
+        return {"kind": np.array([0]), "q_ev": self.q_ev, "q": self.q, "om": self.om,
+                "x": self.x, "ints": np.array([self.level, self.on, self.n_events,
+                                               self.n_reflections]),
+                "floats": np.array([self.t_since, self.v0])}
+
+    @classmethod
+    def restore(cls, model: Model, eps: float, d: dict) -> PendulumImpl:
+        from .stepper import EnergySteppingError
+
+        if int(np.asarray(d["kind"]).reshape(-1)[0]) != 0:
+            raise EnergySteppingError("energy-stepping: the saved stepper is not the "
+                                      "pendulum's; resume with the scenario it was run on")
+        self = cls.__new__(cls)
+        self.params = PendulumParams.from_model(model)
+        self.eps, self.J = eps, self.params.J
+        self.q_ev = np.array(d["q_ev"], dtype=float)
+        self.q = np.array(d["q"], dtype=float)
+        self.om = np.array(d["om"], dtype=float)
+        self.x = np.array(d["x"], dtype=float)
+        self.v = np.zeros_like(self.x)
+        self.level, self.on, self.n_events, self.n_reflections = (
+            int(v) for v in np.asarray(d["ints"]))
+        self.t_since, self.v0 = (float(v) for v in np.asarray(d["floats"]))
+        self._dts = np.zeros(0)
+        self._n_dts = 0
+        return self
+
     def advance(self, dt: float, t_end: float) -> None:
         from .stepper import EnergySteppingError
 

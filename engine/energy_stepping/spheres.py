@@ -584,6 +584,21 @@ def start(t0, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cptr, cidx, x, v, q, o
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def refill_queue(nt, tpred, heap, hpos):
+    """The queue of the terms ``[0, nt)`` from their predicted times (a resumed
+    stepper: the pops come in the order of ``(time, term)`` whatever the layout);
+    returns its size."""
+    size = 0
+    for k in range(hpos.shape[0]):
+        hpos[k] = -1
+    for k in range(nt):
+        t = tpred[k]
+        tpred[k] = INF
+        size = heap_set(heap, hpos, tpred, size, k, t)
+    return size
+
+
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def energies(TI, TF, ctr, x, v, q, om, m, J, D, bonds, bref, walls, prm, xref):
     """``(T, Σ V_k, Σ V_ε,k)`` at the synchronised state, ``V_ε,k = o_k + (L_k + ½)ε``
     (the middle of the terrace)."""

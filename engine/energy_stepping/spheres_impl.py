@@ -70,7 +70,7 @@ class SpheresImpl:
     each), Hertz contacts, walls, uniform gravity."""
 
     def __init__(self, model: Model, eps: float, state: State, keep_steps: int,
-                 t0: float) -> None:
+                 t0: float, start: bool = True) -> None:
         from .stepper import EnergySteppingError
 
         ff = model.forcefield
@@ -169,6 +169,8 @@ class SpheresImpl:
         self.g = np.zeros((4, 3))
         self.clock = np.array([float(t0)])
         self.dts = np.zeros(max(int(keep_steps), 0))
+        if not start:  # (restore: the terms' state comes from a saved stepper)
+            return
         # origins: −ε/2 (the terms that vanish at rest: mid-terrace there); gravity:
         # mid-terrace from V(0), or on the level V(0) for a body at rest (it steps down)
         origins = np.full(ns, -0.5 * eps)
@@ -181,6 +183,49 @@ class SpheresImpl:
                 rest[k] = at_rest
         self._call(lambda: sp.start(float(t0), *self._head(), self.g, origins, rest,
                                     *self._scratch()))
+
+    # ------------------------------------------------------------------ resume
+    def export(self) -> dict[str, np.ndarray]:
+        nt = int(self.ctr[sp.N_STATIC] + self.ctr[sp.N_CONTACTS])
+        nc = int(self.ctr[sp.N_CONTACTS])
+        return {"kind": np.array([1]), "x": self.x, "v": self.v, "q": self.q,
+                "om": self.om, "tb": self.tb, "xref": self.xref, "TI": self.TI[:nt],
+                "TF": self.TF[:nt], "tpred": self.tpred[:nt], "ctr": self.ctr,
+                "clock": self.clock, "cptr": self.cptr, "cidx": self.cidx[:2 * nc]}
+
+    @classmethod
+    def restore(cls, model: Model, eps: float, d: dict, t: float) -> SpheresImpl:
+        """The stepper :meth:`export` saved: the model's structure built anew (the same
+        static terms in the same order), the saved state, terms and contact list put
+        back, the queue refilled from the predicted times."""
+        from .stepper import EnergySteppingError
+
+        x = np.asarray(d["x"], dtype=float)
+        bad = int(np.asarray(d["kind"]).reshape(-1)[0]) != 1 or x.shape != (model.n_bodies, 3)
+        if not bad:
+            self = cls(model, eps, State(x, np.asarray(d["v"]), np.asarray(d["q"]),
+                                         np.asarray(d["om"])), 0, t, start=False)
+            ctr = np.asarray(d["ctr"], dtype=np.int64)
+            bad = ctr.shape != self.ctr.shape or ctr[sp.N_STATIC] != self.ctr[sp.N_STATIC]
+        if bad:
+            raise EnergySteppingError("energy-stepping: the saved stepper does not fit this "
+                                      "model; resume with the scenario it was run on")
+        nt = int(ctr[sp.N_STATIC] + ctr[sp.N_CONTACTS])
+        nc = int(ctr[sp.N_CONTACTS])
+        self._alloc(max(self.TI.shape[0], nt + nc + 64), model.n_bodies)
+        self.ctr[:] = ctr
+        self.ctr[sp.N_HEAP] = 0
+        for name in ("v", "q", "om", "tb", "xref"):  # (bit for bit: no normalising)
+            getattr(self, name)[...] = np.asarray(d[name])
+        self.x[...] = x
+        self.TI[:nt] = np.asarray(d["TI"])
+        self.TF[:nt] = np.asarray(d["TF"])
+        self.tpred[:nt] = np.asarray(d["tpred"])
+        self.clock[:] = np.asarray(d["clock"])
+        self.cptr[:] = np.asarray(d["cptr"])
+        self.cidx[:2 * nc] = np.asarray(d["cidx"])
+        self.ctr[sp.N_HEAP] = sp.refill_queue(nt, self.tpred, self.heap, self.hpos)
+        return self
 
     # ------------------------------------------------------------------ arrays
     def _alloc(self, cap: int, n: int) -> None:

@@ -136,6 +136,31 @@ class EnergyStepper:
         """``T + V_ε`` at :attr:`t`: constant to round-off."""
         return self._impl.energy_eps()
 
+    # ------------------------------------------------------------------ resume
+    def export_state(self) -> dict[str, np.ndarray]:
+        """Everything the run needs to go on bit for bit (copies, arrays only: a
+        checkpoint stores them as they are): the bodies with their clocks, every term's
+        terrace, flags and predicted crossing, the contact list, the counters.  The
+        queue's layout is not needed: it pops in the total order of ``(time, term)``."""
+        d = {k: np.array(v, copy=True) for k, v in self._impl.export().items()}
+        d["t"] = np.array([self.t])
+        d["eps"] = np.array([self.eps])
+        return d
+
+    @classmethod
+    def from_state(cls, model: Model, d: dict[str, np.ndarray]) -> EnergyStepper:
+        """The stepper :meth:`export_state` saved, for ``model`` (the same scenario):
+        it goes on exactly as the saved one would have."""
+        why = unsupported(model)
+        if why is not None:
+            raise EnergySteppingError(why)
+        self = cls.__new__(cls)
+        self.eps = check_eps(float(np.asarray(d["eps"]).reshape(-1)[0]))
+        self.model = model
+        self.t = float(np.asarray(d["t"]).reshape(-1)[0])
+        self._impl = _restore_impl(model, self.eps, d, self.t)
+        return self
+
     @property
     def flight_times(self) -> np.ndarray:
         """The first ``keep_steps`` self-chosen steps (time between consecutive events)."""
@@ -151,3 +176,13 @@ def _make_impl(model: Model, eps: float, state: State, keep_steps: int, t0: floa
     from .spheres_impl import SpheresImpl
 
     return SpheresImpl(model, eps, state, keep_steps, t0)
+
+
+def _restore_impl(model: Model, eps: float, d: dict, t: float):
+    if model.forcefield.flags[T_PIVOT_GRAVITY]:
+        from .pendulum_impl import PendulumImpl
+
+        return PendulumImpl.restore(model, eps, d)
+    from .spheres_impl import SpheresImpl
+
+    return SpheresImpl.restore(model, eps, d, t)

@@ -91,7 +91,9 @@ frames, :meth:`engine.forcefield.ForceField.committed_springs_sparse`)."""
 
 
 VARIABLE_CHECKPOINT_ARRAYS = frozenset(
-    {"nl_pairs", "springs_sphere", "springs_partner", "springs_xi"})
+    {"nl_pairs", "springs_sphere", "springs_partner", "springs_xi",
+     # energy-stepping's stepper (its terms and contact list grow and shrink)
+     "es_state_TI", "es_state_TF", "es_state_tpred", "es_state_cidx"})
 """Checkpoint arrays whose length changes from one checkpoint to the next (resume format
 2): stored resizable and resized in place."""
 CHECKPOINT_GROUPS = ("checkpoint", "checkpoint_alt")
