@@ -152,12 +152,6 @@ def test_figures_and_report_section(tmp_path):
     assert text.count(esrep.BEGIN) == 1 and "ES again" in text
 
 
-def test_the_steps_figure_names_what_it_awaits(tmp_path):
-    s = es.self_chosen_steps("pendulum", 1e-3, 1.0, 10_000)
-    s.awaiting = "torus: not yet"
-    _drawn(esfig.fig_es_steps(s, tmp_path))
-
-
 @pytest.mark.slow
 def test_cli_figures_only_energy_stepping(tmp_path):
     env = dict(os.environ)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..energy_stepping import EnergyStepper, EnergySteppingError, absolute_eps
+from ..energy_stepping import EnergyStepper, absolute_eps
 from ..models.base import Model
 from ..scenarios import load_scenario
 from ..simulation import Simulation
@@ -64,7 +64,6 @@ class EnergySteppingConfig:
     ref_h: float = 1e-3
     # the self-chosen steps
     steps_scenario: str = "torus"
-    steps_fallback: str = "pendulum"
     steps_rel: float = 1e-4
     steps_t: float = 10.0
     steps_keep: int = 2_000_000
@@ -395,8 +394,6 @@ class StepSizes:
     integrator_default: str
     h_stable: float
     """The explicit schemes' stability limit at the start (``2/ω_max``)."""
-    awaiting: str = ""
-    """Why the requested scenario could not be run (this one is the fallback), or ""."""
 
     @property
     def event_times(self) -> np.ndarray:
@@ -538,18 +535,6 @@ class EnergySteppingData:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def steps_with_fallback(cfg: EnergySteppingConfig) -> StepSizes:
-    """:func:`self_chosen_steps` on ``steps_scenario``; if the stepper cannot drive it yet
-    (the many-body core), on ``steps_fallback`` with the reason kept in ``awaiting``."""
-    try:
-        return self_chosen_steps(cfg.steps_scenario, cfg.steps_rel, cfg.steps_t,
-                                 cfg.steps_keep)
-    except EnergySteppingError as exc:
-        s = self_chosen_steps(cfg.steps_fallback, cfg.steps_rel, cfg.steps_t, cfg.steps_keep)
-        s.awaiting = f"{cfg.steps_scenario}: {exc}"
-        return s
-
-
 def compute(cfg: EnergySteppingConfig, cache: str | None = None,
             log: Callable[[str], None] | None = None) -> EnergySteppingData:
     """Every energy-stepping study behind the figures and the report."""
@@ -567,7 +552,8 @@ def compute(cfg: EnergySteppingConfig, cache: str | None = None,
                    lambda: long_energy(cfg))
     d.convergence = timed("energy-stepping: convergence as ε → 0",
                           lambda: convergence(cfg, cache))
-    d.steps = timed("energy-stepping: self-chosen steps", lambda: steps_with_fallback(cfg))
+    d.steps = timed("energy-stepping: self-chosen steps", lambda: self_chosen_steps(
+        cfg.steps_scenario, cfg.steps_rel, cfg.steps_t, cfg.steps_keep))
     d.cost = timed(f"energy-stepping: accuracy and cost against {cfg.cost_baseline}",
                    lambda: cost_study(cfg.scenario, cfg.cost_rels, cfg.cost_baseline,
                                       cfg.cost_hs, cfg.cost_t, cfg.cost_dt,

@@ -215,9 +215,6 @@ def fig_es_steps(s: StepSizes, out: Path) -> Path:
     ax2.set_ylabel("events per unit time", color="tab:orange")
     ax2.grid(False)
     ax.set_title("(b) the steps against time; orange: events per unit time")
-    if s.awaiting:
-        fig.suptitle(f"{s.scenario} shown: the requested run awaits the many-body core "
-                     f"({s.awaiting})", fontsize=9, color="tab:red")
     return _save(fig, out, "fig_es_steps.png")
 
 

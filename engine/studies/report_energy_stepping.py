@@ -81,17 +81,12 @@ def claims(d: EnergySteppingData) -> list[tuple[str, str, str, str]]:
                          f"{eq[0]['rel']:g} … {eq[-1]['rel']:g})", "measured"))
     s = d.steps
     if s is not None:
-        if s.awaiting:
-            rows.append((f"Self-chosen steps through the {d.cfg.steps_scenario} impact",
-                         "—", f"awaits the many-body core ({s.awaiting}); the "
-                         f"{s.scenario} is shown instead", "not measured"))
-        else:
-            dt = s.flight_times
-            rows.append((f"Self-chosen steps ({s.scenario}, REL = {s.rel:g}, "
-                         f"t ≤ {s.t_end:g})", "—",
-                         f"{s.n_events} events; median step {np.median(dt):.2e}, min "
-                         f"{dt.min():.2e}, max {dt.max():.2e} (`{s.integrator_default}`: "
-                         f"h = {s.h_default:g})", "measured"))
+        dt = s.flight_times
+        rows.append((f"Self-chosen steps ({s.scenario}, REL = {s.rel:g}, "
+                     f"t ≤ {s.t_end:g})", "—",
+                     f"{s.n_events} events; median step {np.median(dt):.2e}, min "
+                     f"{dt.min():.2e}, max {dt.max():.2e} (`{s.integrator_default}`: "
+                     f"h = {s.h_default:g})", "measured"))
     return rows
 
 
@@ -200,12 +195,9 @@ def section(d: EnergySteppingData, figures: Sequence[Path], seconds: float | Non
     s = d.steps
     if s is not None:
         dt = s.flight_times
-        note = (f"**The {cfg.steps_scenario} awaits the many-body core** ({s.awaiting}); "
-                f"the same study on the {s.scenario} is shown.\n" if s.awaiting else "")
         lines += [
             "### Self-chosen steps\n\n"
             f"![steps]({names.get('fig_es_steps', '')})\n",
-            note,
             _table(["scenario", "REL", "t", "events", "terms", "median step", "min", "max",
                     f"steps < `{s.integrator_default}`'s h", "stability limit 2/ω_max"],
                    [[s.scenario, f"{s.rel:g}", f"{s.t_end:g}", str(s.n_events),
