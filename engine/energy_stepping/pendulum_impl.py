@@ -98,6 +98,9 @@ class PendulumImpl:
         self._n_dts = 0
         return self
 
+    def events_by_kind(self) -> dict[str, int]:
+        return {"pivot gravity": int(self.n_events)}
+
     def advance(self, dt: float, t_end: float) -> None:
         from .stepper import EnergySteppingError
 

@@ -77,7 +77,8 @@ N_NEED = 7
 N_DTS = 8
 N_ZERO = 9
 N_RECHECK = 10  # re-checks of a march (not events: nothing jumps)
-N_CTR = 11
+N_BY_KIND = 11  # events of each kind (terms.KIND_NAMES order, 7 slots)
+N_CTR = 18
 
 MAX_MARCH = 4
 """Safe steps per prediction of an attitude term before a re-check event is queued
@@ -524,6 +525,7 @@ def run_events(t_end, max_events, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cp
         res = jump(k, s, TI, x, v, q, om, m, J, D, bonds, bref, walls, prm, g, False)
         after_jump(k, s, res, te, TI, TF, x, q, prm, D, bonds, bref, rstar, vmin, walls, m)
         n_ev = ctr[N_EVENTS]
+        ctr[N_BY_KIND + kind] += 1
         if n_ev < dts.shape[0]:
             dts[n_ev] = te - clock[0]
         clock[0] = te

@@ -301,6 +301,12 @@ class SpheresImpl:
         k = self.TI[:self.ctr[sp.N_STATIC] + self.ctr[sp.N_CONTACTS], C_KIND]
         return int(np.count_nonzero(k != SKIN))
 
+    def events_by_kind(self) -> dict[str, int]:
+        from .terms import KIND_NAMES
+
+        return {name: int(self.ctr[sp.N_BY_KIND + k]) for k, name in enumerate(KIND_NAMES)
+                if name != "skin"}
+
     @property
     def n_rebuilds(self) -> int:
         return int(self.ctr[sp.N_REBUILD])

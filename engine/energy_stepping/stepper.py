@@ -122,6 +122,12 @@ class EnergyStepper:
     def n_reflections(self) -> int:
         return self._impl.n_reflections
 
+    def events_by_kind(self) -> dict[str, int]:
+        """Events (crossings, reflections, touches) by the kind of term that made them
+        (``radial``, ``bend``, ``shear``, ``contact``, ``wall``, ``gravity``; the
+        pendulum: ``pivot gravity``)."""
+        return self._impl.events_by_kind()
+
     @property
     def n_terms(self) -> int:
         """Terraced terms (each bounds its own share of ``|E − E₀|`` by ``ε``)."""
