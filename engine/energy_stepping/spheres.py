@@ -82,10 +82,10 @@ N_CTR = 18
 
 MAX_MARCH = 1
 """Safe steps per prediction of an attitude term before a re-check event is queued
-instead (the re-check continues the march).  One: most predictions are undone by a jump
-of one of the term's bodies before they come due, and a single step, at the present
-state, needs no flight (measured on the torus: 1.7–1.8 µs an event, against 3.6 with 4
-steps and 13 with 16; BENCHMARKS.md)."""
+instead (the re-check continues the march), far from a level (``MARCH_NEAR``).  One:
+most predictions are undone by a jump of one of the term's bodies before they come due,
+and a single step, at the present state, needs no flight (measured on the torus: 1.8 µs
+an event, against 3.6 with 4 steps and 13 with 16; BENCHMARKS.md)."""
 MARCH_NEAR = 1e-9
 """Within this of a level the march goes on at once (a handful of quadratically
 converging steps, up to ``MAX_MARCH_NEAR``) instead of queuing a re-check."""
