@@ -106,9 +106,9 @@ def test_each_terms_gradient_is_the_derivative_of_its_value():
 
 def test_torus_free_conserves_energy_eps_and_momenta_over_1e5_events():
     """torus-free (perturbed), ε = 1e-2 of the energy scale, t = 100: ``T + V_ε``
-    constant to ≤ 1e-12 relative over > 10⁵ events (measured: 0, i.e. exactly, over
-    3.6e5 events); ``|E − E₀| ≤ ε · (number of terms)`` at every one of 200 records
-    (measured: 62 ε, 320 terms); all of ``P`` and ``L`` (no wall: every term is invariant)
+    constant to ≤ 1e-12 relative over > 10⁵ events (measured: 1e-15 over 3.6e5
+    events); ``|E − E₀| ≤ ε · (number of terms)`` at every one of 200 records
+    (measured: 64 ε, 320 terms); all of ``P`` and ``L`` (no wall: every term is invariant)
     to round-off (measured: 1e-13 of |P|, 4e-16 of Σ|x × m v|)."""
     model = MODELS["torus"].make(FREE)
     eps = 1e-2 * _scale(model)
@@ -157,8 +157,8 @@ def test_time_reversal_recovers_the_start():
     """A ring of 8 (no wall, perturbed), ε = 1e-3 of the scale: forward over t = 0.5
     (782 events), negate every ``v`` and ``Ω``, forward again over t = 0.5: the same
     number of events, and the start returns to ≤ 1e-10 (the event order is deterministic
-    and a crossing reversed is the crossing back).  Measured: 1.1e-13 (x), 5.6e-13 (v),
-    5e-14 (q), 1.6e-13 (Ω); over t = 1 the round-off has grown to 2e-10 (v): the ring's
+    and a crossing reversed is the crossing back).  Measured: 1.5e-13 (x), 3.2e-13 (v),
+    4.6e-14 (q), 2.5e-13 (Ω); over t = 1 the round-off has grown to 2e-10 (v): the ring's
     motion is chaotic, and the error grows with it, as for any scheme."""
     model = MODELS["torus"].make({**FREE, "n_particles": 8, "velocity_noise": 0.3})
     eps = 1e-3 * _scale(model)
@@ -181,7 +181,7 @@ def test_time_reversal_recovers_the_start():
 def test_trajectory_converges_to_a_fine_reference_as_eps_goes_to_zero():
     """A ring of 6 (no wall, perturbed) over t = 0.5 against rrp-newmark at h = 1e-5 (its
     own error ≈ 1e-9): the max error of ``x`` and ``v`` falls as ε → 0.  Measured (ε =
-    1e-3 … 1e-6 of the scale): 0.143, 0.149, 0.031, 0.0094, a fitted order of 0.42 in ε,
+    1e-3 … 1e-6 of the scale): 0.143, 0.149, 0.031, 0.010, a fitted order of 0.41 in ε,
     near the pendulum's ½ (the flight through the last terrace before a turning point
     lasts ∝ √ε; docs/physics.md §3.10)."""
     model = MODELS["torus"].make({**FREE, "n_particles": 6, "velocity_noise": 0.3})
