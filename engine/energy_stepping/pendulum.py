@@ -282,8 +282,9 @@ class PendulumParams:
         body's ``J``)."""
         ff = model.forcefield
         if not ff.flags[T_PIVOT_GRAVITY] or model.bodies.n != 1:
-            raise ValueError(f"energy-stepping runs the pendulum only in this version, not "
-                             f"{model.name!r}: use the 'pendulum' model")
+            raise ValueError(f"the pendulum's closed-form loop takes one body hinged at a "
+                             f"pivot, not {model.name!r}: use EnergyStepper (any model "
+                             "energy-stepping drives)")
         rho = ff.fp[P_RHO0:P_RHO0 + 3]
         return cls(float(ff.fp[P_MG]), float(model.bodies.J[0]),
                    (float(rho[0]), float(rho[1]), float(rho[2])))
