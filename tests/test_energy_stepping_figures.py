@@ -32,7 +32,8 @@ def tiny(**changes) -> es.EnergySteppingConfig:
     base = {"long_t": 20.0, "long_dt": 0.1, "match_t": 10.0, "conv_rels": (1e-2, 1e-3, 1e-4),
             "conv_t": 2.0, "conv_dt": 0.1, "steps_scenario": "pendulum", "steps_t": 2.0,
             "steps_keep": 5000, "cost_rels": (1e-2, 1e-3), "cost_hs": (0.04, 0.02, 0.01),
-            "cost_t": 5.0, "cost_dt": 0.05}
+            "cost_t": 5.0, "cost_dt": 0.05, "many_rels": (1e-2,), "many_hs": (0.002, 0.001),
+            "many_t": 0.3}
     base.update(changes)
     return es.config(True, **base)
 
@@ -129,13 +130,15 @@ def _drawn(path: Path) -> None:
 
 
 def test_figures_and_report_section(tmp_path):
-    """All studies on a tiny configuration → five PNGs and a report section naming each;
-    the section replaces its previous copy in an existing report."""
+    """All studies on a tiny configuration → six PNGs (the cost on the pendulum and on
+    the torus) and a report section naming each; the section replaces its previous copy
+    in an existing report."""
     d = es.compute(tiny(), cache=str(tmp_path / "cache"))
     paths = esfig.draw_all(d, tmp_path)
     assert sorted(p.name for p in paths) == sorted(
         ["fig_es_energy_long.png", "fig_es_convergence.png", "fig_es_rel_curve.png",
-         "fig_es_cost.png", "fig_es_steps.png"])
+         "fig_es_cost.png", "fig_es_cost_torus.png", "fig_es_steps.png"])
+    assert d.cost_many.scenario == "torus" and d.cost_many.es_rows[0]["events_per_time"] > 0
     for p in paths:
         _drawn(p)
     block = esrep.section(d, paths, 1.0)
@@ -164,7 +167,7 @@ def test_cli_figures_only_energy_stepping(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     figs = tmp_path / "figs"
-    assert len(list(figs.glob("fig_es_*.png"))) == 5
+    assert len(list(figs.glob("fig_es_*.png"))) == 6  # (the cost twice: pendulum, torus)
     assert not list(figs.glob("fig[0-9]*.png"))  # the paper's figures were not redone
     text = (figs / "report.md").read_text(encoding="utf-8")
     assert text.startswith("# kept\n") and esrep.BEGIN in text

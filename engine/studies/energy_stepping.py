@@ -75,13 +75,20 @@ class EnergySteppingConfig:
     cost_t: float = 100.0
     cost_dt: float = 0.01
     cost_repeat: int = 1
+    # the same on a many-body model: the torus through its impact
+    many_scenario: str = "torus"
+    many_rels: tuple[float, ...] = (1e-2, 1e-3, 1e-4)
+    many_hs: tuple[float, ...] = (0.003, 0.002, 0.001, 0.0005, 0.00025)
+    """(``rrp-newmark``'s stability limit on the torus is h ≈ 0.0039.)"""
+    many_t: float = 10.0
 
 
 def config(quick: bool = True, **changes: Any) -> EnergySteppingConfig:
     """The quick (``rrp figures --quick``) or the full configuration."""
     base = EnergySteppingConfig(quick=True, long_t=1e3, conv_rels=(
         1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5), cost_rels=(1e-2, 1e-3, 1e-4, 1e-5),
-        cost_t=50.0, steps_t=5.0) if quick else EnergySteppingConfig(quick=False,
+        cost_t=50.0, steps_t=5.0, many_rels=(1e-2, 1e-3), many_hs=(0.002, 0.001, 0.0005),
+        many_t=2.0) if quick else EnergySteppingConfig(quick=False,
                                                                     cost_repeat=3)
     return replace(base, **changes)
 
@@ -532,6 +539,8 @@ class EnergySteppingData:
     convergence: Convergence | None = None
     steps: StepSizes | None = None
     cost: CostStudy | None = None
+    cost_many: CostStudy | None = None
+    """The cost study on ``many_scenario`` (the torus)."""
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -558,4 +567,9 @@ def compute(cfg: EnergySteppingConfig, cache: str | None = None,
                    lambda: cost_study(cfg.scenario, cfg.cost_rels, cfg.cost_baseline,
                                       cfg.cost_hs, cfg.cost_t, cfg.cost_dt,
                                       cfg.cost_repeat, log=say))
+    d.cost_many = timed(f"energy-stepping: cost against {cfg.cost_baseline} on "
+                        f"{cfg.many_scenario}",
+                        lambda: cost_study(cfg.many_scenario, cfg.many_rels,
+                                           cfg.cost_baseline, cfg.many_hs, cfg.many_t,
+                                           cfg.cost_dt, cfg.cost_repeat, log=say))
     return d

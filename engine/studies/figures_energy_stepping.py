@@ -218,7 +218,7 @@ def fig_es_steps(s: StepSizes, out: Path) -> Path:
     return _save(fig, out, "fig_es_steps.png")
 
 
-def fig_es_cost(cost: CostStudy, out: Path) -> Path:
+def fig_es_cost(cost: CostStudy, out: Path, name: str = "fig_es_cost.png") -> Path:
     """Seconds per simulated second against max energy error: energy-stepping per REL,
     the baseline per h, and the ratio at equal max energy error."""
     fig, ax = plt.subplots(figsize=(10, 6))
@@ -246,7 +246,7 @@ def fig_es_cost(cost: CostStudy, out: Path) -> Path:
     ax.set_ylabel(f"wall seconds per simulated second (best of {cost.repeat}, one core)")
     ax.set_title(f"{cost.scenario}: cost at equal max energy error")
     ax.legend(loc="lower left", fontsize=9)
-    return _save(fig, out, "fig_es_cost.png")
+    return _save(fig, out, name)
 
 
 def draw_all(d: EnergySteppingData, out: Path) -> list[Path]:
@@ -261,6 +261,8 @@ def draw_all(d: EnergySteppingData, out: Path) -> list[Path]:
     if d.cost is not None:
         paths.append(fig_es_rel_curve(d.cost, d.convergence, out))
         paths.append(fig_es_cost(d.cost, out))
+    if d.cost_many is not None:
+        paths.append(fig_es_cost(d.cost_many, out, f"fig_es_cost_{d.cost_many.scenario}.png"))
     if d.steps is not None:
         paths.append(fig_es_steps(d.steps, out))
     return paths

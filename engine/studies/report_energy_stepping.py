@@ -79,6 +79,16 @@ def claims(d: EnergySteppingData) -> list[tuple[str, str, str, str]]:
                          f"({d.cost.scenario})", "— (measured, no claim)",
                          f"energy-stepping costs {lo:.3g}–{hi:.3g}× as much (REL "
                          f"{eq[0]['rel']:g} … {eq[-1]['rel']:g})", "measured"))
+    if d.cost_many is not None:
+        eq = [r for r in d.cost_many.equal_error() if math.isfinite(r["ratio"])
+              and not r["extrapolated"]]
+        if eq:
+            lo, hi = min(r["ratio"] for r in eq), max(r["ratio"] for r in eq)
+            rows.append((f"Cost against `{d.cost_many.baseline}` at equal max energy error "
+                         f"({d.cost_many.scenario})", "— (measured, no claim)",
+                         f"energy-stepping costs {lo:.3g}–{hi:.3g}× as much (max error "
+                         f"{max(r['max_error'] for r in eq):.2g} … "
+                         f"{min(r['max_error'] for r in eq):.2g})", "measured"))
     s = d.steps
     if s is not None:
         dt = s.flight_times
@@ -190,6 +200,33 @@ def section(d: EnergySteppingData, figures: Sequence[Path], seconds: float | Non
                      f"{r['base_seconds_per_time'] * 1e3:.4g}",
                      f"{r['ratio']:.3g}×" + (" (extrapolated)" if r["extrapolated"] else "")]
                     for r in cost.equal_error()]),
+            "",
+        ]
+    many = d.cost_many
+    if many is not None:
+        lines += [
+            f"### Cost at equal max energy error on the {many.scenario}\n\n"
+            f"![cost]({names.get(f'fig_es_cost_{many.scenario}', '')})\n",
+            f"{many.scenario}, t ≤ {many.t_end:g} (through the impact), best of "
+            f"{many.repeat}, one core.\n",
+            _table(["REL", "ε", "max \\|E − E₀\\|/\\|E₀\\|", "events per unit time",
+                    "µs per event", "ms per simulated second"],
+                   [[f"{r['rel']:g}", f"{r['eps']:.3g}", f"{r['max_error']:.3e}",
+                     f"{r['events_per_time']:.4g}", f"{r['us_per_event']:.3f}",
+                     f"{r['seconds_per_time'] * 1e3:.4g}"] for r in many.es_rows]),
+            "",
+            _table(["h", "max \\|E − E₀\\|/\\|E₀\\|", "µs per step",
+                    "ms per simulated second"],
+                   [[f"{r['h']:g}", f"{r['max_error']:.3e}", f"{r['us_per_step']:.3f}",
+                     f"{r['seconds_per_time'] * 1e3:.4g}"] for r in many.base_rows]),
+            "",
+            _table(["REL", "max \\|E − E₀\\|/\\|E₀\\|", "energy-stepping ms/s",
+                    f"`{many.baseline}` ms/s", "ratio"],
+                   [[f"{r['rel']:g}", f"{r['max_error']:.3e}",
+                     f"{r['es_seconds_per_time'] * 1e3:.4g}",
+                     f"{r['base_seconds_per_time'] * 1e3:.4g}",
+                     f"{r['ratio']:.3g}×" + (" (extrapolated)" if r["extrapolated"] else "")]
+                    for r in many.equal_error()]),
             "",
         ]
     s = d.steps
