@@ -765,7 +765,7 @@ class Simulation:
             self._es_saved
         return (tuple(a.copy() for a in self._s0), self.t, self.step_index,
                 {k: a.copy() for k, a in self.aux.items()}, springs, stepper,
-                self._es_done, (self._t_base, self._step_base))
+                self._es_done, (self._t_base, self._step_base, self.h))
 
     def restore(self, cp: tuple) -> None:
         """Come back to a :meth:`checkpoint` (an event-driven scheme goes on from the
@@ -779,9 +779,13 @@ class Simulation:
         for dst, src in zip(self._s0, bufs, strict=True):
             dst[...] = src
         self.t, self.step_index = t, step
-        # (the clock's base as it was: the times to come are the unbroken run's, which
-        # an event-driven scheme is advanced to)
-        self._t_base, self._step_base = cp[7] if len(cp) > 7 else (t, step)
+        # (the clock's base as it was, if h is too: the times to come are the unbroken
+        # run's, which an event-driven scheme is advanced to)
+        base = cp[7] if len(cp) > 7 else None
+        if base is not None and base[2] == self.h:
+            self._t_base, self._step_base = base[0], base[1]
+        else:
+            self._t_base, self._step_base = t, step
         self.aux = {"pi": self._s0[7]}
         self.ff.invalidate_neighbours()
         if self.ff.has_history:
