@@ -568,8 +568,8 @@ class SimulationWorker(QObject):
                 sim = Simulation(model, name, h, record_every=sc.run.every,
                                  record_frames=records_trail(model),
                                  energy_tolerance=sc.run.energy_tolerance)
-            except SimulationError as exc:  # (a scheme the registry offers, refused by
-                # its own stepper: energy-stepping on a model its build cannot run yet)
+            except SimulationError as exc:  # (a scheme the registry offers, refused when
+                # the simulation is made: e.g. a stepper that cannot start from the state)
                 reason = str(exc).split(": choose one of")[0]
                 if k > 0:
                     note = "; ".join(filter(None, (note, f"compare run {name} left out: "

@@ -35,7 +35,8 @@ from numba import njit
 
 from ..diagnostics import pendulum_invariants
 from ..layout import P_MG, P_RHO0, T_PIVOT_GRAVITY
-from ..rotations import quat_mul_t, quat_rotate_t
+from ..rotations import quat_rotate_t
+from .terms import fly_quat
 
 TWO_PI = 2.0 * math.pi
 
@@ -61,18 +62,9 @@ MAX_ZERO_FLIGHTS = 16
 
 @njit(cache=True, nogil=True)
 def _flight(q, om, s, out):
-    """Exact free flight: ``out = exp(s Ω̂) q``, i.e. ``(cos(θ/2), sin(θ/2) k) ⊗ q`` with
-    ``θ = |Ω| s`` (§3.10 first bullet); ``out`` may be ``q``."""
-    w = math.sqrt(om[0] * om[0] + om[1] * om[1] + om[2] * om[2])
-    if w == 0.0 or s == 0.0:
-        p0, p1, p2, p3 = q[0], q[1], q[2], q[3]
-    else:
-        half = 0.5 * w * s
-        c = math.cos(half)
-        f = math.sin(half) / w
-        p0, p1, p2, p3 = quat_mul_t(c, f * om[0], f * om[1], f * om[2],
-                                    q[0], q[1], q[2], q[3])
-    out[0], out[1], out[2], out[3] = p0, p1, p2, p3
+    """Exact free flight: ``out = exp(s Ω̂) q`` (``terms.fly_quat``, §3.10 first bullet);
+    ``out`` may be ``q``."""
+    out[0], out[1], out[2], out[3] = fly_quat(q[0], q[1], q[2], q[3], om[0], om[1], om[2], s)
 
 
 @njit(cache=True, nogil=True)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..models.base import Model
+from ..rotations import quat_rotate_t
 from ..state import State
+from .errors import EnergySteppingError
 from .pendulum import (
     OFF_LEVEL,
     ON_UPPER,
@@ -32,8 +34,6 @@ class PendulumImpl:
     n_terms = 1
 
     def __init__(self, model: Model, eps: float, state: State, keep_steps: int) -> None:
-        from .stepper import EnergySteppingError
-
         self.params = p = PendulumParams.from_model(model)
         self.eps = eps
         self.J = p.J
@@ -55,7 +55,7 @@ class PendulumImpl:
         self._dts = np.zeros(max(int(keep_steps), 0))
         self._n_dts = 0
         r = p.rho0
-        u = np.array(_rotate(self.q_ev, r))
+        u = np.array(quat_rotate_t(*self.q_ev, *r))
         moment = p.mg * np.array([u[1], -u[0], 0.0])
         if not np.any(self.om) and np.any(moment):  # at rest off an extremum: step down
             self.v0 = v
@@ -78,8 +78,6 @@ class PendulumImpl:
 
     @classmethod
     def restore(cls, model: Model, eps: float, d: dict) -> PendulumImpl:
-        from .stepper import EnergySteppingError
-
         if int(np.asarray(d["kind"]).reshape(-1)[0]) != 0:
             raise EnergySteppingError("energy-stepping: the saved stepper is not the "
                                       "pendulum's; resume with the scenario it was run on")
@@ -102,8 +100,6 @@ class PendulumImpl:
         return {"pivot gravity": int(self.n_events)}
 
     def advance(self, dt: float, t_end: float) -> None:
-        from .stepper import EnergySteppingError
-
         p, r = self.params, self.params.rho0
         rec = np.zeros((0, 4)), np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
         room = self._dts.shape[0] - self._n_dts
@@ -141,10 +137,4 @@ class PendulumImpl:
 
     def flight_times(self) -> np.ndarray:
         return self._dts[:self._n_dts].copy()
-
-
-def _rotate(q, r):
-    from ..rotations import quat_rotate_t
-
-    return quat_rotate_t(q[0], q[1], q[2], q[3], r[0], r[1], r[2])
 

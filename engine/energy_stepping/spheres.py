@@ -53,6 +53,7 @@ from .terms import (
     bring,
     march_bound,
     march_f,
+    pair_vector,
     set_bounds,
     term_gradient,
     term_value,
@@ -299,17 +300,24 @@ def after_jump(k, s, res, t, TI, TF, x, q, prm, D, bonds, bref, rstar, vmin, wal
         return
     TI[k, C_LEVEL] += res
     TI[k, C_ON] = ON_HI if s < 0 else ON_LO
+    _orient(k, TI, TF, x, q, rstar)
+    set_bounds(k, TI, TF, prm, D, bonds, bref, rstar, vmin, walls, m)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def _orient(k, TI, TF, x, q, rstar):
+    """Which branch of its ``f`` term ``k`` is on, from the synchronised state: the side of
+    ``r*`` (RADIAL; ``set_bounds`` makes it 0 on the bottom terrace), the sign ``s₀`` of
+    ``q_i·q_j`` (BEND)."""
     kind = TI[k, C_KIND]
     i = TI[k, C_I]
     j = TI[k, C_J]
     if kind == RADIAL:
-        d0, d1, d2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
-        r = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        _, _, _, r = pair_vector(x, i, j)
         TI[k, C_SIDE] = 1 if r > rstar[TI[k, C_A]] else -1
     elif kind == BEND:
         w = q[i, 0] * q[j, 0] + q[i, 1] * q[j, 1] + q[i, 2] * q[j, 2] + q[i, 3] * q[j, 3]
         TF[k, F_SIGN] = 1.0 if w >= 0.0 else -1.0
-    set_bounds(k, TI, TF, prm, D, bonds, bref, rstar, vmin, walls, m)
 
 
 # --------------------------------------------------------------------------------------
@@ -326,22 +334,22 @@ def init_term(k, TI, TF, x, q, prm, D, bonds, bref, rstar, vmin, walls, m, xref,
     TF[k, F_TON] = -INF
     TI[k, C_ON] = OFF
     TI[k, C_SPRED] = 0
-    kind = TI[k, C_KIND]
-    i = TI[k, C_I]
-    j = TI[k, C_J]
-    if kind == SKIN:
+    if TI[k, C_KIND] == SKIN:
         TI[k, C_LEVEL] = 0
     else:
         val = term_value(k, TI, prm, x, q, D, bonds, bref, walls, m, xref)
         TI[k, C_LEVEL] = int(math.floor((val - origin) / eps))
-    if kind == RADIAL:
-        d0, d1, d2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
-        r = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-        TI[k, C_SIDE] = 1 if r > rstar[TI[k, C_A]] else -1
-    elif kind == BEND:
-        w = q[i, 0] * q[j, 0] + q[i, 1] * q[j, 1] + q[i, 2] * q[j, 2] + q[i, 3] * q[j, 3]
-        TF[k, F_SIGN] = 1.0 if w >= 0.0 else -1.0
+    _orient(k, TI, TF, x, q, rstar)
     set_bounds(k, TI, TF, prm, D, bonds, bref, rstar, vmin, walls, m)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False, inline="always")
+def _candidate(i, j, x, D, skin, bptr, bpart):
+    """Whether the pair ``i < j`` belongs on the contact list: closer than ``σ + skin``
+    and not bonded."""
+    reach = 0.5 * (D[i] + D[j]) + skin
+    d0, d1, d2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
+    return d0 * d0 + d1 * d1 + d2 * d2 < reach * reach and not _bonded(i, j, bptr, bpart)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
@@ -371,10 +379,7 @@ def rebuild(t, TI, TF, tpred, heap, hpos, ctr, cptr, cidx, x, v, q, om, tb, m, D
     count = 0
     for i in range(n):
         for j in range(i + 1, n):
-            reach = 0.5 * (D[i] + D[j]) + skin
-            d0, d1, d2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
-            if d0 * d0 + d1 * d1 + d2 * d2 < reach * reach and not _bonded(i, j, bptr,
-                                                                           bpart):
+            if _candidate(i, j, x, D, skin, bptr, bpart):
                 count += 1
     if count > cap or 2 * count > cidx.shape[0] or n_old > old_ti.shape[0]:
         ctr[N_NEED] = count
@@ -393,10 +398,7 @@ def rebuild(t, TI, TF, tpred, heap, hpos, ctr, cptr, cidx, x, v, q, om, tb, m, D
     eps = prm[Q_EPS]
     for i in range(n):
         for j in range(i + 1, n):
-            reach = 0.5 * (D[i] + D[j]) + skin
-            d0, d1, d2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
-            if not (d0 * d0 + d1 * d1 + d2 * d2 < reach * reach) or _bonded(i, j, bptr,
-                                                                             bpart):
+            if not _candidate(i, j, x, D, skin, bptr, bpart):
                 continue
             # the old pairs before (i, j) are gone: they must have been on their
             # bottom terrace

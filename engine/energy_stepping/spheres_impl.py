@@ -23,6 +23,7 @@ from ..layout import (
 from ..models.base import Model
 from ..state import State
 from . import spheres as sp
+from .errors import EnergySteppingError
 from .terms import (
     BEND,
     C_A,
@@ -71,8 +72,6 @@ class SpheresImpl:
 
     def __init__(self, model: Model, eps: float, state: State, keep_steps: int,
                  t0: float, start: bool = True) -> None:
-        from .stepper import EnergySteppingError
-
         ff = model.forcefield
         flags, fp = ff.flags, ff.fp
         extra = [t for t in range(flags.shape[0]) if flags[t] and t not in HANDLED]
@@ -198,8 +197,6 @@ class SpheresImpl:
         """The stepper :meth:`export` saved: the model's structure built anew (the same
         static terms in the same order), the saved state, terms and contact list put
         back, the queue refilled from the predicted times."""
-        from .stepper import EnergySteppingError
-
         x = np.asarray(d["x"], dtype=float)
         bad = int(np.asarray(d["kind"]).reshape(-1)[0]) != 1 or x.shape != (model.n_bodies, 3)
         if not bad:
@@ -262,8 +259,6 @@ class SpheresImpl:
                 self.walls, self.prm, self.xref, self.bptr, self.bpart)
 
     def _call(self, fn) -> None:
-        from .stepper import EnergySteppingError
-
         while True:
             st = fn()
             if st == sp.ERR_CAPACITY:

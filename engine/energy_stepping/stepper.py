@@ -21,15 +21,11 @@ import numpy as np
 from ..layout import T_PIVOT_GRAVITY
 from ..models.base import Model
 from ..state import State
+from .errors import EnergySteppingError
 
 N_BODIES_MAX = 4096
 """The largest model energy-stepping runs: the candidate contacts are rebuilt by
 testing every pair (a cell list for larger piles is future work)."""
-
-
-class EnergySteppingError(ValueError):
-    """A model energy-stepping cannot drive, a bad ``ε``, or a run that cannot go on;
-    the message is one line naming the problem and the fix."""
 
 
 def unsupported(model: Model) -> str | None:

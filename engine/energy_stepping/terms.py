@@ -92,7 +92,9 @@ INF = math.inf
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False, inline="always")
 def fly_quat(q0, q1, q2, q3, o0, o1, o2, s):
-    """``exp(s Ω̂) q`` as ``(cos(θ/2), sin(θ/2) k) ⊗ q``, ``θ = |Ω| s`` (§3.10 flight)."""
+    """``exp(s Ω̂) q`` as ``(cos(θ/2), sin(θ/2) k) ⊗ q``, ``θ = |Ω| s`` (§3.10 flight).
+    (``rotations.quat_from_rotvec_t`` of ``sΩ`` is the same map; this form, with ``|Ω|``
+    taken once, is the one every recorded energy-stepping run was made with.)"""
     w = math.sqrt(o0 * o0 + o1 * o1 + o2 * o2)
     if w == 0.0 or s == 0.0:
         return q0, q1, q2, q3
@@ -115,6 +117,27 @@ def bring(i, t, x, v, q, om, tb):
     f = 1.5 - 0.5 * (p0 * p0 + p1 * p1 + p2 * p2 + p3 * p3)
     q[i, 0], q[i, 1], q[i, 2], q[i, 3] = f * p0, f * p1, f * p2, f * p3
     tb[i] = t
+
+
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False, inline="always")
+def pair_vector(x, i, j):
+    """``(d₀, d₁, d₂, r)``: ``d = x_i − x_j`` and ``r = |d|``."""
+    d0, d1, d2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
+    return d0, d1, d2, math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False, inline="always")
+def hertz_v(delta, k):
+    """``⅖ k [δ]₊^{5/2}`` (B&G eqs. (56), (58); ``δ = 1 − r/σ`` or ``1 − g/(D/2)``)."""
+    return 0.4 * k * delta * delta * math.sqrt(delta) if delta > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def bend_angle(q, i, j):
+    """``|θ_ij|`` of ``R_i R_jᵀ``: ``2 atan2(|p_v|, |p₀|)``, ``p = q_i ⊗ q_j*``."""
+    p0, p1, p2, p3 = quat_mul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3], q[j, 0], -q[j, 1],
+                                -q[j, 2], -q[j, 3])
+    return 2.0 * math.atan2(math.sqrt(p1 * p1 + p2 * p2 + p3 * p3), abs(p0))
 
 
 # --------------------------------------------------------------------------------------
@@ -305,13 +328,11 @@ def term_value(k, TI, prm, x, q, D, bonds, bref, walls, m, xref):
     i = TI[k, C_I]
     j = TI[k, C_J]
     if kind == RADIAL or kind == CONTACT:
-        d0, d1, d2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
-        r = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        _, _, _, r = pair_vector(x, i, j)
         sigma = 0.5 * (D[i] + D[j])
         if kind == RADIAL:
             return radial_v(r, bref[TI[k, C_A], 3], sigma, prm[Q_KA], prm[Q_KC])
-        dl = 1.0 - r / sigma
-        return 0.4 * prm[Q_KC] * dl * dl * math.sqrt(dl) if dl > 0.0 else 0.0
+        return hertz_v(1.0 - r / sigma, prm[Q_KC])
     if kind == BEND:
         th = bend_angle(q, i, j)
         return 0.5 * prm[Q_KB] * th * th
@@ -323,8 +344,7 @@ def term_value(k, TI, prm, x, q, D, bonds, bref, walls, m, xref):
         wl = TI[k, C_A]
         g = walls[wl, 0] * x[i, 0] + walls[wl, 1] * x[i, 1] + walls[wl, 2] * x[i, 2] \
             - walls[wl, 3]
-        dl = 1.0 - g / (0.5 * D[i])
-        return 0.4 * prm[Q_KW] * dl * dl * math.sqrt(dl) if dl > 0.0 else 0.0
+        return hertz_v(1.0 - g / (0.5 * D[i]), prm[Q_KW])
     if kind == GRAVITY:
         return -m[i] * prm[Q_G] * (prm[Q_GDIR] * x[i, 0] + prm[Q_GDIR + 1] * x[i, 1]
                                    + prm[Q_GDIR + 2] * x[i, 2])
@@ -333,21 +353,12 @@ def term_value(k, TI, prm, x, q, D, bonds, bref, walls, m, xref):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
-def bend_angle(q, i, j):
-    """``|θ_ij|`` of ``R_i R_jᵀ``: ``2 atan2(|p_v|, |p₀|)``, ``p = q_i ⊗ q_j*``."""
-    p0, p1, p2, p3 = quat_mul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3], q[j, 0], -q[j, 1],
-                                -q[j, 2], -q[j, 3])
-    return 2.0 * math.atan2(math.sqrt(p1 * p1 + p2 * p2 + p3 * p3), abs(p0))
-
-
-@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def shear_c(end, i, j, x, q, bref, b):
     """``(c, r)``: ``c = (R_e d̂₀)·d̂`` of the bond's end ``e`` (0: ``i``, 1: ``j``)."""
     e = i if end == 0 else j
     a0, a1, a2 = quat_rotate_t(q[e, 0], q[e, 1], q[e, 2], q[e, 3], bref[b, 0], bref[b, 1],
                                bref[b, 2])
-    d0, d1, d2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
-    r = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    d0, d1, d2, r = pair_vector(x, i, j)
     return (a0 * d0 + a1 * d1 + a2 * d2) / r, r
 
 
@@ -362,8 +373,7 @@ def term_gradient(k, TI, prm, x, q, D, bonds, bref, walls, m, g):
     i = TI[k, C_I]
     j = TI[k, C_J]
     if kind == RADIAL or kind == CONTACT:
-        d0, d1, d2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
-        r = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        d0, d1, d2, r = pair_vector(x, i, j)
         sigma = 0.5 * (D[i] + D[j])
         if kind == RADIAL:
             dv = radial_dv(r, bref[TI[k, C_A], 3], sigma, prm[Q_KA], prm[Q_KC])
@@ -374,7 +384,8 @@ def term_gradient(k, TI, prm, x, q, D, bonds, bref, walls, m, g):
         g[0, 0], g[0, 1], g[0, 2] = f * d0, f * d1, f * d2
         g[1, 0], g[1, 1], g[1, 2] = -f * d0, -f * d1, -f * d2
     elif kind == BEND:
-        # θ_ij = rotvec(q_i ⊗ q_j*); M_i = −K^m θ_ij = −M_j (B&G eqs. (44)–(47))
+        # θ_ij = rotvec(q_i ⊗ q_j*) in the atan2 form of bend_angle (the form the levels
+        # are placed with); M_i = −K^m θ_ij = −M_j (B&G eqs. (44)–(47))
         p0, p1, p2, p3 = quat_mul_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3], q[j, 0], -q[j, 1],
                                     -q[j, 2], -q[j, 3])
         if p0 < 0.0:
@@ -390,8 +401,7 @@ def term_gradient(k, TI, prm, x, q, D, bonds, bref, walls, m, g):
         e = i if end == 0 else j
         a0, a1, a2 = quat_rotate_t(q[e, 0], q[e, 1], q[e, 2], q[e, 3], bref[b, 0],
                                    bref[b, 1], bref[b, 2])
-        d0, d1, d2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
-        r = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        d0, d1, d2, r = pair_vector(x, i, j)
         n0, n1, n2 = d0 / r, d1 / r, d2 / r
         c = a0 * n0 + a1 * n1 + a2 * n2
         h = 0.5 * prm[Q_KS] * (1.0 - c)

@@ -38,6 +38,7 @@ from ..scenarios import load_scenario
 from ..simulation import Simulation
 from .norms import relative_rotation_angle
 from .reference import reference_run
+from .runs import stopwatch
 
 STEP_FACTORS = (32, 16, 8, 4, 2, 1, 0.5, 0.25, 0.125)
 """Default baseline steps of the cost study: these multiples of the scenario's ``h``."""
@@ -549,13 +550,7 @@ def compute(cfg: EnergySteppingConfig, cache: str | None = None,
     """Every energy-stepping study behind the figures and the report."""
     say = log or (lambda msg: None)
     d = EnergySteppingData(cfg)
-
-    def timed(name: str, fn: Callable[[], Any]) -> Any:
-        say(f"  {name} …")
-        t0 = time.perf_counter()
-        out = fn()
-        d.seconds[name] = time.perf_counter() - t0
-        return out
+    timed = stopwatch(d.seconds, say)
 
     d.long = timed(f"energy-stepping: energy error to t = {cfg.long_t:g}",
                    lambda: long_energy(cfg))

@@ -8,7 +8,6 @@ Reference runs go through the disk cache of :mod:`.reference`.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,7 +19,7 @@ from ..layout import ENERGY_NAMES
 from ..scenarios import load_scenario
 from ..simulation import Simulation, energy_names
 from .convergence import Slope, slopes
-from .runs import RunSpec, compute_reference, run_row
+from .runs import RunSpec, compute_reference, run_row, stopwatch
 
 
 @dataclass(frozen=True)
@@ -217,13 +216,7 @@ def compute(cfg: PaperConfig, cache: str | None = None,
     """Every study behind the figures and the report."""
     say = log or (lambda msg: None)
     d = PaperData(cfg)
-
-    def timed(name: str, fn: Callable[[], Any]) -> Any:
-        say(f"  {name} …")
-        t0 = time.perf_counter()
-        out = fn()
-        d.seconds[name] = time.perf_counter() - t0
-        return out
+    timed = stopwatch(d.seconds, say)
 
     hmin = min(cfg.pendulum_hs)
     d.pendulum = timed("Fig. 1: pendulum convergence", lambda: convergence(

@@ -115,6 +115,26 @@ def _long_table(lg: LongEnergy) -> str:
                    "work"], rows)
 
 
+def _baseline_tables(cost) -> list[str]:
+    """The baseline's rows and the cost at equal max energy error of a cost study."""
+    return [
+        _table(["h", "max \\|E − E₀\\|/\\|E₀\\|", "µs per step", "ms per simulated second"],
+               [[f"{r['h']:g}", f"{r['max_error']:.3e}", f"{r['us_per_step']:.3f}",
+                 f"{r['seconds_per_time'] * 1e3:.4g}"] for r in cost.base_rows]),
+        "",
+        f"`{cost.baseline}`'s cost at energy-stepping's max energy error, linear in "
+        "log–log between the two bracketing steps:\n",
+        _table(["REL", "max \\|E − E₀\\|/\\|E₀\\|", "energy-stepping ms/s",
+                f"`{cost.baseline}` ms/s", "ratio"],
+               [[f"{r['rel']:g}", f"{r['max_error']:.3e}",
+                 f"{r['es_seconds_per_time'] * 1e3:.4g}",
+                 f"{r['base_seconds_per_time'] * 1e3:.4g}",
+                 f"{r['ratio']:.3g}×" + (" (extrapolated)" if r["extrapolated"] else "")]
+                for r in cost.equal_error()]),
+        "",
+    ]
+
+
 def section(d: EnergySteppingData, figures: Sequence[Path], seconds: float | None = None,
             command: str = "rrp figures") -> str:
     """The section (markers included) for ``report.md``."""
@@ -186,21 +206,7 @@ def section(d: EnergySteppingData, figures: Sequence[Path], seconds: float | Non
             "",
             f"### Cost at equal max energy error against `{cost.baseline}`\n\n"
             f"![cost]({names.get('fig_es_cost', '')})\n",
-            _table(["h", "max \\|E − E₀\\|/\\|E₀\\|", "µs per step",
-                    "ms per simulated second"],
-                   [[f"{r['h']:g}", f"{r['max_error']:.3e}", f"{r['us_per_step']:.3f}",
-                     f"{r['seconds_per_time'] * 1e3:.4g}"] for r in cost.base_rows]),
-            "",
-            f"`{cost.baseline}`'s cost at energy-stepping's max energy error, linear in "
-            "log–log between the two bracketing steps:\n",
-            _table(["REL", "max \\|E − E₀\\|/\\|E₀\\|", "energy-stepping ms/s",
-                    f"`{cost.baseline}` ms/s", "ratio"],
-                   [[f"{r['rel']:g}", f"{r['max_error']:.3e}",
-                     f"{r['es_seconds_per_time'] * 1e3:.4g}",
-                     f"{r['base_seconds_per_time'] * 1e3:.4g}",
-                     f"{r['ratio']:.3g}×" + (" (extrapolated)" if r["extrapolated"] else "")]
-                    for r in cost.equal_error()]),
-            "",
+            *_baseline_tables(cost),
         ]
     many = d.cost_many
     if many is not None:
@@ -215,19 +221,7 @@ def section(d: EnergySteppingData, figures: Sequence[Path], seconds: float | Non
                      f"{r['events_per_time']:.4g}", f"{r['us_per_event']:.3f}",
                      f"{r['seconds_per_time'] * 1e3:.4g}"] for r in many.es_rows]),
             "",
-            _table(["h", "max \\|E − E₀\\|/\\|E₀\\|", "µs per step",
-                    "ms per simulated second"],
-                   [[f"{r['h']:g}", f"{r['max_error']:.3e}", f"{r['us_per_step']:.3f}",
-                     f"{r['seconds_per_time'] * 1e3:.4g}"] for r in many.base_rows]),
-            "",
-            _table(["REL", "max \\|E − E₀\\|/\\|E₀\\|", "energy-stepping ms/s",
-                    f"`{many.baseline}` ms/s", "ratio"],
-                   [[f"{r['rel']:g}", f"{r['max_error']:.3e}",
-                     f"{r['es_seconds_per_time'] * 1e3:.4g}",
-                     f"{r['base_seconds_per_time'] * 1e3:.4g}",
-                     f"{r['ratio']:.3g}×" + (" (extrapolated)" if r["extrapolated"] else "")]
-                    for r in many.equal_error()]),
-            "",
+            *_baseline_tables(many),
         ]
     s = d.steps
     if s is not None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,6 +20,21 @@ from ..diagnostics import MOMENTUM_NAMES
 from .norms import energy_error, h1_distance, paper_q_error
 from .reference import reference_run
 from .trajectory import Trajectory, sample_run
+
+
+def stopwatch(seconds: dict[str, float], say: Callable[[str], None]) -> Callable:
+    """``timed(name, fn)``: say ``name``, run ``fn()``, keep its wall time in
+    ``seconds[name]`` and return its result (the studies' ``compute`` functions)."""
+
+    def timed(name: str, fn: Callable[[], Any]) -> Any:
+        say(f"  {name} …")
+        t0 = time.perf_counter()
+        out = fn()
+        seconds[name] = time.perf_counter() - t0
+        return out
+
+    return timed
+
 
 KEY_COLUMNS = ("scenario", "set", "integrator", "h", "t_end", "dt_sample", "ref_integrator",
                "h_ref")
