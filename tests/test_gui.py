@@ -193,8 +193,17 @@ def test_the_3d_view_shows_the_spheres(qtbot, make_window):
 def test_recording_and_exports(qtbot, make_window, tmp_path):
     w = make_window()
     gif = tmp_path / "run.gif"
+    assert w.scene.follow and w.controls.follow.isChecked()  # (the torus: followed live)
     w.start_recording(gif, fps=20)
+    # issue #33 item 12: a recording's camera is fixed by default, as rrp export's
+    assert not w.scene.follow and not w.controls.follow.isChecked()
+    assert not w.follow_action.isChecked()
+    cam = w.view.camera
+    at = (tuple(cam.position), tuple(cam.focal_point))
+    x0 = w.last_frame.x.copy()
     _play_until(qtbot, w, 0.3)
+    assert np.abs(w.last_frame.x - x0).max() > 0.05  # the ring moved, the camera not
+    assert (tuple(cam.position), tuple(cam.focal_point)) == at
     out = w.stop_recording()
     assert out == gif and gif.exists()
     import imageio.v3 as iio

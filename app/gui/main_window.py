@@ -613,11 +613,23 @@ class MainWindow(QMainWindow):
         a = np.frombuffer(ptr, np.uint8).reshape(h, img.bytesPerLine())[:, : 3 * w]
         return a.reshape(h, w, 3).copy()
 
-    def start_recording(self, path: str | Path, fps: int = 30) -> None:
+    def start_recording(self, path: str | Path, fps: int = 30, camera: str = "fixed") -> None:
+        """Record the 3D view; ``camera="fixed"`` (as ``rrp export``'s default, issue #33
+        item 12): the camera stops following the bodies, so the wall stands still (View →
+        Follow during the recording follows them again)."""
         self.recorder = Recorder(path, fps)
         self._record_every = 1.0 / fps
         self._record_last = 0.0
-        self.show_message(f"recording the 3D view to {path}…", 4000)
+        fixed = camera == "fixed" and self.scene is not None and self.scene.follow
+        if fixed:
+            self.scene.set_follow(False)
+            for w in (self.controls.follow, self.follow_action):
+                w.blockSignals(True)
+                w.setChecked(False)
+                w.blockSignals(False)
+        self.show_message(f"recording the 3D view to {path}"
+                          f"{' with a fixed camera (View → Follow to follow)' if fixed else ''}…",
+                          4000)
 
     def stop_recording(self) -> Path | None:
         rec, self.recorder = self.recorder, None
