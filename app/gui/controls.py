@@ -85,6 +85,13 @@ class ParameterForm(QWidget):
         self.base: dict[str, Any] = {}
 
     def set_schema(self, schema: tuple[Param, ...], values: dict[str, Any]) -> None:
+        if schema == getattr(self, "_schema", None) and dict(values) == self.base:
+            try:  # (shown already, unedited: the load's preview after its announcement
+                if self.values() == {k: self.base[k] for k in self.values()}:
+                    return  # need not rebuild the editors, which blinked empty: #33.8)
+            except (ParameterError, KeyError):
+                pass
+        self._schema = schema
         while self.form.rowCount():
             self.form.removeRow(0)
         self.editors = {}

@@ -560,9 +560,11 @@ class SimulationWorker(QObject):
                 note = "; ".join(filter(None, (note, f"compare run {c} left out: it cannot "
                                                f"drive model {model.name!r}")))
         names = [integ, *compare][:MAX_COMPARE]
-        self._start_siblings(model, names[0])
         quat_to_matrix(model.initial_state.q[:1])  # (the view's attitude kernel: built
         self.preview.emit(Preview(req.scenario, model.title, model, names, h))  # here)
+        # (after the preview: on a cold cache, finding that the loop is not cached takes
+        # seconds, which kept the initial state off the screen: issue #33 item 8)
+        self._start_siblings(model, names[0])
         runs = []
         # on a cold cache, one step per kernel group (issue #33 item 8); then the runs
         priming = priming_stages(model, names)
@@ -599,12 +601,7 @@ class SimulationWorker(QObject):
                 self._stage(k + 2, n, f"the {name} step")
             sim.warm_up()
             runs.append(_Run(name if len(names) > 1 else "energy", sim))
-        if len(names) > 1:  # the same integrator twice still needs distinct labels
-            seen: dict[str, int] = {}
-            for r in runs:
-                seen[r.label] = seen.get(r.label, 0) + 1
-                if seen[r.label] > 1:
-                    r.label = f"{r.label} ({seen[r.label]})"
+        self._label(runs)
         return runs, note
 
     def _start_siblings(self, model, integrator: str) -> None:
