@@ -129,7 +129,11 @@ def test_the_first_paint_shows_an_explicit_request(qtbot, settings, tmp_path):
     assert (c.scenario.currentData(), c.integrator.currentData()) == ("pendulum", "rk4")
     assert c.h_edit.text() == "0.002"
     assert "with rk4 vs lgvi, h = 0.002" in w.status_shown()
+    assert c.params.editors["alpha0"][1].text() == "[0, 4.82843, 0]"
+    editors = {k: e for k, (_, e) in c.params.editors.items()}
     qtbot.waitUntil(lambda: w.loaded is not None, timeout=WAIT)
+    # the preview and the load showed the same form: not built again (it blinked empty)
+    assert {k: e for k, (_, e) in c.params.editors.items()} == editors
     w.close()
 
 
