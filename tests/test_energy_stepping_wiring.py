@@ -404,6 +404,9 @@ def test_rrp_run_resumes_an_energy_stepping_run_bit_for_bit(tmp_path):
         fb, fw = b.frame(len(b.times) - 1), w.frame(len(w.times) - 1)
         assert fb.t == fw.t == 4.0
         assert np.array_equal(fb.q, fw.q) and np.array_equal(fb.omega, fw.omega)
+        # the terrace gap goes on in the resumed file as in the unbroken one (#33 item 6)
+        gb, gw = b.energy["terrace_gap"], w.energy["terrace_gap"]
+        assert len(gb) == len(gw) == 401 and np.array_equal(gb, gw)
 
 
 def test_the_per_run_priming_spawns_nothing_for_energy_stepping(monkeypatch):
