@@ -174,3 +174,15 @@ def test_a_cold_compile_reports_each_kernel_group_with_an_estimate(qtbot, settin
     assert "about 6 s left" in steps[2][6]
     w.close()
 
+
+
+def test_an_unknown_scheme_asked_for_is_not_shown_and_the_worker_says_why(qtbot, settings):
+    w = MainWindow(LoadRequest("pendulum", {}, "no-such-scheme"), settings=settings)
+    w.show()
+    qtbot.addWidget(w)
+    c = w.controls
+    assert c.scenario.currentData() == "pendulum"
+    assert c.integrator.findData("no-such-scheme") < 0  # (no bogus entry in the picker)
+    qtbot.waitUntil(lambda: w.loaded is not None, timeout=WAIT)
+    assert c.integrator.currentData() == w.loaded.integrators[0]
+    w.close()

@@ -22,6 +22,8 @@ from typing import Any
 
 from PyQt6.QtCore import QTimer
 
+from engine.integrators import get_integrator
+
 COLD_SECONDS = 3.0
 """A load that takes this long compiled kernels: its steps' times are kept as the next
 cold start's estimate (a warm load takes a fraction of a second)."""
@@ -63,6 +65,15 @@ def resolve(request) -> Announced | None:
                      tuple(c for c in request.compare if c))
 
 
+def known(name: str) -> bool:
+    """Whether ``name`` names a scheme (a parametrised one too)."""
+    try:
+        get_integrator(name)
+    except (KeyError, ValueError):
+        return False
+    return True
+
+
 class LoadStatus:
     """The panel, the view's caption and the status bar of ``window`` (the main window:
     its ``controls``, ``view``, ``status``, ``build_bar`` and ``settings``) from a load
@@ -98,11 +109,9 @@ class LoadStatus:
         c = self.w.controls
         if a is not None:
             self.line = a.line()
-            try:  # (a scheme the worker will refuse or replace: it says so then)
-                c.show_scenario(a.scenario, a.model, a.params)
-                c.show_scheme(a.integrator)
-            except (KeyError, ValueError):
-                pass
+            c.show_scenario(a.scenario, a.model, a.params)
+            if known(a.integrator):
+                c.show_scheme(a.integrator)  # (else the worker says why, and what runs)
             c.show_h(a.h)
         else:
             self.line = f"loading {request.scenario}"
