@@ -1,5 +1,6 @@
 """``rrp export SCENARIO [--integrator] [--h] [--t-end] [--fps] [--speed] [--size WxH]
-[--set key=value ...] --out anim.mp4|anim.gif`` — headless animation export.
+[--camera fixed|follow] [--set key=value ...] --out anim.mp4|anim.gif`` — headless
+animation export.
 
 Only argparse here: PyVista, imageio and the engine are imported when the command runs.
 """
@@ -34,6 +35,9 @@ def register(sub) -> None:
     p.add_argument("--colour-by", default="none", metavar="MODE",
                    help="colour the spheres by: none, speed, 'rotational energy', "
                         "'body group' (a pile's rings) (default none)")
+    p.add_argument("--camera", default="fixed", metavar="MODE",
+                   help="fixed: one framing of the whole run, the wall stands still "
+                        "(default); follow: the camera follows the bodies")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario parameter; the value is TOML")
     p.add_argument("--out", "-o", required=True, help="output file: .mp4 or .gif")
@@ -97,13 +101,14 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
     from engine.io.outlock import OutputBusyError, OutputLock
 
     from .errors import UsageError
-    from .export import ExportError, check_output, export_animation, parse_size
+    from .export import ExportError, check_camera, check_output, export_animation, parse_size
     from .scene import COLOUR_MODES
 
     lock = None
     try:
         size = parse_size(args.size)
         out = check_output(args.out)
+        check_camera(args.camera)
         if args.colour_by not in COLOUR_MODES:
             raise ExportError(f"unknown --colour-by {args.colour_by!r}; allowed: "
                               + ", ".join(COLOUR_MODES))
@@ -116,6 +121,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
         res = export_animation(args.scenario, integrator=args.integrator, h=args.h,
                                t_end=args.t_end, fps=args.fps, speed=args.speed, size=size,
                                out=out, overrides=overrides, colour_by=args.colour_by,
+                               camera=args.camera,
                                progress=sys.stderr.isatty() and not args.quiet,
                                check=check)
     except (ExportError, OutputBusyError) as exc:

@@ -3,7 +3,11 @@
 bundled in imageio-ffmpeg.  No Qt and no X server: without ``DISPLAY`` VTK renders
 through EGL (if EGL is missing on a machine, run under ``xvfb-run -a``).
 
-Frames are ``speed / fps`` simulation seconds apart.  The file is written to a
+Frames are ``speed / fps`` simulation seconds apart.  The camera is fixed by default,
+framing the whole run's extent (a first pass simulates the run to find it: the bodies'
+box over every frame, with the wall), so the wall stands still in the video; with
+``camera="follow"`` (``rrp export --camera follow``) it follows the bodies as the app's
+View → Follow does (issue #33 item 12).  The file is written to a
 temporary name next to the target and renamed at the end, so a failure never leaves a
 broken file and never destroys an existing one.  A blow-up mid-export stops the run,
 finishes the file with the frames so far and reports the engine's message.
@@ -25,6 +29,8 @@ import numpy as np
 if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
     os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkEGLRenderWindow")
 
+CAMERAS = ("fixed", "follow")
+"""``rrp export --camera``: fixed (the default: framing the whole run) or following."""
 FORMATS = (".mp4", ".gif")
 """Output formats, chosen by the file extension."""
 MIN_SIZE, MAX_SIZE = 16, 4096
@@ -105,20 +111,26 @@ def _load(scenario: str, overrides: dict[str, Any] | None):
     return load_scenario(scenario, overrides or {})
 
 
-def _setup(sc, integrator: str | None, h: float | None, size: tuple[int, int],
-           colour_by: str):
-    """Simulation, plotter, scene and the caption text actor of the loaded scenario."""
+def _simulation(sc, model, integrator: str | None, h: float | None):
     from engine.simulation import Simulation
 
-    from .scene import BodyScene, make_plotter
-
-    model = sc.build_model()
     sim = Simulation(model, integrator or sc.run.integrator,
                      h if h is not None else sc.run.h, record_every=10**9,
                      record_frames=False, energy_tolerance=sc.run.energy_tolerance)
     sim.warm_up()
+    return sim
+
+
+def _setup(sc, integrator: str | None, h: float | None, size: tuple[int, int],
+           colour_by: str, follow: bool | None = None):
+    """Simulation, plotter, scene and the caption text actor of the loaded scenario
+    (``follow``: the scene's camera follows the bodies; ``None``: the scene's default)."""
+    from .scene import BodyScene, make_plotter
+
+    model = sc.build_model()
+    sim = _simulation(sc, model, integrator, h)
     plotter = make_plotter(size, off_screen=True)
-    scene = BodyScene(plotter, model, colour_by=colour_by)
+    scene = BodyScene(plotter, model, colour_by=colour_by, follow=follow)
     font = max(6, min(12, round(size[1] / 55)))
     caption = plotter.add_text(" ", position="upper_left", font_size=font, color="#333333",
                                name="rrp-caption", render=False)
@@ -143,6 +155,44 @@ def check_length(t_end: float, h: float, fps: int, speed: float) -> int:
                           f"{n:.3g} frames, more than an export can hold (the limit is "
                           f"{MAX_FRAMES:.0e}); lower t_end or fps, or raise --speed")
     return int(math.floor(t_end / (speed / fps) + 1e-9)) + 1
+
+
+def check_camera(camera: str) -> str:
+    """``camera`` if it is one of :data:`CAMERAS`; :class:`ExportError` (one line) else."""
+    if camera not in CAMERAS:
+        raise ExportError(f"unknown camera {camera!r}: use {' or '.join(CAMERAS)} (fixed, "
+                          "the default, frames the whole run; follow follows the bodies)")
+    return camera
+
+
+def _reach(scene) -> float:
+    """How far a drawn body reaches from its centre of mass (its spheres' offsets and
+    radii)."""
+    far = float(np.linalg.norm(scene.offset)) if scene.offset.size else 0.0
+    if scene.body_points is not None:
+        far = max(far, float(np.linalg.norm(scene.body_points, axis=-1).max()))
+    return far + 0.5 * float(scene.diameter.max())
+
+
+def run_extent(sc, model, integrator: str | None, h: float | None, n_frames: int,
+               dt_frame: float, check: Callable[[], None] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The box ``(lo, hi)`` of the bodies' centres over the frames of an export (a
+    simulation of its own, the same bits as the export's), up to a blow-up."""
+    sim = _simulation(sc, model, integrator, h)
+    x = sim.snapshot().x
+    lo, hi = x.min(axis=0), x.max(axis=0)
+    for k in range(1, n_frames):
+        if check is not None:
+            check()
+        rep = sim.run_until(k * dt_frame, chunk=10_000,
+                            callback=None if check is None else lambda _s: check())
+        x = sim.snapshot().x
+        if np.all(np.isfinite(x)):
+            lo, hi = np.minimum(lo, x.min(axis=0)), np.maximum(hi, x.max(axis=0))
+        if not rep.ok:
+            break
+    return lo, hi
 
 
 def _draw(sim, scene, plotter, caption, title: str) -> np.ndarray:
@@ -181,13 +231,15 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
                      t_end: float = 2.0, fps: int = 30, speed: float = 1.0,
                      size: tuple[int, int] = (800, 600), out: Path | str,
                      overrides: dict[str, Any] | None = None, progress: bool = True,
-                     colour_by: str = "none",
+                     colour_by: str = "none", camera: str = "fixed",
                      check: Callable[[], None] | None = None) -> ExportResult:
     """Render ``scenario`` from ``t = 0`` to ``t_end`` into ``out`` (.mp4 or .gif).
 
     ``fps``: frames per video second; ``speed``: simulation seconds per video second
     (frames are ``speed / fps`` apart in simulation time); ``size``: ``(width, height)``
-    in pixels (odd sizes are rounded up to even for MP4); ``check``: called before each
+    in pixels (odd sizes are rounded up to even for MP4); ``camera``: ``"fixed"`` (frames
+    the whole run, found by a first simulation pass) or ``"follow"`` (follows the
+    bodies, as the app's View → Follow); ``check``: called before each
     frame, it may raise to stop the export (the partial file is removed, the target left
     as it was).  Input errors raise
     :class:`ExportError` (or the engine's ``ScenarioError`` / ``SimulationError``)
@@ -203,11 +255,24 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
         if not (isinstance(val, int | float) and math.isfinite(val) and val > 0):
             raise ExportError(f"{name} must be a positive number, got {val!r}")
 
+    check_camera(camera)
     t_wall = time.perf_counter()
     sc = _load(scenario, overrides)
     n_frames = check_length(t_end, h if h is not None else sc.run.h, fps, speed)
-    sim, plotter, scene, caption = _setup(sc, integrator, h, size, colour_by)
+    follow = camera == "follow"
+    sim, plotter, scene, caption = _setup(sc, integrator, h, size, colour_by, follow)
     dt_frame = speed / fps
+    t_extent = 0.0
+    if not follow:  # the whole run's box, then one framing for every frame
+        t0 = time.perf_counter()
+        try:
+            lo, hi = run_extent(sc, sim.model, integrator, h, n_frames, dt_frame, check)
+        except BaseException:
+            plotter.close()
+            raise
+        r = _reach(scene)
+        scene.reset_camera(extent=(lo - r, hi + r))
+        t_extent = time.perf_counter() - t0
     tmp = out.with_name(f".{out.stem}.part-{os.getpid()}{out.suffix}")
     bar = None
     if progress:
@@ -257,7 +322,8 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
         finally:
             _discard(gen, tmp)
     return ExportResult(out, frames, sim.t, float(t_end), size, fps,
-                        time.perf_counter() - t_wall, t_sim, t_render, t_encode, failure)
+                        time.perf_counter() - t_wall, t_sim + t_extent, t_render, t_encode,
+                        failure)
 
 
 class _Discard(BaseException):

@@ -126,6 +126,14 @@ def set_lighting(plotter: pv.BasePlotter) -> None:
     plotter.enable_lightkit(only_active=True)
 
 
+def _union(lo: np.ndarray, hi: np.ndarray,
+           extent: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+    """The box ``(lo, hi)`` grown to hold ``extent`` too (``None``: as it is)."""
+    if extent is None:
+        return lo, hi
+    return np.minimum(lo, extent[0]), np.maximum(hi, extent[1])
+
+
 def _nice_ceil(v: float) -> float:
     """The smallest of 1, 2, 5 × 10^k that is ≥ ``v`` (stable colour ranges)."""
     if not v > 0 or not math.isfinite(v):
@@ -1090,9 +1098,11 @@ class BodyScene:
         return np.asarray(self._trail_mesh.points).copy()
 
     # ------------------------------------------------------------------ camera
-    def reset_camera(self) -> None:
+    def reset_camera(self, extent: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """The default view: the torus and the wall from above at an angle; the
-        pendulum from the side (−y) with the whole reach of the bob in view."""
+        pendulum from the side (−y) with the whole reach of the bob in view.  ``extent``:
+        a box ``(lo, hi)`` to keep in view as well (an export's fixed camera frames the
+        whole run's: issue #33 item 12)."""
         cam = self.plotter.camera
         c = self._centres
         r = 0.5 * float(self.diameter.max())
@@ -1101,6 +1111,7 @@ class BodyScene:
             if self.model.wall is not None:
                 w = self._wall_bounds
                 lo, hi = np.minimum(lo, w.min(axis=0)), np.maximum(hi, w.max(axis=0))
+            lo, hi = _union(lo, hi, extent)
             focal = 0.5 * (lo + hi)
             cam.focal_point = focal
             cam.position = focal + np.array([0.0, 0.0, 10.0 * float(np.ptp(hi - lo) + 1.0)])
@@ -1122,6 +1133,7 @@ class BodyScene:
                 w = self._wall_bounds
                 lo, hi = np.minimum(lo, w.min(axis=0)), np.maximum(hi, w.max(axis=0))
             direction = np.array([0.55, -1.0, 0.75])
+        lo, hi = _union(lo, hi, extent)
         focal = 0.5 * (lo + hi)
         direction /= np.linalg.norm(direction)
         cam.focal_point = focal

@@ -404,6 +404,9 @@ def test_rrp_run_resumes_an_energy_stepping_run_bit_for_bit(tmp_path):
         fb, fw = b.frame(len(b.times) - 1), w.frame(len(w.times) - 1)
         assert fb.t == fw.t == 4.0
         assert np.array_equal(fb.q, fw.q) and np.array_equal(fb.omega, fw.omega)
+        # the terrace gap goes on in the resumed file as in the unbroken one (#33 item 6)
+        gb, gw = b.energy["terrace_gap"], w.energy["terrace_gap"]
+        assert len(gb) == len(gw) == 401 and np.array_equal(gb, gw)
 
 
 def test_the_per_run_priming_spawns_nothing_for_energy_stepping(monkeypatch):
@@ -418,3 +421,64 @@ def test_the_per_run_priming_spawns_nothing_for_energy_stepping(monkeypatch):
     _prime_in_a_subprocess(False, pendulum(), "energy-stepping:1e-3")
     assert priming.start_siblings(pendulum(), "energy-stepping") is None
     assert priming.compile_run(pendulum(), "energy-stepping", H) == "compiled"
+
+
+# ------------------------------------------------------------ issue #33 item 6
+def _es_run_file(path: Path) -> Simulation:
+    from engine.io import RunWriter
+
+    sim = es_sim()
+    w = RunWriter(path, sim)
+    sim.advance(60)
+    w.close()
+    return sim
+
+
+def test_a_replay_shows_the_recorded_terrace_gap_and_old_files_still_read(tmp_path):
+    """The run file keeps ``V − V_ε`` (``/energy/terrace_gap``): a replay's series carry
+    it in the error plot's units, as the live run's do; a file written before it (no
+    such dataset) replays without it."""
+    pytest.importorskip("PyQt6")
+    import h5py
+
+    from app.gui.replay import Recording
+
+    path = tmp_path / "es.h5"
+    sim = _es_run_file(path)
+    gap = sim.series.arrays()["terrace_gap"]
+    rec = Recording(path)
+    try:
+        s = rec.series()
+        assert np.array_equal(s.terrace_gap, gap / sim.e_scale) and len(s.t) == 61
+    finally:
+        rec.close()
+    with h5py.File(path, "r+") as f:  # (as written before issue #33)
+        del f["energy/terrace_gap"]
+    rec = Recording(path)
+    try:
+        s = rec.series()
+        assert s.terrace_gap is None and len(s.t) == 61
+    finally:
+        rec.close()
+
+
+def test_gui_replay_of_an_energy_stepping_run_draws_its_gap_under_the_error(
+        qtbot, settings, tmp_path):
+    """``rrp gui es.h5``: the terrace gap's curve is drawn from the file, and the
+    scheme's own error above it (the dashed gap hid it, issue #33 item 6)."""
+    pytest.importorskip("pytestqt")
+    from app.gui.main_window import MainWindow
+
+    path = tmp_path / "es.h5"
+    _es_run_file(path)
+    w = MainWindow(None, settings=settings, run=path)
+    w.show()
+    qtbot.addWidget(w)
+    qtbot.waitUntil(lambda: w.recording is not None and bool(w.plots.runs), timeout=60_000)
+    assert w.plots.gap_curve_labels() == ["energy"]
+    w.plots.redraw()
+    x, _ = w.plots._curves["gap"]["energy"].getData()
+    assert x is not None and len(x) > 10
+    err, gap = w.plots._curves["error"]["energy"], w.plots._curves["gap"]["energy"]
+    assert err.zValue() > gap.zValue()
+    w.close()

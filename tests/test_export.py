@@ -305,3 +305,61 @@ def test_a_stopped_export_says_so_and_leaves_no_partial_file(can_render, tmp_pat
     lines = err.splitlines()
     assert len(lines) == 1 and f"export stopped by {sig.name}" in lines[0], err
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------ issue #33 item 12
+def _cameras(monkeypatch) -> list[tuple]:
+    """Record, at each exported frame, the camera's position and focal point and whether
+    every body's centre lies in the picture."""
+    import app.export as ex
+
+    seen: list[tuple] = []
+    draw = ex._draw
+
+    def spy(sim, scene, plotter, caption, title):
+        img = draw(sim, scene, plotter, caption, title)
+        cam = plotter.camera
+        ren = plotter.renderer
+        h, w = img.shape[:2]
+        inside = True
+        for p in sim.snapshot().x:
+            ren.SetWorldPoint(*p, 1.0)
+            ren.WorldToDisplay()
+            x, y, _ = ren.GetDisplayPoint()
+            inside &= 0 <= x <= w and 0 <= y <= h
+        seen.append((tuple(cam.position), tuple(cam.focal_point), inside,
+                     float(sim.snapshot().x[:, 0].max())))
+        return img
+
+    monkeypatch.setattr(ex, "_draw", spy)
+    return seen
+
+
+def test_the_export_camera_is_fixed_by_default_and_follows_when_asked(can_render, tmp_path,
+                                                                      capsys, monkeypatch):
+    """The ring moves; by default the camera does not (the wall stands still in the
+    video) and frames the whole run: every body is in every frame.  ``--camera
+    follow``: the camera moves with the bodies."""
+    seen = _cameras(monkeypatch)
+    out = tmp_path / "fixed.gif"
+    code, _, err = export(tmp_path, capsys, "torus", "--t-end", "2", "--size", "160x120",
+                          "--fps", "5", "--out", str(out))
+    assert code == 0, err
+    assert len(seen) == 11 and abs(seen[-1][3] - seen[0][3]) > 0.1  # (the ring moved)
+    assert all(s[:2] == seen[0][:2] for s in seen)  # the same position and focal point
+    assert all(s[2] for s in seen)
+    del seen[:]
+    code, _, err = export(tmp_path, capsys, "torus", "--t-end", "2", "--size", "160x120",
+                          "--fps", "5", "--camera", "follow", "--out",
+                          str(tmp_path / "follow.gif"))
+    assert code == 0, err
+    assert len(seen) == 11
+    assert seen[-1][1] != seen[0][1] and seen[-1][0] != seen[0][0]
+
+
+def test_an_unknown_camera_is_one_line(tmp_path, capsys):
+    code, _, err = export(tmp_path, capsys, "torus", "--camera", "orbit", "--out",
+                          str(tmp_path / "x.gif"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "unknown camera 'orbit': use fixed or follow" in err
+    assert not list(tmp_path.iterdir())

@@ -193,8 +193,17 @@ def test_the_3d_view_shows_the_spheres(qtbot, make_window):
 def test_recording_and_exports(qtbot, make_window, tmp_path):
     w = make_window()
     gif = tmp_path / "run.gif"
+    assert w.scene.follow and w.controls.follow.isChecked()  # (the torus: followed live)
     w.start_recording(gif, fps=20)
+    # issue #33 item 12: a recording's camera is fixed by default, as rrp export's
+    assert not w.scene.follow and not w.controls.follow.isChecked()
+    assert not w.follow_action.isChecked()
+    cam = w.view.camera
+    at = (tuple(cam.position), tuple(cam.focal_point))
+    x0 = w.last_frame.x.copy()
     _play_until(qtbot, w, 0.3)
+    assert np.abs(w.last_frame.x - x0).max() > 0.05  # the ring moved, the camera not
+    assert (tuple(cam.position), tuple(cam.focal_point)) == at
     out = w.stop_recording()
     assert out == gif and gif.exists()
     import imageio.v3 as iio
@@ -470,6 +479,14 @@ def test_energy_stepping_plays_the_pendulum_with_its_gap_curve_and_event_rate(qt
     assert x is not None and len(x) > 10
     names = [item.name() for item in w.plots.error_plot.getPlotItem().listDataItems()]
     assert any(n and "terrace gap V − V_ε" in n for n in names)
+    # issue #33 item 6: the scheme's own error is drawn above the gap's dashed band, and
+    # the speed is per recording interval, with the events a second (not "µs/step")
+    err = w.plots._curves["error"]["energy"]
+    assert err.zValue() > w.plots._curves["gap"]["energy"].zValue()
+    perf = w.perf.text()
+    assert "µs per recording interval" in perf and "events/s" in perf, perf
+    assert "µs/step" not in perf and "steps/s" not in perf
+    assert w.last_frame.events_per_second > 0
 
 
 def test_switching_to_and_from_energy_stepping_mid_run(qtbot, make_window):
@@ -527,3 +544,21 @@ def test_compare_mode_runs_energy_stepping_beside_rrp_newmark(qtbot, make_window
     assert len(w.last_frame.ghosts) == 1
     runs = w.worker._runs
     assert runs[0].sim.t == runs[1].sim.t  # lock-step
+
+
+def test_the_speed_line_is_per_step_or_per_recording_interval():
+    """Issue #33 item 6: "µs/step" and "steps/s" for a stepping scheme; for an
+    event-driven one, whose h is only the recording interval, µs per recording interval
+    and its events a second."""
+    from types import SimpleNamespace
+
+    from app.gui.perf import perf_line
+
+    fr = SimpleNamespace(integrator="rrp-newmark", h=1e-3, us_per_step=12.5,
+                         steps_per_second=4000.0, events_per_second=0.0)
+    assert perf_line(fr, 1, 30) == ("12.50 µs/step · 4,000 steps/s · ×4.00 real time · "
+                                    "30 fps")
+    es = SimpleNamespace(integrator="energy-stepping:1e-3", h=1e-2, us_per_step=830.0,
+                         steps_per_second=600.0, events_per_second=123456.0)
+    assert perf_line(es, 2, 30) == ("830 µs per recording interval · 123,456 events/s · "
+                                    "×3.00 real time · 30 fps")

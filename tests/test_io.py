@@ -442,3 +442,63 @@ def test_a_writer_thread_writes_the_same_file_and_raises_its_errors(tmp_path, mo
         assert rf.status == "failed" and "No space left" in rf.message
         np.testing.assert_array_equal(rf.times, [0.0])
         assert rf.n_frames == 1 and rf.resume_state()[1] == 1
+
+
+# ------------------------------------------------------------ issue #33 item 6
+def _es_file(path, model, integrator="energy-stepping:1e-3", steps=(40, 40)):
+    sim = Simulation(model, integrator, 0.01)
+    w = RunWriter(path, sim)
+    for n in steps:
+        sim.advance(n)
+        w.flush()
+    w.close()
+    return sim
+
+
+def test_energy_stepping_terrace_gap_is_written_read_and_checked(tmp_path, pendulum):
+    """``/energy/terrace_gap``: the series' ``V − V_ε`` of each record, bit for bit, with
+    the checksums of the other series; not a component of the energy; absent from the
+    file of a stepping scheme (and from old files, which read as before)."""
+    from engine.io import RunFile
+    from engine.io.verify import verify_run
+
+    path = tmp_path / "es.h5"
+    sim = _es_file(path, pendulum)
+    gap = sim.series.arrays()["terrace_gap"]
+    with h5py.File(path, "r") as f:
+        ds = f["energy/terrace_gap"]
+        assert ds.fletcher32 and ds.shape == f["time"].shape == (81,)
+        assert np.array_equal(ds[()], gap) and np.all(np.isfinite(gap))
+    with RunFile(path) as rf:
+        assert "terrace_gap" not in rf.components and rf.components == ["rotational",
+                                                                         "gravity"]
+        assert np.array_equal(rf.energy["terrace_gap"], gap)
+    assert verify_run(path, deep=True).ok
+    plain = tmp_path / "plain.h5"
+    _es_file(plain, pendulum, "rrp-exact")
+    with h5py.File(plain, "r") as f:
+        assert "terrace_gap" not in f["energy"]
+
+
+def test_energy_terrace_gap_damage_is_found_like_any_series(tmp_path, pendulum):
+    """The integrity checks cover it as the other /energy series (docs/output.md
+    "Integrity"): a row missing in a complete file, a chunk whose bytes changed."""
+    from engine.io.verify import verify_run
+
+    short, flipped = tmp_path / "short.h5", tmp_path / "flipped.h5"
+    _es_file(short, pendulum)
+    shutil.copy(short, flipped)
+    with h5py.File(short, "r+") as f:
+        f["energy/terrace_gap"].resize(80, axis=0)
+    rep = verify_run(short)
+    assert not rep.ok and any("/energy/terrace_gap" in p.text for p in rep.problems)
+    with h5py.File(flipped, "r") as f:
+        info = f["energy/terrace_gap"].id.get_chunk_info(0)
+    with open(flipped, "r+b") as fh:
+        fh.seek(info.byte_offset + 8)
+        b = fh.read(1)
+        fh.seek(info.byte_offset + 8)
+        fh.write(bytes([b[0] ^ 0xFF]))
+    rep = verify_run(flipped, deep=True)
+    assert not rep.ok
+    assert any("checksum error in /energy/terrace_gap" in p.text for p in rep.problems)

@@ -6,6 +6,7 @@ Widgets only: it emits what the user asked for; the window passes it to the work
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -65,6 +66,12 @@ def _family(name: str) -> str:
     return base if base in INTEGRATORS and not name.startswith("yoshida4:") else name
 
 
+def _canon(values: dict[str, Any]) -> str:
+    """``values`` as comparable text (lists, tuples and arrays alike)."""
+    return json.dumps(values, sort_keys=True,
+                      default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(f"{float(c):g}" for c in value) + "]"
@@ -83,8 +90,15 @@ class ParameterForm(QWidget):
         self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.editors: dict[str, tuple[Param, QWidget]] = {}
         self.base: dict[str, Any] = {}
+        self._shown: tuple | None = None  # (schema, values) the editors were built for
+        self._shown_texts: list = []
 
     def set_schema(self, schema: tuple[Param, ...], values: dict[str, Any]) -> None:
+        key = (schema, _canon(values))
+        if key == self._shown and self._texts() == self._shown_texts:
+            return  # (shown and unedited: the load's preview after its announcement need
+            # not rebuild the editors, which blinked empty: issue #33 item 8)
+        self._shown = key
         while self.form.rowCount():
             self.form.removeRow(0)
         self.editors = {}
@@ -112,6 +126,21 @@ class ParameterForm(QWidget):
             w.setObjectName(f"param_{p.name}")
             self.form.addRow(p.name, w)
             self.editors[p.name] = (p, w)
+        self._shown_texts = self._texts()
+
+    def _texts(self) -> list:
+        """What the editors show now (to tell an edited form from the one built)."""
+        out: list = []
+        for _, w in self.editors.values():
+            if isinstance(w, QCheckBox):
+                out.append(w.isChecked())
+            elif isinstance(w, QComboBox):
+                out.append(w.currentData())
+            elif isinstance(w, QSpinBox):
+                out.append(w.value())
+            else:
+                out.append(w.text())
+        return out
 
     def values(self) -> dict[str, Any]:
         """The edited values, checked against the schema; :class:`ParameterError` names

@@ -31,9 +31,12 @@ from engine.models.base import ParameterError
 
 from ..scene import AXES_ALL_LIMIT, AXES_DETAILS, COLOUR_MODES, BodyScene
 from .controls import ControlPanel
+from .inspector import inspector_html
+from .perf import perf_line
 from .plots import PlotPanel, TimedPlotWidget, error_title
 from .recorder import Recorder, RecorderError
 from .replay import Recording, TimelineBar
+from .startup import LoadStatus
 from .worker import (
     BranchRequest,
     Frame,
@@ -54,39 +57,6 @@ AXES_DETAIL_LABELS = {
     "inspected": "The inspected body only",
 }
 """View → Axes detail: the menu's words for :data:`app.scene.AXES_DETAILS`."""
-
-
-def _vec(a) -> str:
-    return "(" + ", ".join(f"{float(c):+.4g}" for c in a) + ")"
-
-
-def inspector_html(r: dict, t: float) -> str:
-    """The inspector's text for a :func:`~app.gui.worker.body_report`."""
-    if "error" in r:
-        return f"<b>body {r['index']}</b>: {r['error']}"
-    rows = [("position x", _vec(r["x"]))]
-    if "drawn" in r:
-        rows.append(("drawn centre", _vec(r["drawn"])))
-    rows += [("velocity v", _vec(r["v"])), ("spin ω", _vec(r["omega"])),
-             ("energy", f"½m|v|² = {r['e_translational']:.5g}, "
-                        f"½ω·𝕁ω = {r['e_rotational']:.5g}")]
-    n = r.get("contacts")
-    if n is None:
-        rows.append(("contacts", "— (no contact model)"))
-    else:
-        parts = [f"{k}" for k in r.get("neighbours", [])[:8]]
-        if len(r.get("neighbours", [])) > 8:
-            parts.append("…")
-        what = []
-        if parts:
-            what.append("bodies " + ", ".join(parts))
-        if r.get("wall"):
-            what.append("wall")
-        rows.append(("contacts", f"{n} active" + (f" ({'; '.join(what)})" if what else "")))
-    cells = "".join(f"<tr><td style='color:#555; padding-right:8px'>{k}</td><td>{v}</td></tr>"
-                    for k, v in rows)
-    return (f"<b>body {r['index']}</b> of {r['n']} &nbsp; <span style='color:#555'>at t = "
-            f"{t:.5g}</span><table cellspacing=0>{cells}</table>")
 
 
 class MainWindow(QMainWindow):
@@ -190,6 +160,7 @@ class MainWindow(QMainWindow):
         self.build_bar.hide()
         self.statusBar().addPermanentWidget(self.build_bar)
         self._make_menus()
+        self.load_status = LoadStatus(self)  # the panel and status while loading (#33.8)
 
         # worker -----------------------------------------------------------------
         self.thread = QThread(self)
@@ -390,6 +361,7 @@ class MainWindow(QMainWindow):
         self.failure = None
         self.banner.hide()
         self.controls.set_playing(False)
+        self.load_status.announce(request)
         self.request_load.emit(request)
 
     def play(self) -> None:
@@ -506,6 +478,8 @@ class MainWindow(QMainWindow):
         return n if 0 <= n <= max_threads() else 0
 
     def _on_threads_set(self, n: int) -> None:
+        if self.load_status.loading:  # (the start's: the load's status stays in view)
+            return
         self.show_message(f"the engine runs its parallel kernels on {n} thread"
                           f"{'s' if n != 1 else ''}", 4000)
 
@@ -529,7 +503,8 @@ class MainWindow(QMainWindow):
             self.view.update()
 
     def _view_has_size(self) -> bool:
-        width, height = self.view.ren_win.GetSize()
+        rw = self.view.ren_win  # (None once the view is closed: a timer after close)
+        width, height = rw.GetSize() if rw is not None else (0, 0)
         return self.view.isVisible() and width > 1 and height > 1
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
@@ -606,11 +581,23 @@ class MainWindow(QMainWindow):
         a = np.frombuffer(ptr, np.uint8).reshape(h, img.bytesPerLine())[:, : 3 * w]
         return a.reshape(h, w, 3).copy()
 
-    def start_recording(self, path: str | Path, fps: int = 30) -> None:
+    def start_recording(self, path: str | Path, fps: int = 30, camera: str = "fixed") -> None:
+        """Record the 3D view; ``camera="fixed"`` (as ``rrp export``'s default, issue #33
+        item 12): the camera stops following the bodies, so the wall stands still (View →
+        Follow during the recording follows them again)."""
         self.recorder = Recorder(path, fps)
         self._record_every = 1.0 / fps
         self._record_last = 0.0
-        self.show_message(f"recording the 3D view to {path}…", 4000)
+        fixed = camera == "fixed" and self.scene is not None and self.scene.follow
+        if fixed:
+            self.scene.set_follow(False)
+            for w in (self.controls.follow, self.follow_action):
+                w.blockSignals(True)
+                w.setChecked(False)
+                w.blockSignals(False)
+        self.show_message(f"recording the 3D view to {path}"
+                          f"{' with a fixed camera (View → Follow to follow)' if fixed else ''}…",
+                          4000)
 
     def stop_recording(self) -> Path | None:
         rec, self.recorder = self.recorder, None
@@ -821,16 +808,14 @@ class MainWindow(QMainWindow):
 
     def _on_progress(self, k: int, n: int, text: str) -> None:
         """Kernels being built: stage ``k`` of ``n`` as a bar, or a busy bar (``n = 0``)."""
-        self.build_bar.setRange(0, n)
-        self.build_bar.setValue(max(0, k - 1))
-        self.build_bar.show()
-        self.status.setText(text)
+        self.load_status.progress(k, n, text)
 
     def _on_loaded(self, ld: Loaded) -> None:
         branched = self.recording is not None and bool(ld.branch)
         if self.recording is not None:  # a branch (or a scenario) replaces the replay
             self._leave_replay()
         self.loaded = ld
+        self.load_status.finished()
         if ld.branch and isinstance(self.worker._request, BranchRequest):
             self._request = self.worker._request  # Reset: back to the branch frame
         self._good_request = self._request
@@ -957,11 +942,8 @@ class MainWindow(QMainWindow):
             text += "   " + contact_summary(fr.contact)
         self.status.setText(text)
         self.status.setToolTip(contact_details(fr.contact))
-        rt = fr.steps_per_second * fr.h
-        if self.loaded is not None and len(self.loaded.integrators) > 1:
-            rt /= len(self.loaded.integrators)
-        self.perf.setText(f"{fr.us_per_step:.2f} µs/step · {fr.steps_per_second:,.0f} steps/s"
-                          f" · ×{rt:.2f} real time · {self._fps:.0f} fps")
+        runs = len(self.loaded.integrators) if self.loaded is not None else 1
+        self.perf.setText(perf_line(fr, runs, self._fps))  # (per recording interval: #33.6)
 
     def _on_failed(self, message: str) -> None:
         self.failure = message
@@ -998,11 +980,15 @@ class MainWindow(QMainWindow):
                 self.load(DEFAULT_REQUEST)
                 self._notice = f"{message} — opened the default scenario instead"
         else:
+            self.load_status.finished(ok=False)
             self._show_banner(message)
             self._request = self._good_request  # Reset goes back to what is running
             if self.loaded is not None:  # the old scenario is still there: show it
                 self.controls.show_scenario(self.loaded.scenario, self.loaded.model.name,
                                             self.loaded.params)
+                fr, ld = self.last_frame, self.loaded  # (and its scheme and h: #33.8)
+                self._show_scheme(fr.integrator if fr else ld.integrators[0])
+                self.controls.show_h(fr.h if fr else ld.h)
 
     def _show_scheme(self, name: str) -> None:
         """The scheme picker shows ``name``: the scheme the worker runs."""
@@ -1027,8 +1013,10 @@ class MainWindow(QMainWindow):
         if state in ("paused", "failed", "idle"):
             self.controls.set_playing(False)
         if state == "compiling":
-            self.status.setText(text)
+            self.load_status.state(text)
             return
+        if not self.load_status.loading:  # (a switch's kernels: built)
+            self.load_status.finished(ok=False)
         self.build_bar.hide()
         if self.last_frame is not None:
             self._update_status(self.last_frame)

@@ -580,8 +580,9 @@ class PlotPanel(QWidget):
             name = lab if len(labels) > 1 else f"{err}/|E₀|"
             self._curves["error"][lab] = self.error_plot.plot(
                 [], [], pen=pg.mkPen(RUN_COLOURS[k % len(RUN_COLOURS)], width=1.5), name=name)
-            if k:  # (above the terrace gap of an energy-stepping run, which can fill the
-                self._curves["error"][lab].setZValue(20)  # plot with its band)
+            # above the terrace gap of an energy-stepping run (dashed, drawn at z = 10),
+            # which can fill the plot with its band: the scheme's own error stays in view
+            self._curves["error"][lab].setZValue(20)  # (issue #33 item 6)
         for lab in labels:
             d = self.runs.get(lab)
             if d is None or not d.has_gap:

@@ -129,7 +129,10 @@ class Recording:
         P = np.zeros((n, 3)) if f.P is None else np.asarray(f.P, float)[:n]
         L = np.zeros((n, 3)) if f.L is None else np.asarray(f.L, float)[:n]
         m = min(n, len(total), len(rel), len(P), len(L))  # a killed writer's ragged rows
-        return Series(t[:m], e[:m], total[:m], rel[:m], P[:m], L[:m])
+        gap = f.energy.get("terrace_gap")  # (energy-stepping's V − V_ε; issue #33 item 6)
+        if gap is not None:
+            gap = np.full(m, np.nan) if len(gap) < m else np.asarray(gap, float)[:m] / f.e_scale
+        return Series(t[:m], e[:m], total[:m], rel[:m], P[:m], L[:m], terrace_gap=gap)
 
     def frame(self, k: int):
         """Frame ``k`` (:class:`engine.io.Frame`), the last few cached (a slider that

@@ -42,6 +42,8 @@ from engine.simulation import (
 )
 from engine.stability import StabilityEstimate
 
+from .kernel_stages import priming_stages
+
 TICK_MS = 17
 """Interval of the stepping timer: at most ~59 chunks (and frames) a second (≤ 60 Hz)."""
 
@@ -289,6 +291,8 @@ class Frame:
     hard-contact model (``None`` otherwise)."""
     inspect: dict[str, Any] | None = None
     """:func:`body_report` of the body the window inspects (``None``: none picked)."""
+    events_per_second: float = 0.0
+    """Events a second of the event-driven runs (energy-stepping), over the last second."""
 
 
 class _Run:
@@ -354,8 +358,8 @@ class SimulationWorker(QObject):
         self._frame_in_flight = threading.Event()  # set while the GUI draws a frame
         self._last_stability: StabilityEstimate | None = None
         self._stability_at = -1.0
-        self._rate = (0.0, 0.0)  # µs/step, steps/s over the last second
-        self._rate_window: list[tuple[float, int, float]] = []
+        self._rate = (0.0, 0.0, 0.0)  # µs/step, steps/s, events/s over the last second
+        self._rate_window: list[tuple[float, int, float, int]] = []
         self._inspect: int | None = None
         self._siblings: list = []  # processes building kernels (engine.priming)
 
@@ -429,7 +433,7 @@ class SimulationWorker(QObject):
         self._last_stability = None
         self._stability_at = -1.0
         self._rate_window.clear()
-        self._rate = (0.0, 0.0)
+        self._rate = (0.0, 0.0, 0.0)
         sim = runs[0].sim
         e0 = sim.energy
         used = [n for k, n in enumerate(ENERGY_NAMES)
@@ -556,14 +560,24 @@ class SimulationWorker(QObject):
                 note = "; ".join(filter(None, (note, f"compare run {c} left out: it cannot "
                                                f"drive model {model.name!r}")))
         names = [integ, *compare][:MAX_COMPARE]
-        self._start_siblings(model, names[0])
         quat_to_matrix(model.initial_state.q[:1])  # (the view's attitude kernel: built
         self.preview.emit(Preview(req.scenario, model.title, model, names, h))  # here)
+        # (after the preview: on a cold cache, finding that the loop is not cached takes
+        # seconds, which kept the initial state off the screen: issue #33 item 8)
+        self._start_siblings(model, names[0])
         runs = []
-        n = len(names) + 1
+        # on a cold cache, one step per kernel group (issue #33 item 8); then the runs
+        priming = priming_stages(model, names)
+        n = len(priming) + (len(names) + 1 if not priming else len(names))
+        for k, (what, build) in enumerate(priming):
+            self._stage(k + 1, n, what)
+            build()
+        base = len(priming) + (not priming)
         for k, name in enumerate(names):
-            if k == 0:
+            if k == 0 and not priming:
                 self._stage(1, n, f"the forces of {model.title}")
+            elif priming:
+                self._stage(base + k + 1, n, f"the {name} run, from the kernels built")
             try:
                 sim = Simulation(model, name, h, record_every=sc.run.every,
                                  record_frames=records_trail(model),
@@ -583,15 +597,11 @@ class SimulationWorker(QObject):
                 sim = Simulation(model, name, h, record_every=sc.run.every,
                                  record_frames=records_trail(model),
                                  energy_tolerance=sc.run.energy_tolerance)
-            self._stage(k + 2, n, f"the {name} step")
+            if not priming:
+                self._stage(k + 2, n, f"the {name} step")
             sim.warm_up()
             runs.append(_Run(name if len(names) > 1 else "energy", sim))
-        if len(names) > 1:  # the same integrator twice still needs distinct labels
-            seen: dict[str, int] = {}
-            for r in runs:
-                seen[r.label] = seen.get(r.label, 0) + 1
-                if seen[r.label] > 1:
-                    r.label = f"{r.label} ({seen[r.label]})"
+        self._label(runs)
         return runs, note
 
     def _start_siblings(self, model, integrator: str) -> None:
@@ -813,27 +823,31 @@ class SimulationWorker(QObject):
 
     def _advance(self, n: int) -> None:
         t0 = time.perf_counter()
-        done = 0
+        done = events = 0
         for r in self._runs:
+            es = r.sim.integrator.event_driven  # (its events: the status bar's rate)
+            e0 = r.sim.event_stats()["events"] if es else 0
             try:
                 rep = r.sim.advance(n)
             except Exception as exc:  # an engine bug: pause, say so, keep the window
                 self._fail(r, None, f"the engine raised {type(exc).__name__}: {exc}")
                 break
             done += rep.steps
+            events += r.sim.event_stats()["events"] - e0 if es else 0
             if not rep.ok:
                 self._fail(r, rep.failure)
                 break
         dt = time.perf_counter() - t0
         now = time.perf_counter()
-        self._rate_window.append((now, done, dt))
+        self._rate_window.append((now, done, dt, events))
         while self._rate_window and now - self._rate_window[0][0] > 1.0:
             self._rate_window.pop(0)
-        steps = sum(s for _, s, _ in self._rate_window)
-        secs = sum(d for _, _, d in self._rate_window)
+        steps = sum(w[1] for w in self._rate_window)
+        secs = sum(w[2] for w in self._rate_window)
         if steps and secs > 0:
             span = max(now - self._rate_window[0][0], TICK_MS / 1000)
-            self._rate = (1e6 * secs / steps, steps / span)
+            self._rate = (1e6 * secs / steps, steps / span,
+                          sum(w[3] for w in self._rate_window) / span)
 
     def _fail(self, run: _Run, failure, message: str | None = None) -> None:
         self.playing = False
@@ -886,6 +900,6 @@ class SimulationWorker(QObject):
         fr = Frame(s.t, s.step, s.integrator, s.h, s.x, s.q, s.v, s.omega, ghosts,
                    {r.label: r.new_series() for r in self._runs}, list(new_events),
                    self._last_stability, rel if math.isfinite(rel) else math.nan,
-                   self._rate[0], self._rate[1], contact, inspect)
+                   self._rate[0], self._rate[1], contact, inspect, self._rate[2])
         self._frame_in_flight.set()
         self.frame.emit(fr)

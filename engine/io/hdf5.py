@@ -3,7 +3,7 @@ r"""HDF5 output of a run, written as it goes, and read back (docs/output.md).
 Layout (schema 2; schema 1 files, written before, lack the starred entries):
 
 * ``/time`` ``(n,)``; ``/energy/<component>`` and ``/energy/total`` ``(n,)``;
-  ``/energy/relative_error`` ``(n,)``;
+  ``/energy/relative_error`` ``(n,)``; ``/energy/terrace_gap`` ``(n,)`` (energy-stepping);
 * ``/momentum/linear`` ``(n, 3)``, ``/momentum/angular`` ``(n, 3)``;
 * ``/bodies/position`` ``(frames, N, 3)``, ``/bodies/quaternion`` ``(frames, N, 4)``
   (scalar first), ``/bodies/omega`` ``(frames, N, 3)`` (spatial), ``/bodies/time``;
@@ -82,6 +82,19 @@ SCHEMA_VERSION = 2
 
 _STATE_COLS = (("velocity", "v", 3), ("momentum_body", "pi", 3), ("force", "force", 3),
                ("moment", "moment", 3))
+
+TERRACE_GAP = "terrace_gap"
+"""``/energy/terrace_gap``: ``V − V_ε`` of each record of an event-driven scheme
+(energy-stepping), NaN in rows of another; written when the run uses one (issue #33
+item 6, docs/output.md); files without it still read."""
+
+
+def _terraced(sim: Simulation) -> bool:
+    """Whether ``sim`` records a terrace gap: its scheme is event-driven, or a row of
+    its series has one (an app export after a switch away from energy-stepping)."""
+    extra = getattr(sim.series, "_extra", ())
+    return bool(sim.integrator.event_driven or any(TERRACE_GAP in e for e in extra))
+
 
 _SPRING_ROWS = ("start", "count")
 """Per frame, in ``/springs``: where its springs start in the lists, and how many."""
@@ -298,7 +311,8 @@ class RunWriter:
                          fletcher32=True)
         ge = f.create_group("energy")
         self.components = [c for c in ENERGY_NAMES if c in model.energy_components]
-        for c in [*self.components, "total", "relative_error"]:
+        for c in [*self.components, "total", "relative_error",
+                  *((TERRACE_GAP,) if _terraced(sim) else ())]:
             ge.create_dataset(c, (0,), maxshape=(None,), dtype="f8", chunks=(4096,),
                               fletcher32=True)
         gm = f.create_group("momentum")
@@ -480,6 +494,7 @@ class RunWriter:
         caller's thread while a write is in flight): whether it keeps springs, and the
         slack of a write's bound (a new chunk of every dataset, metadata)."""
         self._springs = "springs" in self.f
+        self._gap = TERRACE_GAP in self.f["energy"]  # (issue #33 item 6)
         rows = _row_datasets(self.f)
         if self._springs:
             rows += [self.f["springs"][c] for c, _, _ in _SPRING_LISTS]
@@ -566,7 +581,7 @@ class RunWriter:
         k = job["k"]
         if k:
             raw += sum(v.nbytes for v in job["rows"].values() if isinstance(v, np.ndarray))
-            raw += k * 8 * (len(self.components) + 8)
+            raw += k * 8 * (len(self.components) + 8 + self._gap)
             for sp in job.get("springs") or ():
                 if sp is not None:
                     raw += sum(np.asarray(x).nbytes for x in sp)
@@ -645,6 +660,8 @@ class RunWriter:
         cols["relative_error"] = (total - e_ref) / e_scale
         d = self._d
         self._append(d("time"), a["t"])
+        if self._gap:  # V − V_ε of an event-driven scheme's rows, NaN in the others
+            cols[TERRACE_GAP] = a.get(TERRACE_GAP, np.full(k, np.nan))
         for c, arr in cols.items():
             self._append(d(f"energy/{c}"), arr)
         self._append(d("momentum/linear"), a["P"])
@@ -1156,7 +1173,8 @@ class RunFile:
                            "without closing its file")
         self.status, self.message = status, message
         self.times = f["time"][()]
-        self.components = [c for c in f["energy"] if c not in ("total", "relative_error")]
+        self.components = [c for c in f["energy"]
+                           if c not in ("total", "relative_error", TERRACE_GAP)]
         self.components.sort(key=lambda c: ENERGY_NAMES.index(c) if c in ENERGY_NAMES
                              else len(ENERGY_NAMES))
         self.energy = {k: f["energy"][k][()] for k in f["energy"]}
