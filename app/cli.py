@@ -43,6 +43,8 @@ def _positive_float(text: str) -> float:
 
 
 def _positive_int(text: str) -> int:
+    from engine.run_steps import MAX_STEPS
+
     try:
         v = int(text)
     except ValueError:
@@ -205,6 +207,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     signals = getattr(args, "signals", None) or RunSignals()
     with signals.immediate():
         from engine.io import OutputLock, RunWriter
+        from engine.run_steps import step_count
         from engine.scenarios import parse_sets
         from engine.simulation import Simulation
 
@@ -223,7 +226,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         run = sc.run
         h = args.h if args.h is not None else run.h
         t_end = args.t_end if args.t_end is not None else run.t_end
-        n_total = step_count(t_end, h)
+        n_total = step_count(t_end, h)  # SimulationError: one line, exit 2
         vtk_dir, tmp = _vtk_target(args)
     out = args.out or (str(tmp / "run.h5") if tmp is not None else None)
     if out and not Path(out).parent.is_dir():
@@ -432,6 +435,7 @@ def _cmd_resume(args: argparse.Namespace, signals) -> int:
 def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
     from engine import __version__
     from engine.io import RunFile, RunFileError, RunWriter
+    from engine.run_steps import step_count
     from engine.scenarios import load_scenario
     from engine.simulation import Simulation, SimulationError
 
@@ -571,41 +575,6 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
               "steps/s (engine only: JIT and I/O excluded)")
     if s["output"]:
         print(f"  output      {s['output']} ({s['records']} records)")
-
-
-MAX_STEPS = 10**10
-"""Runs of more steps are refused: at the fastest ≈ 0.1 µs/step they would take hours,
-on the torus weeks (a mistyped ``h`` such as 1e-300 would otherwise hang silently)."""
-
-
-def step_count(t_end: float, h: float, t0: float = 0.0, done: int = 0) -> int:
-    """Steps from ``t0`` (``done`` already taken) to ``t_end`` at step ``h``: the guard of
-    ``rrp run``, ``rrp export``, ``rrp gui --h`` and the window's h field.  ``h`` is
-    checked first by the engine's ``check_step`` (``SimulationError``: "h must be a
-    positive, finite time step"), then the count: a one-line :class:`UsageError` beyond
-    :data:`MAX_STEPS`."""
-    from engine.simulation import check_step
-
-    h = check_step(h)
-    n = (t_end - t0) / h
-    if not math.isfinite(n) or n - done > MAX_STEPS:
-        steps = "infinitely many" if not math.isfinite(n) else f"{n - done:.3g}"
-        raise UsageError(f"t_end = {t_end:g} at h = {h:g} means {steps} steps, more than "
-                         f"any run can finish (the limit is {MAX_STEPS:.0e}); raise h or "
-                         "lower t_end")
-    return max(1, int(math.ceil(n - 1e-9)) - done)
-
-
-def check_h(h: float, t_end: float | None = None) -> float:
-    """``h`` as ``rrp run`` accepts it: the engine's ``check_step`` and, for a run to
-    ``t_end`` (``None``: none), :func:`step_count`'s limit; the window's h field and
-    ``rrp gui --h`` use it."""
-    from engine.simulation import check_step
-
-    h = check_step(h)
-    if t_end is not None:
-        step_count(t_end, h)
-    return h
 
 
 def _drive(args, sim, writer, n_total: int, t_end: float, tty: bool, signals):

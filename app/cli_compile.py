@@ -67,7 +67,8 @@ def plan(args: argparse.Namespace) -> list[tuple]:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from engine.priming import compile_run, start_siblings
+    from engine.api import compile_run
+    from engine.priming import start_siblings
     from engine.simulation import SimulationError
 
     from .errors import EXIT_FAILED

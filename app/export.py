@@ -140,14 +140,15 @@ def _setup(sc, integrator: str | None, h: float | None, size: tuple[int, int],
 def check_length(t_end: float, h: float, fps: int, speed: float) -> int:
     """The frames of an export to ``t_end`` (``speed / fps`` apart); :class:`ExportError`
     (one line) when its steps at ``h`` are more than any run can finish (``rrp run``'s
-    guard, :func:`app.cli.step_count`) or its frames more than :data:`MAX_FRAMES`.  A bad
-    ``h`` itself is the engine's ``SimulationError``."""
-    from .cli import step_count
-    from .errors import UsageError
+    guard, :func:`engine.run_steps.step_count`) or its frames more than
+    :data:`MAX_FRAMES`.  A bad ``h`` itself is the engine's ``SimulationError``."""
+    from engine.run_steps import step_count
+    from engine.simulation import SimulationError, check_step
 
+    h = check_step(h)
     try:
         step_count(t_end, h)
-    except UsageError as exc:
+    except SimulationError as exc:
         raise ExportError(str(exc)) from None
     n = t_end * fps / speed
     if not n <= MAX_FRAMES:

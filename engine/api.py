@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .integrators.registry import INTEGRATORS
+from . import priming
+from .integrators.registry import INTEGRATORS, get_integrator
 from .scenarios import Scenario, builtin_scenarios, load_scenario
 from .simulation import Simulation, SimulationError, default_integrator
 
@@ -97,3 +98,19 @@ def run(scenario: str | Path | Scenario, *, integrator: str | None = None,
 
 __all__ = ["Scenario", "Simulation", "SimulationError", "list_integrators", "list_scenarios",
            "load_scenario", "make_simulation", "run"]
+
+
+def compile_run(model, integrator: str, h: float) -> str:
+    """Build (or load from the cache) every kernel a run of ``integrator`` on ``model``
+    calls: the simulation is made and warmed up, no step is taken.  Returns
+    ``"cached"`` when the stepping loop was in the cache already, else ``"compiled"``
+    (always, for an event-driven scheme: it has no stepping loop, its kernels are
+    loaded or built by the warm-up); raises ``engine.simulation.SimulationError`` when
+    the scheme cannot drive the model (``rrp compile``).  It sits here, above the
+    driver, since issue #34: ``engine.priming`` is below ``engine.simulation``, which
+    uses it."""
+    info = get_integrator(integrator)
+    body_model = getattr(model, "coordinates", "bodies") == "bodies" and not info.event_driven
+    cached = body_model and priming.run_kernels_cached(info.scheme_id, model.forcefield.arrays[-1])
+    Simulation(model, integrator, h, record_frames=False).warm_up()
+    return "cached" if cached else "compiled"

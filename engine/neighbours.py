@@ -45,7 +45,7 @@ from .layout import (
     T_BONDS,
     T_CONTACT,
 )
-from .specialize import CELLS, gated, unless
+from .specialize import CELLS, SMALL_LIST_MAX, gated, unless
 
 
 def _launch_threading_layer() -> None:
@@ -214,11 +214,6 @@ def ensure_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw, bptr, bpart):
     return build_neighbours_ws(x, D, skin, pairs, nl_state, nl_xref, iw, bptr, bpart)
 
 
-SMALL_LIST_MAX = 256
-"""Models of at most this many bodies keep their list by :func:`ensure_all_pairs_ws`
-(``n(n−1)/2 ≤ 32640`` distance tests a rebuild, no cell list), the larger ones by
-:func:`ensure_neighbours_ws`; the family slot ``engine.specialize.CELLS`` says which, so
-a small model never compiles the cell list (issue #25)."""
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)

@@ -106,10 +106,8 @@ from .potentials.friction import (
     sphere_wall,
     store_trial,
 )
-from .specialize import gated, unless
+from .specialize import PARALLEL_MIN_BODIES, gated, unless
 
-PARALLEL_MIN_BODIES = 4096
-"""Models with at least this many bodies use the parallel force kernels."""
 PARALLEL_MIN_UPDATE = 32768
 """Models with at least this many bodies also update their bodies (velocity-Verlet
 schemes) and sum their kinetic energy chunk by chunk in parallel.  (Below it, waking the

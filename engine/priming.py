@@ -173,20 +173,3 @@ def run_kernels_cached(scheme: int, family: tuple) -> bool:
         return False
     kernel.add_overload(cres)
     return True
-
-
-def compile_run(model, integrator: str, h: float) -> str:
-    """Build (or load from the cache) every kernel a run of ``integrator`` on ``model``
-    calls: the simulation is made and warmed up, no step is taken.  Returns
-    ``"cached"`` when the stepping loop was in the cache already, else ``"compiled"``
-    (always, for an event-driven scheme: it has no stepping loop, its kernels are
-    loaded or built by the warm-up); raises ``engine.simulation.SimulationError`` when
-    the scheme cannot drive the model (``rrp compile``)."""
-    from .integrators.registry import get_integrator
-    from .simulation import Simulation
-
-    info = get_integrator(integrator)
-    body_model = getattr(model, "coordinates", "bodies") == "bodies" and not info.event_driven
-    cached = body_model and run_kernels_cached(info.scheme_id, model.forcefield.arrays[-1])
-    Simulation(model, integrator, h, record_frames=False).warm_up()
-    return "cached" if cached else "compiled"

@@ -35,12 +35,21 @@ from numba.extending import overload
 
 from .layout import F_NONSPHERICAL, N_TERMS, T_BONDS, T_CONTACT, T_HISTORY, T_WALL
 
+PARALLEL_MIN_BODIES = 4096
+"""Models with at least this many bodies use the parallel force kernels
+(``engine.parallel``; the constant sits here, below the kernels it gates: issue #34)."""
+SMALL_LIST_MAX = 256
+"""Models of at most this many bodies keep their list by
+``engine.neighbours.ensure_all_pairs_ws`` (``n(n−1)/2 ≤ 32640`` distance tests a rebuild,
+no cell list), the larger ones by ``engine.neighbours.ensure_neighbours_ws``; the family
+slot :data:`CELLS` says which, so a small model never compiles the cell list (issue #25)."""
+
 LARGE = N_TERMS
-"""Family slot after the flags: at least ``PARALLEL_MIN_BODIES`` bodies (the parallel
+"""Family slot after the flags: at least :data:`PARALLEL_MIN_BODIES` bodies (the parallel
 force kernels, the in-place velocity-Verlet loop)."""
 CELLS = N_TERMS + 1
 """Family slot: a neighbour list built from a cell list, for contacts among more than
-``engine.neighbours.SMALL_LIST_MAX`` bodies; a smaller model tests all its pairs
+:data:`SMALL_LIST_MAX` bodies; a smaller model tests all its pairs
 (``engine.neighbours.ensure_all_pairs_ws``), whose kernel compiles in a fraction of the
 time."""
 N_FAMILY = N_TERMS + 2
@@ -61,9 +70,6 @@ def family_marker(flags: np.ndarray, n_bodies: int) -> tuple:
     """The family slot of ``ff``: ``None`` for each gated slot (:data:`GATED`) that is
     off (a flag not set, fewer than ``PARALLEL_MIN_BODIES`` bodies for ``LARGE``, no
     contacts or at most ``SMALL_LIST_MAX`` bodies for ``CELLS``), ``0`` for the rest."""
-    from .neighbours import SMALL_LIST_MAX
-    from .parallel import PARALLEL_MIN_BODIES  # (parallel.py gates its kernels here)
-
     on = [bool(f) for f in flags[:N_TERMS]] + [
         n_bodies >= PARALLEL_MIN_BODIES,
         bool(flags[T_CONTACT]) and n_bodies > SMALL_LIST_MAX]

@@ -410,6 +410,7 @@ def test_rrp_run_resumes_an_energy_stepping_run_bit_for_bit(tmp_path):
 
 
 def test_the_per_run_priming_spawns_nothing_for_energy_stepping(monkeypatch):
+    import engine.api as api
     import engine.priming as priming
     from app.cli import _prime_in_a_subprocess
 
@@ -420,7 +421,7 @@ def test_the_per_run_priming_spawns_nothing_for_energy_stepping(monkeypatch):
     monkeypatch.setattr(priming, "run_kernels_cached", refuse)
     _prime_in_a_subprocess(False, pendulum(), "energy-stepping:1e-3")
     assert priming.start_siblings(pendulum(), "energy-stepping") is None
-    assert priming.compile_run(pendulum(), "energy-stepping", H) == "compiled"
+    assert api.compile_run(pendulum(), "energy-stepping", H) == "compiled"
 
 
 # ------------------------------------------------------------ issue #33 item 6

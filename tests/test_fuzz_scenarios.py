@@ -193,7 +193,7 @@ def _number(v: Any) -> bool:
 def _long_run(case: Case, data: dict[str, Any]) -> bool:
     """Whether the run of ``case`` is legal but too long for this test: more than
     :data:`MAX_STEPS_HERE` steps, but few enough that ``rrp run`` accepts it."""
-    from app.cli import MAX_STEPS
+    from engine.run_steps import MAX_STEPS
     from engine.scenarios import RunSettings
 
     run = data.get("run") if isinstance(data.get("run"), dict) else {}

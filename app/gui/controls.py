@@ -30,11 +30,10 @@ from PyQt6.QtWidgets import (
 from engine.integrators import INTEGRATORS, get_integrator
 from engine.models import get_model_spec
 from engine.models.base import Param, ParameterError
+from engine.run_steps import check_run_step
 from engine.scenarios import builtin_scenarios
 from engine.simulation import SimulationError, integrator_for, usable_integrators
 
-from ..cli import check_h
-from ..errors import UsageError
 from ..scene import COLOUR_MODES
 
 OPEN_FILE = "Open scenario file…"
@@ -503,8 +502,8 @@ class ControlPanel(QWidget):
         except ValueError:
             return f"h = {text!r} is not a number; enter e.g. 1e-3"
         try:  # rrp run's rule (the worker re-checks the state)
-            return check_h(h, self.t_end)
-        except (SimulationError, UsageError) as exc:
+            return check_run_step(h, self.t_end)
+        except SimulationError as exc:
             return str(exc)
 
     def _check_h_text(self, _text: str) -> None:

@@ -85,9 +85,9 @@ def launch(args: argparse.Namespace) -> int:
             raise UsageError("--compare starts a scenario in compare mode; for a recorded "
                              "run choose the compare schemes in the window, then Continue "
                              "from here")
+        from engine.run_steps import check_run_step
         from engine.simulation import integrator_for
 
-        from ..cli import check_h
         from .worker import scenario_t_end
 
         try:
@@ -100,7 +100,7 @@ def launch(args: argparse.Namespace) -> int:
             if args.integrator:
                 integrator_for(rec.model, args.integrator)
             if args.h is not None:
-                check_h(args.h, scenario_t_end(rec.file.scenario))
+                check_run_step(args.h, scenario_t_end(rec.file.scenario))
         finally:
             rec.close()
         run = args.scenario
@@ -108,9 +108,9 @@ def launch(args: argparse.Namespace) -> int:
         # check what needs no kernel here, so that bad input is one line on the terminal;
         # the state-dependent checks (rrp-exact's h|w| < 1) run in the worker, which
         # compiles the kernels: no JIT before the window is up
+        from engine.run_steps import check_run_step
         from engine.simulation import integrator_for
 
-        from ..cli import check_h
         from .worker import LoadRequest
 
         sc = load_scenario(args.scenario or "torus", overrides or None)
@@ -119,7 +119,7 @@ def launch(args: argparse.Namespace) -> int:
         model = sc.build_model()
         integ = integrator_for(model, args.integrator).name if args.integrator else None
         others = tuple(integrator_for(model, c).name for c in compare)
-        h = check_h(args.h if args.h is not None else sc.run.h, sc.run.t_end)
+        h = check_run_step(args.h if args.h is not None else sc.run.h, sc.run.t_end)
         request = LoadRequest(args.scenario or "torus", overrides, integ, h, others)
 
     if (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")

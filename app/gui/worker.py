@@ -219,7 +219,7 @@ class Loaded:
     """For a run started from a frame (*Continue from here*): where from, in words."""
     t_end: float | None = None
     """The scenario's end time: the window checks a new ``h`` against the steps to it, as
-    ``rrp run`` does (:func:`app.cli.step_count`); ``None`` where the scenario cannot be
+    ``rrp run`` does (:func:`engine.run_steps.step_count`); ``None`` where the scenario cannot be
     loaded (a recording of a moved file): ``h`` is then checked by the engine alone."""
 
 

@@ -151,7 +151,7 @@ def spring_verdict(runs: dict[str, dict]) -> tuple[str, str]:
         verdict = (f"**no** — all three bounded at the same level (`moreau` max error "
                    f"{ratio:.2g}× the symmetric schemes'; no drift): with constant `M` and "
                    "`h = f(q)` `moreau` is the symmetric scheme shifted by Δt/2 "
-                   "(docs/contact-generalized.md)")
+                   "(docs/physics.md, *Moreau-type schemes in generalized coordinates*)")
     else:
         verdict = (f"**no** — the symmetric schemes' error reaches {sym_max:.1e} "
                    f"(≥ {SPRING_BOUNDED:g} or a failed run)")
@@ -309,11 +309,12 @@ def write_report(d: PaperData, figures: Sequence[Path], out: Path,
         "",
         "## Fig. 2 (Capobianco, Eugster & Leine) — spring pendulum with a wall\n\n"
         f"![Fig. 2]({names.get('fig2', '')})\n",
-        "Relative error `(E + D − E₀)/E₀` of the node energy (docs/contact-generalized.md "
-        "§4: `½ u_kᵀ M u_k + V(q_k)` for `moreau`, the discrete Legendre momentum for the "
-        "two-step schemes), recorded at every step; drift = slope of the least-squares "
-        "line (fitted while |error| < 1). The full table over Δt ∈ {1e-2 … 5e-4} and "
-        "t ≤ 1000: BENCHMARKS.md (benchmarks/bench_spring_pendulum.py).\n",
+        "Relative error `(E + D − E₀)/E₀` of the node energy (docs/physics.md, *Moreau-type "
+        "schemes in generalized coordinates* part 4: `½ u_kᵀ M u_k + V(q_k)` for `moreau`, "
+        "the discrete Legendre momentum for the two-step schemes), recorded at every step; "
+        "drift = slope of the least-squares line (fitted while |error| < 1). The full "
+        "table over Δt ∈ {1e-2 … 5e-4} and t ≤ 1000: BENCHMARKS.md "
+        "(benchmarks/bench_spring_pendulum.py).\n",
         _table(["coordinates", "scheme", "Δt", "t_N", "max rel. error", "final", "drift / t",
                 "impacts", "max penetration", "status"],
                [[c, f"`{s}`", f"{r['h']:g}", f"{r['t_reached']:.4g}", f"{r['max_error']:.3e}",
