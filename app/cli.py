@@ -350,7 +350,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         message = outcome.write_error.message
 
     from engine import __version__
-    from engine.diagnostics import momentum_drift
+    from engine.diagnostics import fixed_momenta, momentum_drift
 
     model = sim.model
     total = a["energy"].sum(axis=1)
@@ -374,6 +374,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         "momentum_drift": drift,
         "momentum_drift_relative": {k: drift[k] / scale[k] for k in drift},
         "conserved": list(model.conserved),
+        "identically_zero": list(fixed_momenta(model.forcefield)),
         "stability_limit_h": stab.h_stable,
         "accuracy_guide_h": sim.accuracy_guide() if guide is None else guide,
         "us_per_step": us,
@@ -544,8 +545,11 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
           f"(final {s['final_relative_energy_error']:+.3e})")
     print("  momentum    max |c(t) − c(0)|, relative to Σm|v| or Σ|x × mv| + J|Ω|:")
     for k, v in s["momentum_drift"].items():
-        # (a component an external force changes is physics, not error: say so)
-        tag = ("  (conserved by the variational schemes)" if k in s["conserved"]
+        # (a component an external force changes is physics, not error: say so; one
+        # the model has not at all, the pendulum's P, is not "not conserved")
+        tag = ("  (P ≡ 0: no translation, the pivot holds the body)"
+               if k in s.get("identically_zero", ()) else
+               "  (conserved by the variational schemes)" if k in s["conserved"]
                else "  (not conserved: external forces)")
         print(f"                {k} {v:10.3e}  rel {s['momentum_drift_relative'][k]:.2e}{tag}")
     if "events" in s:  # (event-driven: h is the recording interval)
