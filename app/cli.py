@@ -633,10 +633,12 @@ def _resume_hint(failure, args, writer, t_end: float) -> str:
     h_now, lim = writer.sim.h, failure.stability.h_stable
     info = writer.sim.integrator
     if failure.kind == "energy-stepping" and info.event_driven:  # (change ε, not h)
-        from engine.integrators.registry import energy_stepping_name
+        from engine.integrators.registry import EPS_REL_MAX, EPS_REL_MIN, energy_stepping_name
 
-        where = writer.destination("failed")
-        cmd = (f"rrp run --resume {where} -i {energy_stepping_name(0.5 * info.eps_rel)} "
+        where = writer.destination("failed")  # (a broken bound needs a larger ε)
+        rel = min(EPS_REL_MAX, float(f"{100 * info.eps_rel:.1g}")) \
+            if failure.details.get("raise_eps") else max(EPS_REL_MIN, 0.5 * info.eps_rel)
+        cmd = (f"rrp run --resume {where} -i {energy_stepping_name(rel)} "
                f"--t-end {t_end:g}")
         return f"{msg.rstrip('.')}; resume with {cmd}"
     if failure.kind == "rrp-limit":

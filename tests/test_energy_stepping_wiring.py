@@ -18,7 +18,12 @@ import pytest
 
 from engine.energy_stepping import EnergySteppingError, unsupported
 from engine.integrators import INTEGRATORS, get_integrator
-from engine.integrators.registry import DEFAULT_EPS_REL, EPS_REL_MAX, S_EVENT_DRIVEN
+from engine.integrators.registry import (
+    DEFAULT_EPS_REL,
+    EPS_REL_MAX,
+    EPS_REL_MIN,
+    S_EVENT_DRIVEN,
+)
 from engine.models import MODELS
 from engine.scenarios import load_scenario
 from engine.simulation import (
@@ -78,7 +83,7 @@ def test_a_bad_eps_is_refused_in_one_line_naming_the_fix(text):
         get_integrator(f"energy-stepping:{text}")
     msg = err.value.args[0]
     assert "\n" not in msg and f"energy-stepping:{text}" in msg
-    assert f"(0, {EPS_REL_MAX:g}]" in msg and "energy-stepping:1e-4" in msg
+    assert f"[{EPS_REL_MIN:g}, {EPS_REL_MAX:g}]" in msg and "energy-stepping:1e-4" in msg
     with pytest.raises(SimulationError, match="energy-stepping:1e-4"):
         Simulation(pendulum(), f"energy-stepping:{text}", H)
 
