@@ -573,7 +573,8 @@ def start(t0, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cptr, cidx, x, v, q, o
           old_ti, old_tf, fill):
     """Set up at ``t0``: the static terms' terraces (``origins[k]``), the contact list,
     the kicks of the terms that start on a level from rest (``rest[k]``: GRAVITY of a
-    body at rest steps down at once, §3.10 and docs/physics.md), the queue."""
+    body at rest steps down at once by ε/2: ``half_kick``, §3.10 and docs/physics.md),
+    the queue."""
     for i in range(x.shape[0]):
         tb[i] = t0
     for k in range(ctr[N_STATIC]):

@@ -98,7 +98,8 @@ class IntegratorInfo:
     """Bounds the energy error for all time by a number the user sets."""
     order_note: str = ""
     """The order as measured, shown instead of ``order`` where the nominal integer
-    would mislead (energy-stepping: ½ in ε, docs/physics.md §3.10)."""
+    would mislead (energy-stepping: ½ in ε on the pendulum, no clean order on many
+    bodies, docs/physics.md §3.10)."""
 
     def properties(self) -> str:
         """One-line summary, e.g. ``order 2 · variational · explicit · spheres only``."""
@@ -259,7 +260,8 @@ def energy_stepping_name(eps_rel: float) -> str:
 def energy_stepping(eps_rel: float | None = None) -> IntegratorInfo:
     """``energy-stepping:REL`` (``None``: ``energy-stepping``, :data:`DEFAULT_EPS_REL`);
     physics.md §3.10, and docs/physics.md §3.10 for the measurements behind its
-    properties (the trajectory converges as ``O(√ε)``)."""
+    properties (the pendulum's trajectory converges as ``O(√ε)``; a ring of 6 converges
+    without a clean order, issue #33 item 5)."""
     name = ENERGY_STEPPING if eps_rel is None else energy_stepping_name(eps_rel)
     eps_rel = DEFAULT_EPS_REL if eps_rel is None else float(eps_rel)
     return IntegratorInfo(
@@ -273,7 +275,8 @@ def energy_stepping(eps_rel: float | None = None) -> IntegratorInfo:
         f"energy-stepping:REL sets ε = REL × energy scale, REL in [{EPS_REL_MIN:g}, "
         f"{EPS_REL_MAX:g}]",
         time_symmetric=True, event_driven=True, eps_rel=float(eps_rel),
-        energy_conserving=True, order_note="≈ ½ in ε (measured)",
+        energy_conserving=True,
+        order_note="≈ ½ in ε (measured on the pendulum; many bodies: no clean order)",
     )
 
 
