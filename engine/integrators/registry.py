@@ -39,10 +39,12 @@ EPS_REL_MIN = 1e-12
 energies (issue #33 item 3; derivation docs/physics.md §3.10, "The floor of ε").  An
 event's jump and level are computed from energies of the size of ``|E|`` to within
 ``u|E|``, ``u = 2⁻⁵³ ≈ 1.1e-16``; over the ``~10⁸`` events one recording interval may take
-(``MAX_EVENTS_PER_CALL``) these errors add up like a random walk to ``√10⁸ u|E| =
-10⁴ u|E| ≈ 1.1e-12 |E|``: a terrace any lower is no longer above the scheme's own
-round-off, and the bound ``|E − E₀| ≤ ε`` per term is void (measured on the pendulum:
-REL 1e-11 keeps it, 1e-12 exceeds it 22× within t = 0.02, 1e-13 by 2.6e4×)."""
+(``MAX_EVENTS_PER_CALL``) these errors add up, at least like a random walk, to ``√10⁸
+u|E| = 10⁴ u|E| ≈ 1.1e-12 |E|``: a terrace any lower is no longer above the scheme's own
+round-off, and the bound ``|E − E₀| ≤ ε`` per term is void.  Necessary, not sufficient
+(measured on the pendulum: REL 1e-11 keeps it, 1e-12 exceeds it 22× within t = 0.02,
+1e-13 by 2.6e4×): the simulation also checks the bound as it runs
+(``engine.energy_stepping.bound``)."""
 
 
 def eps_floor_message(text: str) -> str:
