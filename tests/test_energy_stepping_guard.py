@@ -175,12 +175,14 @@ def test_the_api_raises_on_a_broken_bound(monkeypatch):
 def test_rrp_run_fails_when_the_bound_breaks_at_the_floor(tmp_path):
     """At the floor itself the pendulum's round-off outgrows ``ε`` within a few
     thousandths of a time unit (≈ 1e7 events; docs/physics.md §3.10): ``rrp run`` then
-    fails in one line, exit 1, status ``failed``, instead of ``complete``."""
+    fails in one line, exit 1, status ``failed``, instead of ``complete``, and the line's
+    resume command raises ε (100×), where a stuck run's halves it."""
     res = rrp(tmp_path, "run", "pendulum", "-i", f"energy-stepping:{EPS_REL_MIN:g}",
-              "--t-end", "0.02", "--h", "0.002", "--quiet")
+              "--t-end", "0.02", "--h", "0.002", "--quiet", "--out", "run.h5")
     assert res.returncode == 1, res.stdout + res.stderr
     err = [ln for ln in res.stderr.splitlines() if ln.startswith("rrp: error")]
     assert len(err) == 1 and "broke its bound" in err[0]
+    assert "resume with rrp run --resume" in err[0] and "-i energy-stepping:1e-10 " in err[0]
     assert "status: failed" in res.stdout
 
 
