@@ -39,3 +39,13 @@ def test_a_broken_bound_pauses_the_app_with_the_message(qtbot, make_window):
     assert "broke its bound" in w.failure and "use a larger ε" in w.failure
     assert "press Play to go on" in w.failure and "\n" not in w.failure
     assert w.banner.isVisible() and not w.controls.play.isChecked()
+
+
+def test_a_recorded_name_below_the_floor_shows_its_reason_not_an_exception():
+    """A run file recorded with ``energy-stepping:1e-13`` (accepted before the floor):
+    the picker's tooltip and properties give the floor's line instead of raising."""
+    from app.gui.controls import integrator_properties, integrator_tooltip
+
+    assert integrator_tooltip("energy-stepping:1e-13") == eps_floor_message("1e-13")
+    assert integrator_properties("energy-stepping:1e-13") == eps_floor_message("1e-13")
+    assert "ε = 0.001 × energy scale" in integrator_properties("energy-stepping:1e-3")
