@@ -353,7 +353,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         message = outcome.write_error.message
 
     from engine import __version__
-    from engine.diagnostics import momentum_drift
+    from engine.diagnostics import fixed_momenta, momentum_drift
 
     model = sim.model
     total = a["energy"].sum(axis=1)
@@ -377,6 +377,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         "momentum_drift": drift,
         "momentum_drift_relative": {k: drift[k] / scale[k] for k in drift},
         "conserved": list(model.conserved),
+        "identically_zero": list(fixed_momenta(model.forcefield)),
         "stability_limit_h": stab.h_stable,
         "accuracy_guide_h": sim.accuracy_guide() if guide is None else guide,
         "us_per_step": us,
@@ -548,8 +549,11 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
           f"(final {s['final_relative_energy_error']:+.3e})")
     print("  momentum    max |c(t) − c(0)|, relative to Σm|v| or Σ|x × mv| + J|Ω|:")
     for k, v in s["momentum_drift"].items():
-        # (a component an external force changes is physics, not error: say so)
-        tag = ("  (conserved by the variational schemes)" if k in s["conserved"]
+        # (a component an external force changes is physics, not error: say so; one
+        # the model has not at all, the pendulum's P, is not "not conserved")
+        tag = ("  (P ≡ 0: no translation, the pivot holds the body)"
+               if k in s.get("identically_zero", ()) else
+               "  (conserved by the variational schemes)" if k in s["conserved"]
                else "  (not conserved: external forces)")
         print(f"                {k} {v:10.3e}  rel {s['momentum_drift_relative'][k]:.2e}{tag}")
     if "events" in s:  # (event-driven: h is the recording interval)
@@ -598,10 +602,12 @@ def _resume_hint(failure, args, writer, t_end: float) -> str:
     h_now, lim = writer.sim.h, failure.stability.h_stable
     info = writer.sim.integrator
     if failure.kind == "energy-stepping" and info.event_driven:  # (change ε, not h)
-        from engine.integrators.registry import energy_stepping_name
+        from engine.integrators.registry import EPS_REL_MAX, EPS_REL_MIN, energy_stepping_name
 
-        where = writer.destination("failed")
-        cmd = (f"rrp run --resume {where} -i {energy_stepping_name(0.5 * info.eps_rel)} "
+        where = writer.destination("failed")  # (a broken bound needs a larger ε)
+        rel = min(EPS_REL_MAX, float(f"{100 * info.eps_rel:.1g}")) \
+            if failure.details.get("raise_eps") else max(EPS_REL_MIN, 0.5 * info.eps_rel)
+        cmd = (f"rrp run --resume {where} -i {energy_stepping_name(rel)} "
                f"--t-end {t_end:g}")
         return f"{msg.rstrip('.')}; resume with {cmd}"
     if failure.kind == "rrp-limit":

@@ -125,6 +125,13 @@ def model_invariant_names(ff: ForceField) -> tuple[str, ...]:
     return tuple(INVARIANT_NAMES) if ff.flags[T_PIVOT_GRAVITY] else ()
 
 
+def fixed_momenta(ff: ForceField) -> tuple[str, ...]:
+    """Momentum components (:data:`MOMENTUM_NAMES`) a model holds at zero by construction:
+    the pendulum's ``P`` (pivot gravity: no translation, ``P ≡ 0``, as the app's plot
+    title says); ``()`` for the other models (issue #33 item 10)."""
+    return ("P_x", "P_y", "P_z") if ff.flags[T_PIVOT_GRAVITY] else ()
+
+
 def model_invariants(ff: ForceField, q: np.ndarray, omega: np.ndarray) -> np.ndarray:
     """The :func:`model_invariant_names` of the model of force field ``ff`` at the rows
     ``q (n, 4)``, ``Ω (n, 3)`` of its body 0, as columns ``(n, k)`` (``k = 0`` for a

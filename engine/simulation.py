@@ -407,6 +407,10 @@ class Simulation:
     """The time the current stepper started at."""
     _es_terms = 0
     """Terraced terms of the last stepper (each bounds its share of ``|E − E₀|`` by ε)."""
+    _es_e0 = math.nan
+    """``E`` where the current stepper started: its bound ``|E − E₀| ≤ ε`` per term is
+    checked against it after each advance (issue #33 item 3; saved with the stepper as
+    ``bound_e0``)."""
     _es_saved: dict | None = None
     """A saved stepper (``EnergyStepper.export_state``) to go on from at the next step
     (after :meth:`restore` or a resume), or ``None``."""
@@ -761,7 +765,7 @@ class Simulation:
         """Everything needed to come back to this instant (copies; with the committed
         friction springs of a model with history)."""
         springs = self.ff.committed_springs() if self.ff.has_history else None
-        stepper = self._stepper.export_state() if self._stepper is not None else \
+        stepper = self._export_stepper() if self._stepper is not None else \
             self._es_saved
         return (tuple(a.copy() for a in self._s0), self.t, self.step_index,
                 {k: a.copy() for k, a in self.aux.items()}, springs, stepper,
@@ -860,7 +864,7 @@ class Simulation:
                 d["es_eps_rel"] = float(self._integrator.eps_rel)
                 # the stepper itself (a resume goes on from it bit for bit); its counts
                 # are in es_events … until it is dropped
-                saved = self._stepper.export_state() if self._stepper is not None \
+                saved = self._export_stepper() if self._stepper is not None \
                     else self._es_saved
                 if saved is not None:
                     d.update({ES_STATE_PREFIX + k: v for k, v in saved.items()})
@@ -1082,8 +1086,10 @@ class Simulation:
         from .energy_stepping import EnergyStepper, EnergySteppingError, absolute_eps
 
         x, v, q, o = (a.copy() for a in self._s0[:4])
+        magnitude = float(np.abs(self._s0[6]).sum())  # (the floor of ε: issue #33 item 3)
         try:
-            return EnergyStepper(self.model, absolute_eps(info.eps_rel, self.e_scale),
+            return EnergyStepper(self.model, absolute_eps(info.eps_rel, self.e_scale,
+                                                          magnitude),
                                  State(x, v, q, o, {}), self.t)
         except EnergySteppingError as exc:
             raise SimulationError(str(exc)) from None
@@ -1099,6 +1105,8 @@ class Simulation:
             except EnergySteppingError as exc:
                 raise SimulationError(str(exc)) from None
             self._use_stepper(stepper)
+            if "bound_e0" in saved:  # (else: from here, as for a new stepper)
+                self._es_e0 = float(np.asarray(saved["bound_e0"]).reshape(-1)[0])
             return
         self._use_stepper(self._new_stepper(self._integrator))
 
@@ -1111,6 +1119,33 @@ class Simulation:
         self._stepper = stepper
         self._es_t0 = self.t
         self._es_terms = int(stepper.n_terms)
+        self._es_e0 = float(self._s0[6].sum())
+
+    def _export_stepper(self) -> dict:
+        """The current stepper's saved state, with the ``E₀`` of its bound."""
+        d = self._stepper.export_state()
+        d["bound_e0"] = np.array([self._es_e0])
+        return d
+
+    def _bound_failure(self) -> Failure | None:
+        """After an advance (the state synchronised, its energy evaluated): a
+        :class:`Failure` if the measured ``|E − E₀|`` exceeds the stepper's bound
+        (``engine.energy_stepping.bound``, issue #33 item 3), the stepper then dropped
+        (the next step starts the terraces anew from the kept state)."""
+        from .energy_stepping.bound import bound_excess, bound_message
+
+        st, e = self._stepper, self._s0[6]
+        ratio = bound_excess(float(e.sum()), self._es_e0, st.eps, st.n_terms,
+                             float(np.abs(e).sum()))
+        if ratio is None:
+            return None
+        n = int(st.n_terms)
+        self._drop_stepper()
+        info = self._integrator
+        return Failure("energy-stepping", self.t, self.step_index,
+                       bound_message(self.t, ratio, n, info.eps_rel), self.stability(),
+                       {"eps": info.eps_rel * self.e_scale, "bound": ratio,
+                        "raise_eps": True})
 
     def _drop_stepper(self) -> None:
         """Forget the stepper (its counts kept in :meth:`event_stats`); the state in the
@@ -1183,7 +1218,7 @@ class Simulation:
         if message is not None:
             self._drop_stepper()  # (its state is part-way: the next step makes a new one)
             return StepReport(done, self._event_failure(message))
-        return StepReport(done)
+        return StepReport(done, self._bound_failure())
 
     def _event_row(self) -> tuple:
         """One record of the event-driven scheme at the current (synchronised) state

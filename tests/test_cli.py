@@ -99,10 +99,26 @@ def test_run_json_summary(pendulum_summary):
     assert drift["L_x"] > 1e-3  # gravity's moment does change L_x: a real measurement
     assert set(s["momentum_drift_relative"]) == set(MOMENTA)
     assert s["conserved"] == ["L_z"]
+    assert s["identically_zero"] == ["P_x", "P_y", "P_z"]  # (issue #33 item 10)
     assert s["us_per_step"] > 0 and s["steps_per_second"] > 0
     assert s["steps_per_second"] == pytest.approx(1e6 / s["us_per_step"], rel=1e-9)
     assert s["version"] == __version__
     assert s["parameters"] == {p.name: p.default for p in MODELS["pendulum"].schema}
+
+
+def test_run_summary_says_the_pendulum_has_no_P(tmp_path):
+    """Issue #33 item 10: the pendulum's P is identically 0 (the pivot holds the body),
+    so its lines say so, as the app's plot title does, and not "not conserved: external
+    forces" (which stays for L_x, L_y, changed by gravity's moment)."""
+    res = rrp(tmp_path, "run", "pendulum", "--t-end", "0.05")
+    assert res.returncode == 0, res.stderr
+    lines = {ln.split()[0]: ln for ln in res.stdout.splitlines()
+             if ln.strip().startswith(("P_", "L_"))}
+    for k in ("P_x", "P_y", "P_z"):
+        assert "P ≡ 0: no translation" in lines[k] and "not conserved" not in lines[k]
+    for k in ("L_x", "L_y"):
+        assert "not conserved: external forces" in lines[k]
+    assert "conserved by the variational schemes" in lines["L_z"]
 
 
 # ------------------------------------------------------------------ HDF5 output

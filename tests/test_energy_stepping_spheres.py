@@ -180,10 +180,13 @@ def test_time_reversal_recovers_the_start():
 
 def test_trajectory_converges_to_a_fine_reference_as_eps_goes_to_zero():
     """A ring of 6 (no wall, perturbed) over t = 0.5 against rrp-newmark at h = 1e-5 (its
-    own error ≈ 1e-9): the max error of ``x`` and ``v`` falls as ε → 0.  Measured (ε =
-    1e-3 … 1e-6 of the scale): 0.143, 0.149, 0.031, 0.010, a fitted order of 0.41 in ε,
-    near the pendulum's ½ (the flight through the last terrace before a turning point
-    lasts ∝ √ε; docs/physics.md §3.10)."""
+    own error ≈ 1e-9): the max error of ``x`` and ``v`` falls as ε → 0, but without a
+    clean order.  Measured (ε = 1e-3 … 1e-6 of the scale): 0.143, 0.149, 0.031, 0.010 at
+    the decades (a least-squares slope of 0.41 over these four irregular points); with
+    the three ε in between (``benchmarks/es_ring_convergence.py``) 0.143, 0.041, 0.149,
+    0.027, 0.031, 0.012, 0.010, pairwise slopes from −1.1 to 1.5 (issue #33 item 5,
+    docs/physics.md §3.10).  Asserted: a fall by ×10 and a fitted slope in (0.25, 1.5)
+    over the decades (convergence), not an order."""
     model = MODELS["torus"].make({**FREE, "n_particles": 6, "velocity_noise": 0.3})
     ref = Simulation(model, "rrp-newmark", 1e-5, record_every=10**9)
     ref.run_until(0.5)
@@ -305,8 +308,9 @@ def test_a_grazing_contact_is_crossed_exactly_when_it_dips_below_the_level():
 def test_a_pile_at_rest_falls_and_keeps_its_terraced_energy():
     """Two rings of 8 at rest in the box under gravity: on a flat terrace nothing would
     move, so each sphere's gravity term starts on a level and steps down at t = 0
-    (kinetic energy ε each); they fall onto the floor, ``T + V_ε`` constant to 1e-12,
-    ``|E − E₀| ≤ ε · terms``."""
+    (kinetic energy ε/2 each: ``T + V_ε = E₀``, issue #33 item 7); they fall onto the
+    floor, ``T + V_ε`` constant to 1e-12, ``|E − E₀| ≤ ε/2 · terms`` (every term started
+    with ``V_ε,k = V_k``: mid-terrace, or on its level by the half step)."""
     model = MODELS["tori-pile"].make({"n_tori": 2, "n_particles": 8, "seed": 1})
     eps = 1e-3 * _scale(model)
     s = EnergyStepper(model, eps, model.initial_state)
@@ -318,7 +322,8 @@ def test_a_pile_at_rest_falls_and_keeps_its_terraced_energy():
         s.advance_to(0.25 * k)
         x, v, q, om = s.state_arrays()
         assert abs(s.energy_eps() - ee0) <= 1e-12 * abs(ee0)
-        assert abs(_energy(model, x, v, q, om) - e0) <= eps * s.n_terms
+        assert abs(s.energy_eps() - e0) <= 1e-12 * abs(ee0)
+        assert abs(_energy(model, x, v, q, om) - e0) <= 0.5 * eps * s.n_terms
     assert x[:, 2].mean() < x0[:, 2].mean() - 0.5  # fell
     assert x[:, 2].min() > 0.0  # and stayed above the floor
 

@@ -41,7 +41,13 @@ NO_COMPARE = "—"
 
 
 def integrator_tooltip(name: str) -> str:
-    info = get_integrator(name)
+    """The picker's tooltip of ``name``; a name the registry refuses (a recording made
+    with ``energy-stepping:REL`` below today's floor, issue #33 item 3) gets its one-line
+    reason instead of an exception."""
+    try:
+        info = get_integrator(name)
+    except KeyError as exc:
+        return str(exc.args[0])
     cost = ("event-driven: h is the recording interval, the scheme chooses its own steps"
             if info.event_driven else
             f"{info.force_evaluations} force evaluation(s) per step")
@@ -51,8 +57,11 @@ def integrator_tooltip(name: str) -> str:
 
 def integrator_properties(name: str) -> str:
     """The one-line properties shown under the scheme picker (a parametrised name, e.g.
-    ``energy-stepping:1e-3``, with its parameter)."""
-    info = get_integrator(name)
+    ``energy-stepping:1e-3``, with its parameter; a refused name: its one-line reason)."""
+    try:
+        info = get_integrator(name)
+    except KeyError as exc:
+        return str(exc.args[0])
     if info.event_driven:
         return f"ε = {info.eps_rel:g} × energy scale · {info.properties()}"
     return info.properties()

@@ -5,8 +5,9 @@ its terrace: the placement whose convergence in ε is regular, docs/physics.md �
 so ``V − V_ε ∈ [−ε/2, ε/2)`` with ``V_ε`` the middle of the terrace.  **A start from
 rest** (``Ω = 0`` where gravity has a moment) would never move on a flat terrace: the
 start is then put *on* a level (``v₀ = V(0)``) and the pendulum steps down it at
-``t = 0``, gaining the kinetic energy ``ε`` (the exact motion of ``T − V_ε`` for that
-placement).
+``t = 0``, gaining the kinetic energy ``ε/2`` (on the level ``V_ε`` is the level's value,
+the mean of the terraces either side, so ``T + V_ε = V(0) = E₀`` as for a start
+mid-terrace; issue #33 item 7), then the exact motion of ``T − V_ε``.
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ class PendulumImpl:
             self.v0 = v
             self.level = 0
             self.on = OFF_LEVEL
-            res = jump(self.q_ev, self.om, -1, p.mg, p.J, r[0], r[1], r[2], eps)
+            # (by ε/2: on the level V_ε is the level's value, so T + V_ε = V(0) = E₀;
+            # issue #33 item 7, as spheres.half_kick)
+            res = jump(self.q_ev, self.om, -1, p.mg, p.J, r[0], r[1], r[2], 0.5 * eps)
             self.level, self.on = -1, ON_UPPER
             self.n_events = 1
             assert res == -1

@@ -573,7 +573,8 @@ def start(t0, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cptr, cidx, x, v, q, o
           old_ti, old_tf, fill):
     """Set up at ``t0``: the static terms' terraces (``origins[k]``), the contact list,
     the kicks of the terms that start on a level from rest (``rest[k]``: GRAVITY of a
-    body at rest steps down at once, §3.10 and docs/physics.md), the queue."""
+    body at rest steps down at once by ε/2: ``half_kick``, §3.10 and docs/physics.md),
+    the queue."""
     for i in range(x.shape[0]):
         tb[i] = t0
     for k in range(ctr[N_STATIC]):
@@ -589,14 +590,30 @@ def start(t0, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cptr, cidx, x, v, q, o
         if st != OK:
             return st
     for k in range(ctr[N_STATIC]):
-        if rest[k]:  # on its level ℓ_0 = V(0), at rest: step down through hi
+        if rest[k]:  # on its level ℓ_0 = V(0), at rest: step down through hi, by ε/2
             TI[k, C_LEVEL] = 0
             set_bounds(k, TI, TF, prm, D, bonds, bref, rstar, vmin, walls, m)
-            res = jump(k, 1, TI, x, v, q, om, m, J, D, bonds, bref, walls, prm, g, True)
+            res = half_kick(k, TI, x, v, q, om, m, J, D, bonds, bref, walls, prm, g)
             after_jump(k, 1, res, t0, TI, TF, x, q, prm, D, bonds, bref, rstar, vmin, walls, m)
             ctr[N_EVENTS] += 1
     requeue_all(t0, TI, TF, tpred, heap, hpos, ctr, x, v, q, om, tb, bref, walls, prm, xref)
     return OK
+
+
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def half_kick(k, TI, x, v, q, om, m, J, D, bonds, bref, walls, prm, g):
+    """The start from rest of term ``k`` on its level ``ℓ_0 = V(0)`` (issue #33 item 7):
+    on the level itself ``V_ε`` is the level's value, the mean of the terraces either
+    side, so stepping down to the terrace below (``V_ε = V(0) − ε/2``) gains the kinetic
+    energy ``ε/2``, not ``ε``: the §3.10 jump with ``ΔV = −ε/2``.  Then ``T + V_ε =
+    V(0) = E₀`` exactly, as for a term started mid-terrace, and ``|E − E₀| ≤ ε/2`` for
+    this term from ``t = 0`` on (a whole-``ε`` step made every resting sphere of a pile
+    start ``ε`` above ``E₀``)."""
+    eps = prm[Q_EPS]
+    prm[Q_EPS] = 0.5 * eps
+    res = jump(k, 1, TI, x, v, q, om, m, J, D, bonds, bref, walls, prm, g, True)
+    prm[Q_EPS] = eps
+    return res
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..integrators.registry import EPS_REL_MIN, eps_floor_message
 from ..layout import T_PIVOT_GRAVITY
 from ..models.base import Model
 from ..state import State
@@ -65,10 +66,26 @@ def check_eps(eps: float) -> float:
     return e
 
 
-def absolute_eps(relative: float, energy_scale: float) -> float:
+def absolute_eps(relative: float, energy_scale: float,
+                 magnitude: float | None = None) -> float:
     """``ε = relative × energy scale`` (the scale: ``engine.diagnostics.energy_scale``
-    of the start)."""
-    return check_eps(check_eps(relative) * float(energy_scale))
+    of the start).  Refused (:class:`EnergySteppingError`, one line) below the round-off
+    floor (issue #33 item 3, docs/physics.md §3.10 "The floor of ε"): ``relative <
+    EPS_REL_MIN`` (the registry's own line), or ``ε < EPS_REL_MIN × magnitude`` where
+    ``magnitude`` is ``Σ|E components|`` of the start (larger than the scale when ``T``
+    and ``V`` nearly cancel in ``E``: the energies the events compute are that large)."""
+    rel = check_eps(relative)
+    if rel < EPS_REL_MIN:
+        raise EnergySteppingError(eps_floor_message(f"{rel:g}"))
+    eps = check_eps(rel * float(energy_scale))
+    if magnitude is not None and eps < EPS_REL_MIN * float(magnitude):
+        need = EPS_REL_MIN * float(magnitude) / float(energy_scale)
+        raise EnergySteppingError(
+            f"energy-stepping: ε = {eps:.3g} is below the round-off floor {EPS_REL_MIN:g} × "
+            f"{float(magnitude):.3g} (Σ|energy components| of the start, which nearly "
+            f"cancel in E), so the bound |E − E₀| ≤ ε per term would not hold; use REL ≥ "
+            f"{float(f'{need:.2g}'):g} (energy-stepping:{float(f'{2 * need:.1g}'):g})")
+    return eps
 
 
 class EnergyStepper:

@@ -7,8 +7,9 @@ Besides the fixed names, two families are parametrised by their name:
 * ``campello-implicit:PHI`` — Campello's general scheme with the blend ``φ = PHI`` in
   ``[0, 1]`` (``campello-implicit`` alone is ``φ = ½``);
 * ``energy-stepping:REL`` — energy-stepping (Gonzalez, Schmidt & Ortiz 2010, physics.md
-  §3.10) with the terrace height ``ε = REL × E_scale``, ``REL`` in ``(0, 0.1]`` relative to
-  the scenario's energy scale (``energy-stepping`` alone is :data:`DEFAULT_EPS_REL`).  It
+  §3.10) with the terrace height ``ε = REL × E_scale``, ``REL`` in ``[1e-12, 0.1]``
+  relative to the scenario's energy scale (``energy-stepping`` alone is
+  :data:`DEFAULT_EPS_REL`; below :data:`EPS_REL_MIN`, the round-off floor, refused).  It
   is *event-driven*: no compiled stepping loop (its ``scheme_id`` is
   :data:`S_EVENT_DRIVEN`); ``engine.simulation`` drives an
   ``engine.energy_stepping.EnergyStepper`` and ``h`` is the recording interval.
@@ -33,6 +34,28 @@ measured accuracy/cost curve (issue #28)."""
 EPS_REL_MAX = 0.1
 """The largest ``REL`` accepted: beyond it a terrace is a tenth of the energy scale and
 the motion is no longer a useful approximation."""
+EPS_REL_MIN = 1e-12
+"""The smallest ``REL`` accepted: the floor where ``ε`` meets the round-off of the
+energies (issue #33 item 3; derivation docs/physics.md §3.10, "The floor of ε").  An
+event's jump and level are computed from energies of the size of ``|E|`` to within
+``u|E|``, ``u = 2⁻⁵³ ≈ 1.1e-16``; over the ``~10⁸`` events one recording interval may take
+(``MAX_EVENTS_PER_CALL``) these errors add up, at least like a random walk, to ``√10⁸
+u|E| = 10⁴ u|E| ≈ 1.1e-12 |E|``: a terrace any lower is no longer above the scheme's own
+round-off, and the bound ``|E − E₀| ≤ ε`` per term is void.  Necessary, not sufficient
+(measured on the pendulum: REL 1e-11 keeps it, 1e-12 exceeds it 22× within t = 0.02,
+1e-13 by 2.6e4×): the simulation also checks the bound as it runs
+(``engine.energy_stepping.bound``)."""
+
+
+def eps_floor_message(text: str) -> str:
+    """The one line that refuses ``energy-stepping:REL`` below :data:`EPS_REL_MIN` (the
+    registry's ``KeyError``, the stepper's ``EnergySteppingError``, the CLI, the app and
+    the API all say it)."""
+    return (f"{ENERGY_STEPPING}:{text}: ε below {EPS_REL_MIN:g} × energy scale is under "
+            "the round-off of the energies (each event's jump is computed to about 1e-16 "
+            f"of |E|, and a run's events add up), so the bound |E − E₀| ≤ ε per term "
+            f"would not hold; use REL in [{EPS_REL_MIN:g}, {EPS_REL_MAX:g}], e.g. "
+            f"{ENERGY_STEPPING}:1e-6")
 
 
 @dataclass(frozen=True)
@@ -77,7 +100,8 @@ class IntegratorInfo:
     """Bounds the energy error for all time by a number the user sets."""
     order_note: str = ""
     """The order as measured, shown instead of ``order`` where the nominal integer
-    would mislead (energy-stepping: ½ in ε, docs/physics.md §3.10)."""
+    would mislead (energy-stepping: ½ in ε on the pendulum, no clean order on many
+    bodies, docs/physics.md §3.10)."""
 
     def properties(self) -> str:
         """One-line summary, e.g. ``order 2 · variational · explicit · spheres only``."""
@@ -238,7 +262,8 @@ def energy_stepping_name(eps_rel: float) -> str:
 def energy_stepping(eps_rel: float | None = None) -> IntegratorInfo:
     """``energy-stepping:REL`` (``None``: ``energy-stepping``, :data:`DEFAULT_EPS_REL`);
     physics.md §3.10, and docs/physics.md §3.10 for the measurements behind its
-    properties (the trajectory converges as ``O(√ε)``)."""
+    properties (the pendulum's trajectory converges as ``O(√ε)``; a ring of 6 converges
+    without a clean order, issue #33 item 5)."""
     name = ENERGY_STEPPING if eps_rel is None else energy_stepping_name(eps_rel)
     eps_rel = DEFAULT_EPS_REL if eps_rel is None else float(eps_rel)
     return IntegratorInfo(
@@ -249,9 +274,11 @@ def energy_stepping(eps_rel: float | None = None) -> IntegratorInfo:
         "free flights between level crossings, momentum jumps along the forces at each "
         "crossing (or a reflection); |E − E₀| ≤ ε per term for all time, P and L jump by "
         "zero; h is the recording interval (the scheme chooses its own steps); "
-        f"energy-stepping:REL sets ε = REL × energy scale, REL in (0, {EPS_REL_MAX:g}]",
+        f"energy-stepping:REL sets ε = REL × energy scale, REL in [{EPS_REL_MIN:g}, "
+        f"{EPS_REL_MAX:g}]",
         time_symmetric=True, event_driven=True, eps_rel=float(eps_rel),
-        energy_conserving=True, order_note="≈ ½ in ε (measured)",
+        energy_conserving=True,
+        order_note="≈ ½ in ε (measured on the pendulum; many bodies: no clean order)",
     )
 
 
@@ -282,14 +309,17 @@ INTEGRATORS: dict[str, IntegratorInfo] = {
 
 
 def parse_eps_rel(text: str) -> float:
-    """``REL`` of ``energy-stepping:REL`` as a float in ``(0, EPS_REL_MAX]``, or
-    ``KeyError`` (one line naming the fix)."""
+    """``REL`` of ``energy-stepping:REL`` as a float in ``[EPS_REL_MIN, EPS_REL_MAX]``,
+    or ``KeyError`` (one line naming the fix; below the floor: :func:`eps_floor_message`,
+    issue #33 item 3)."""
     try:
         rel = float(text)
     except ValueError:
         rel = math.nan
+    if math.isfinite(rel) and 0.0 < rel < EPS_REL_MIN:
+        raise KeyError(eps_floor_message(text))
     if not (math.isfinite(rel) and 0.0 < rel <= EPS_REL_MAX):
-        raise KeyError(f"{ENERGY_STEPPING}:{text}: ε must be a number in (0, "
+        raise KeyError(f"{ENERGY_STEPPING}:{text}: ε must be a number in [{EPS_REL_MIN:g}, "
                        f"{EPS_REL_MAX:g}], relative to the scenario's energy scale (e.g. "
                        f"{ENERGY_STEPPING}:1e-4, or {ENERGY_STEPPING} for "
                        f"{DEFAULT_EPS_REL:g})")
@@ -328,4 +358,4 @@ def get_integrator(name: str) -> IntegratorInfo:
     raise KeyError(
         f"unknown integrator {name!r}; choose one of: {', '.join(INTEGRATORS)} "
         f"(or {CAMPELLO_IMPLICIT}:PHI with PHI in [0, 1], or {ENERGY_STEPPING}:REL with "
-        f"REL in (0, {EPS_REL_MAX:g}])")
+        f"REL in [{EPS_REL_MIN:g}, {EPS_REL_MAX:g}])")
