@@ -80,6 +80,8 @@ def drive(args, sim, writer, n_total: int, t_end: float, bar, signals,
                 out.status, out.code = "failed", EXIT_FAILED
                 out.message = resume_hint(rep.failure)
                 break
+        if writer is not None:  # what is held, with a checkpoint when due (a cheap one
+            writer.flush()      # always), before the close writes the closing one
     except OutputWriteError as exc:
         out.status, out.code, out.write_error = "failed", EXIT_FAILED, exc
     except Exception as exc:  # noqa: BLE001 - filed as failed, then raised again

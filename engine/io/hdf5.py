@@ -628,7 +628,9 @@ class RunWriter:
                                        "wrote it")
             self._reserve.ensure(self._bound(job) + CLOSE_RESERVE)
         except OutputSpaceError as exc:  # nothing written: the file is whole
-            self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
+            self._write_head(job)
+            if self.failure is None:
+                self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
             return
         except OSError as exc:
             self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror or exc}")
@@ -657,6 +659,29 @@ class RunWriter:
             self._fail(getattr(exc, "errno", None), f"cannot write {self.partial}: "
                        f"{_first_line(why)}")
             self._healthy = self._flushes()
+
+    def _write_head(self, job: dict[str, Any]) -> None:
+        """A batch whose space cannot be held: write its first records, as many as the
+        space holds (at least half of that many: halving), without its checkpoint, as
+        the records were written one chunk at a time before batches (issue #36, item
+        15); the writer then fails as it would have at the next chunk."""
+        k = job["k"]
+        n = k // 2
+        while n >= 1:
+            rows = {name: a[:n] for name, a in job["rows"].items()}
+            step = rows.get("step")
+            head = {**job, "rows": rows, "k": n, "events": None, "checkpoint": None,
+                    "rows_end": job["rows_end"] - (k - n), "t": float(rows["t"][-1]),
+                    "step": int(step[-1]) if step is not None and len(step) else job["step"]}
+            if job.get("springs") is not None:
+                head["springs"] = job["springs"][:n]
+            try:
+                self._reserve.ensure(self._bound(head) + CLOSE_RESERVE)
+            except OSError:
+                n //= 2
+                continue
+            self._write_job(head)
+            return
 
     def _fail(self, err: int | None, message: str) -> None:
         self.failure = OutputWriteError(err, message, self.partial)
