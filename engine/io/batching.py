@@ -9,8 +9,9 @@ So the run loop calls :meth:`engine.io.RunWriter.flush_when_due` after each chun
 the records stay in the simulation's series (no copy) until :func:`batch_due` says that
 they are due, and are then written as one batch: one resize and one write of each
 dataset, one reservation, one flush of the file, the checkpoint (when
-:data:`engine.io.hdf5.CHECKPOINT_BUDGET` allows) — the one place where a batch meets
-the file.  A batch is due
+:data:`engine.io.hdf5.CHECKPOINT_BUDGET` allows) — ``RunWriter._write_job``, the one
+place where a batch meets the file (a batch whose space cannot be held is written as
+far as the space goes, ``RunWriter._write_head``).  A batch is due
 
 * when the write before it has finished and :data:`BATCH_INTERVAL` has passed since it
   was handed over: the writer thread writes while the run steps on, and a batch holds
@@ -27,7 +28,9 @@ A batch takes the checkpoint along when :data:`CHECKPOINT_INTERVAL` has passed s
 the last one (and :data:`engine.io.hdf5.CHECKPOINT_BUDGET` allows it): a checkpoint
 costs a few ms even for the torus, more than a batch of its records.
 
-``RunWriter.flush`` (and ``close``) still write at once whatever is held.
+``RunWriter.flush`` (and ``close``) still write at once whatever is held; at the end
+of a run (complete, failed, interrupted) the loop calls ``flush`` before ``close``, so
+that a complete run's two checkpoints are both at its end, as before.
 """
 
 from __future__ import annotations
