@@ -1,7 +1,8 @@
 """The stepping loop of ``rrp run`` (and ``--resume``) and the line it ends with.
 
-:func:`drive` advances the simulation in chunks, flushes the run file after each and
-looks at the signals between chunks (:mod:`app.run_signals`); whatever ends the run — the
+:func:`drive` advances the simulation in chunks, hands the run file's writer the new
+records after each (written in batches, :mod:`engine.io.batching`) and looks at the
+signals between chunks (:mod:`app.run_signals`); whatever ends the run — the
 end time, a blow-up, SIGINT/SIGTERM, a failed write, any other exception — it closes the
 file with the status of what happened (``complete``, ``failed`` with the reason and the
 ``t`` reached, ``interrupted``), never the status it started with
@@ -73,12 +74,14 @@ def drive(args, sim, writer, n_total: int, t_end: float, bar, signals,
             done += rep.steps
             if bar is not None:
                 bar.update(rep.steps)
-            if writer is not None:
-                writer.flush()
+            if writer is not None:  # (in batches: issue #36, item 15)
+                writer.flush_when_due()
             if not rep.ok:
                 out.status, out.code = "failed", EXIT_FAILED
                 out.message = resume_hint(rep.failure)
                 break
+        if writer is not None:  # what is held, with a checkpoint when due (a cheap one
+            writer.flush()      # always), before the close writes the closing one
     except OutputWriteError as exc:
         out.status, out.code, out.write_error = "failed", EXIT_FAILED, exc
     except Exception as exc:  # noqa: BLE001 - filed as failed, then raised again

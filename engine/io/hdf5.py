@@ -66,6 +66,7 @@ import numpy as np
 from .. import __version__
 from ..layout import ENERGY_NAMES
 from ..simulation import Event, Simulation
+from .batching import CHECKPOINT_INTERVAL, batch_due, record_bytes
 from .outlock import OutputLock
 from .reserve import OutputSpaceError, SpaceReserve
 from .verify import (
@@ -401,6 +402,12 @@ class RunWriter:
         self._failed: dict[str, Any] | None = None
         self._last_checkpoint_cost = 0.0
         self._t_start = time.perf_counter()
+        self._handed = time.monotonic()  # when the last batch was handed over
+        self._checkpoint_handed = self._handed  # ... and the last checkpoint
+        self.batches = 0
+        """Writes that appended records (:meth:`flush_when_due`: one per batch)."""
+        self.dataset_writes = 0
+        """Appends to a dataset (each resizes it once and writes its new rows once)."""
 
     @property
     def _generalized(self) -> bool:
@@ -499,6 +506,8 @@ class RunWriter:
         if self._springs:
             rows += [self.f["springs"][c] for c, _, _ in _SPRING_LISTS]
         self._n_row_datasets = len(rows)
+        self._record_bytes = record_bytes(self.sim.model.n_bodies, self.frames,
+                                          len(self.components) + 9)
         self._slack = (512 * 1024 + sum(int(np.prod(ds.chunks)) * ds.dtype.itemsize
                                         for ds in rows if ds.chunks))
 
@@ -529,6 +538,9 @@ class RunWriter:
         t0 = time.perf_counter()
         self._wait()
         job = self._collect(checkpoint)
+        self._handed = time.monotonic()
+        if job["checkpoint"] is not None:
+            self._checkpoint_handed = self._handed
         if self.background:
             self._pending = threading.Thread(target=self._write_job, args=(job,),
                                              name="rrp-run-writer")
@@ -537,6 +549,31 @@ class RunWriter:
             self._write_job(job)
             self._wait()
         self.seconds["blocked"] += time.perf_counter() - t0
+
+    def flush_when_due(self) -> bool:
+        """What the run loop calls after each chunk of steps (issue #36, item 15): the
+        new records stay in the simulation's series until a batch is due
+        (:func:`engine.io.batching.batch_due`: the last batch written and
+        :data:`~engine.io.batching.BATCH_INTERVAL` passed since it was handed over, or
+        :data:`~engine.io.batching.BATCH_BYTES` held), then :meth:`flush` writes them as
+        one batch, with the checkpoint once
+        :data:`~engine.io.batching.CHECKPOINT_INTERVAL` has passed since the last one.
+        Never waits for the write in flight unless the records held reach
+        ``BATCH_BYTES``; raises the writer's failure (:class:`OutputWriteError`) as soon
+        as the write that failed has ended.  Returns whether a batch was handed over."""
+        p = self._pending
+        if p is not None and not p.is_alive():
+            self._wait()  # (joins it; raises its failure)
+            p = None
+        if self.failure is not None:
+            raise self.failure
+        pending = self.sim.series.n - self.written
+        if not batch_due(pending, self._record_bytes, time.monotonic() - self._handed,
+                         p is not None):
+            return False
+        recent = time.monotonic() - self._checkpoint_handed < CHECKPOINT_INTERVAL
+        self.flush(checkpoint=False if recent else None)
+        return True
 
     def wait(self) -> None:
         """Wait for the write in flight, if any; raise the writer's failure
@@ -606,7 +643,9 @@ class RunWriter:
                                        "wrote it")
             self._reserve.ensure(self._bound(job) + CLOSE_RESERVE)
         except OutputSpaceError as exc:  # nothing written: the file is whole
-            self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
+            self._write_head(job)
+            if self.failure is None:
+                self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
             return
         except OSError as exc:
             self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror or exc}")
@@ -615,6 +654,7 @@ class RunWriter:
             t0 = time.perf_counter()
             if job["k"]:
                 self._write_rows(job["rows"], job["k"], job.get("springs"), *job["e_ref"])
+                self.batches += 1
             if job["events"] is not None:
                 self._write_events(job["events"])
             self.f.flush()
@@ -634,6 +674,29 @@ class RunWriter:
             self._fail(getattr(exc, "errno", None), f"cannot write {self.partial}: "
                        f"{_first_line(why)}")
             self._healthy = self._flushes()
+
+    def _write_head(self, job: dict[str, Any]) -> None:
+        """A batch whose space cannot be held: write its first records, as many as the
+        space holds (at least half of that many: halving), without its checkpoint, as
+        the records were written one chunk at a time before batches (issue #36, item
+        15); the writer then fails as it would have at the next chunk."""
+        k = job["k"]
+        n = k // 2
+        while n >= 1:
+            rows = {name: a[:n] for name, a in job["rows"].items()}
+            step = rows.get("step")
+            head = {**job, "rows": rows, "k": n, "events": None, "checkpoint": None,
+                    "rows_end": job["rows_end"] - (k - n), "t": float(rows["t"][-1]),
+                    "step": int(step[-1]) if step is not None and len(step) else job["step"]}
+            if job.get("springs") is not None:
+                head["springs"] = job["springs"][:n]
+            try:
+                self._reserve.ensure(self._bound(head) + CLOSE_RESERVE)
+            except OSError:
+                n //= 2
+                continue
+            self._write_job(head)
+            return
 
     def _fail(self, err: int | None, message: str) -> None:
         self.failure = OutputWriteError(err, message, self.partial)
@@ -659,31 +722,31 @@ class RunWriter:
         cols["total"] = total
         cols["relative_error"] = (total - e_ref) / e_scale
         d = self._d
-        self._append(d("time"), a["t"])
+        self._put(d("time"), a["t"])
         if self._gap:  # V − V_ε of an event-driven scheme's rows, NaN in the others
             cols[TERRACE_GAP] = a.get(TERRACE_GAP, np.full(k, np.nan))
         for c, arr in cols.items():
-            self._append(d(f"energy/{c}"), arr)
-        self._append(d("momentum/linear"), a["P"])
-        self._append(d("momentum/angular"), a["L"])
+            self._put(d(f"energy/{c}"), arr)
+        self._put(d("momentum/linear"), a["P"])
+        self._put(d("momentum/angular"), a["L"])
         if not self.frames:
             return
         gb = self.f["bodies"]
-        self._append(d("bodies/position"), a["x"])
-        self._append(d("bodies/quaternion"), a["q"])
-        self._append(d("bodies/omega"), a["omega"])
-        self._append(d("bodies/time"), a["t"])
+        self._put(d("bodies/position"), a["x"])
+        self._put(d("bodies/quaternion"), a["q"])
+        self._put(d("bodies/omega"), a["omega"])
+        self._put(d("bodies/time"), a["t"])
         if "step" in gb:
-            self._append(d("bodies/step"), a.get("step", np.full(k, -1)))
+            self._put(d("bodies/step"), a.get("step", np.full(k, -1)))
         if "dissipated" in gb:
-            self._append(d("bodies/dissipated"), a["energy"][:, idx("dissipated")])
+            self._put(d("bodies/dissipated"), a["energy"][:, idx("dissipated")])
         for c, key, w in _STATE_COLS:
             if c in gb:
-                self._append(d(f"bodies/{c}"),
-                             a.get(key, np.full((k, a["x"].shape[1], w), np.nan)))
+                self._put(d(f"bodies/{c}"),
+                          a.get(key, np.full((k, a["x"].shape[1], w), np.nan)))
         if "generalized" in self.f:
             for c in ("q", "v"):
-                self._append(d(f"generalized/{c}"), a.get("g" + c, np.full((k, 2), np.nan)))
+                self._put(d(f"generalized/{c}"), a.get("g" + c, np.full((k, 2), np.nan)))
         if self._springs:
             self._append_springs(springs or [None] * k)
 
@@ -923,12 +986,17 @@ class RunWriter:
             if n:
                 for out, a in zip(lists, sp, strict=True):
                     out.append(a)
-        self._append(self._d("springs/start"), np.array(starts, dtype=np.int64))
-        self._append(self._d("springs/count"), np.array(counts, dtype=np.int64))
+        self._put(self._d("springs/start"), np.array(starts, dtype=np.int64))
+        self._put(self._d("springs/count"), np.array(counts, dtype=np.int64))
         for (c, dt, _), parts in zip(_SPRING_LISTS, lists, strict=True):
             if parts:
-                self._append(self._d(f"springs/{c}"), np.concatenate(parts).astype(dt,
-                                                                                copy=False))
+                self._put(self._d(f"springs/{c}"),
+                          np.concatenate(parts).astype(dt, copy=False))
+
+    def _put(self, ds, arr: np.ndarray) -> None:
+        """Append the rows of a batch to one dataset: one resize, one write."""
+        self.dataset_writes += 1
+        self._append(ds, arr)
 
     @staticmethod
     def _append(ds, arr: np.ndarray) -> None:
