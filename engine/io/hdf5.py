@@ -1238,9 +1238,9 @@ class RunFile:
                                          _s(r["old"]), _s(r["new"])))
         self.bonds = f["model/bonds"][()] if "model" in f and "bonds" in f["model"] \
             else np.zeros((0, 2), dtype=np.int64)
-        if "events" in f and DIGEST_ATTR in f["events"].attrs and _s(f["events"].attrs[
-                DIGEST_ATTR]) != digests.events_digest(
-                (e.step, e.t, e.kind, e.old, e.new) for e in self.events):
+        if "events" in f and (DIGEST_ATTR in f["events"].attrs or digests.HEADER_DIGEST
+                              in a) and _s(f["events"].attrs.get(DIGEST_ATTR, "")) != \
+                digests.events_digest((e.step, e.t, e.kind, e.old, e.new) for e in self.events):
             raise DigestMismatch("/events does not match its digest")
 
     # ------------------------------------------------------------------ frames

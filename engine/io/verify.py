@@ -249,8 +249,9 @@ class Integrity:
         """What can still be read, as a clause (issue #36 item 14): "the series up to
         t = 3.2 (321 records) and 120 frames can still be read", "only 101 frames can
         still be read (none of the series)", "nothing of it can still be read"."""
-        series = (f"the series up to t = {self.t_series:.6g} ({self.series_rows} records)"
-                  if self.series_rows and self.t_series is not None else "")
+        r = self.series_rows
+        series = (f"the series up to t = {self.t_series:.6g} ({r} record{'s' * (r != 1)})"
+                  if r and self.t_series is not None else "")
         n = self.frames
         frames = f"{n} frame{'s' * (n != 1)}" if n else ""
         if series and frames:
@@ -355,6 +356,9 @@ def future_schema(f: h5py.File, path: Path) -> str | None:
         return f"{path}: its schema_version ({raw!r}) is not a number: the file is damaged"
     if sv <= SCHEMA_VERSION:
         return None
+    if digests.header_problems(f):  # (a damaged byte, not a newer writer)
+        return (f"{path}: its schema_version reads {sv}, but its header does not match "
+                "its digest: the file is damaged")
     by = f.attrs.get("version", "?")
     by = by.decode() if isinstance(by, bytes) else str(by)
     return (f"{path}: written in run-file schema {sv} (by RRP Studio {by}); this version "
@@ -496,9 +500,9 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> N
                 n_frames = min(n_frames, r)
             elif part == "frames" and n_frames is not None:  # the springs' lists
                 n_frames = min(n_frames, _frames_before_spring(f, r))
-        events = _events_problem(f)
-        if events:
-            bad(Problem("series", events))
+    events = _events_problem(f)  # (small: always read)
+    if events:
+        bad(Problem("series", events))
     out.series_rows = series_rows
     out.frames = n_frames
     if series_rows and n_time:
@@ -568,8 +572,11 @@ def _frames_before_spring(f: h5py.File, spring: int) -> int:
 def _events_problem(f: h5py.File) -> str | None:
     """Whether ``/events`` reads what was written (its ``digest``, where it has one)."""
     ds = _dataset(f, "events")
-    if ds is None or digests.DIGEST_ATTR not in ds.attrs:
+    if ds is None:
         return None
+    if digests.DIGEST_ATTR not in ds.attrs:  # (written before events had one?)
+        return ("/events has lost its digest" if digests.HEADER_DIGEST in f.attrs
+                else None)
     try:
         rows = ds[()]
     except OSError:
