@@ -159,6 +159,11 @@ def test_the_row_digests_see_every_bit_and_the_row(pend):
     assert (row_digests(a, 11) != d).all()  # another row's values
     assert (row_digests(np.zeros_like(a), 10) != d).all()  # the fill value
     np.testing.assert_array_equal(row_digests(a[2:4], 12), d[2:4])  # in any blocks
+    from engine.io.digests import _scalar_digests  # the writer's series, in one pass
+
+    cols = [np.arange(5, dtype=np.int64), a[:, 0, 0].copy()]
+    np.testing.assert_array_equal(_scalar_digests(cols, 10),
+                                  np.stack([row_digests(c, 10) for c in cols], axis=1))
     big = np.random.default_rng(2).normal(size=(2, 70000, 4))  # rows past one block
     db = row_digests(big, 0)
     big[1, 69999, 3] += 1.0
