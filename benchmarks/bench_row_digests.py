@@ -68,7 +68,7 @@ def main() -> None:
                     dig.add(name, v, 100)
                 dig.write(lambda p: None, lambda ds, block: None)
 
-            number = max(1, 200 // k)
+            number = max(1, 20 // k)
             best = min(timeit.repeat(flush, number=number, repeat=args.repeat)) / number
             results.append({"bodies": n, "records": k, "flush_us": best * 1e6,
                             "record_us": best * 1e6 / k})

@@ -226,7 +226,7 @@ def seal(f: h5py.File) -> None:
     for path, cols in rows.items():
         if cols:
             ds = f.create_dataset(path, (0, len(cols)), maxshape=(None, len(cols)),
-                                  dtype="u8", chunks=(1024, len(cols)), fletcher32=True)
+                                  dtype="u8", chunks=(256, len(cols)), fletcher32=True)
             ds.attrs["columns"] = json.dumps(cols)
     f.attrs[HEADER_DIGEST] = header_digest(f)
     stamp_status(f)
@@ -323,6 +323,13 @@ class RowDigests:
     def active(self) -> bool:
         return bool(self.targets)
 
+    def tracked(self, ds: h5py.Dataset, name: str) -> Any:
+        """``ds`` itself, or, for a dataset with a digest column, a :class:`Tracked`
+        view of it whose appended rows are digested (the writer's ``_d``)."""
+        if any(name in cols for _, cols in self.targets):
+            return Tracked(ds, name, self)
+        return ds
+
     def add(self, name: str, values: np.ndarray, first_row: int) -> None:
         """Rows ``first_row…`` of dataset ``name`` as written."""
         if self.targets and not name.startswith("checks/"):
@@ -386,3 +393,28 @@ def check_rows(found: tuple[h5py.Dataset, dict[str, int]] | None, first_row: int
             if r is not None:
                 raise DigestMismatch(f"/{name} reads other values than were written at "
                                      f"row {first_row + r} (they do not match their digest)")
+
+
+class Tracked:
+    """A dataset of the writer whose appended rows (``ds[n0:] = rows``) are handed to
+    :meth:`RowDigests.add` as they are stored; everything else is the dataset's."""
+
+    __slots__ = ("ds", "name", "sink")
+
+    def __init__(self, ds: h5py.Dataset, name: str, sink: RowDigests) -> None:
+        self.ds, self.name, self.sink = ds, name, sink
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.ds, attr)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.ds[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.ds[key] = value
+        if isinstance(key, slice) and key.stop is None and key.step is None:
+            self.sink.add(self.name, np.asarray(value, dtype=self.ds.dtype),
+                          int(key.start or 0))
+
+    def __len__(self) -> int:
+        return len(self.ds)

@@ -366,7 +366,6 @@ class RunWriter:
         self.keep_complete = bool(keep_complete)
         self._extends = extends  # the file continues the run now at ``path`` (resume)
         self._ds: dict[str, Any] = {}
-        self._ds_names: dict[int, str] = {}
         self._reserve: SpaceReserve | None = None
         self.failure: OutputWriteError | None = None
         self._healthy = True  # False: h5py failed mid-write; the handle is not touched
@@ -501,14 +500,12 @@ class RunWriter:
         is printed and lost (then HDF5 crashed, issue #26); kept open, every write
         happens in a call that raises."""
         ds = self._ds.get(name)
-        if ds is None:
-            ds = self._ds[name] = self.f[name]
-            self._ds_names[id(ds)] = name
+        if ds is None:  # (a dataset with row digests: its appended rows are digested)
+            ds = self._ds[name] = self._digests.tracked(self.f[name], name)
         return ds
 
     def _forget(self, name: str) -> None:
-        ds = self._ds.pop(name, None)
-        self._ds_names.pop(id(ds), None)
+        self._ds.pop(name, None)
 
     def flush(self, *, checkpoint: bool | None = None) -> None:
         """Append the records not yet written and the events, write the checkpoint
@@ -926,14 +923,11 @@ class RunWriter:
                 self._append(self._d(f"springs/{c}"), np.concatenate(parts).astype(dt,
                                                                                 copy=False))
 
-    def _append(self, ds, arr: np.ndarray) -> None:
-        """Append rows ``arr`` to ``ds``, and take their digests (:mod:`.digests`)."""
+    @staticmethod
+    def _append(ds, arr: np.ndarray) -> None:
         n0 = ds.shape[0]
         ds.resize(n0 + len(arr), axis=0)
         ds[n0:] = arr
-        name = self._ds_names.get(id(ds))
-        if name is not None and self._digests.active:
-            self._digests.add(name, np.asarray(arr, dtype=ds.dtype), n0)
 
     def _write_events(self, events: list[Event]) -> None:
         if "events" in self.f:
