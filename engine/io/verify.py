@@ -13,6 +13,13 @@ Run files carry two kinds of checks, both written by :class:`engine.io.RunWriter
   ``digest``: the checkpoint is what a resume continues from, and Fletcher-32 does not
   cover its small contiguous datasets nor any attribute.  A checkpoint without a digest
   (written before) is *not verifiable* and still used.
+* Since issue #36 (:mod:`engine.io.digests`): a 64-bit digest of every row of the series
+  and the frames (a written chunk that a damaged chunk index makes read as the fill
+  value, or as another row, is damage), SHA-256 digests of the header (the attributes
+  a resume or a replay reads, ``/parameters``, the constants, the ``layout``) and of
+  the status, and the ``layout`` (the datasets the file was created with: one missing
+  is damage).  A file of a newer schema is refused; HDF5 metadata that cannot be read
+  is a problem of its own (``metadata``), never an exception.
 
 :func:`check_run` checks an open file's structure (the required datasets exist, have
 the right shapes, and their lengths agree), reads every checkpoint, and with
