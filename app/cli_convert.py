@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from engine.io.vtk import VTKExportError, export_vtk
+    from engine.io.vtk import VTKExportError, VTKReadError, export_vtk
 
     from .errors import UsageError
 
@@ -47,15 +47,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
     _check_integrity(args.run_file, warn)
     try:
         written = export_vtk(args.run_file, args.directory, every=args.every, warn=warn)
+    except VTKReadError as exc:
+        # a frame that cannot be read as written (a checksum, a digest, damaged metadata)
+        _check_integrity(args.run_file, warn, deep=True)
+        raise UsageError(f"cannot convert: {exc}; nothing was converted") from None
     except VTKExportError as exc:
         raise UsageError(str(exc)) from None
-    except OSError as exc:
-        if exc.errno is not None:  # a write error (full disk): the caller's one line
-            raise
-        # an HDF5 read error while reading the frames: a chunk that fails its checksum
-        _check_integrity(args.run_file, warn, deep=True)
-        raise UsageError(f"cannot convert: {args.run_file}: the file is damaged ({exc}); "
-                         "nothing was converted") from None
     if not args.quiet:
         frames = written[:-1]
         names = frames[0].name if len(frames) == 1 else f"{frames[0].name} … {frames[-1].name}"
@@ -65,9 +62,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _check_integrity(run_file: str, warn, *, deep: bool = False) -> None:
-    """Refuse a run file whose frames are damaged (one line: what is wrong, what can
-    still be read) before anything is written; damage elsewhere (the series, the
-    checkpoint) is a warning, the frames being whole.  ``deep``: read every chunk."""
+    """Refuse a run file whose frames, header or metadata are damaged (one line: what is
+    wrong, what can still be read) before anything is written; damage elsewhere (the
+    series, read whole here, a checkpoint) is one warning line, the frames being whole
+    (docs/output.md, "Integrity"; issue #36 item 11).  ``deep``: read every chunk."""
     from pathlib import Path
 
     from engine.io import RunFileError
@@ -75,14 +73,23 @@ def _check_integrity(run_file: str, warn, *, deep: bool = False) -> None:
 
     from .errors import UsageError
 
-    if not Path(run_file).is_file():
+    path = Path(run_file)
+    if path.is_dir():
+        raise UsageError(f"cannot convert: {run_file} is a directory, not a run file")
+    if not path.is_file():
         return  # export_vtk says so (after naming a missing extra)
     try:
-        report = verify_run(run_file, deep=deep)
+        report = verify_run(run_file, deep=deep, series=True)
     except RunFileError as exc:
         raise UsageError(f"cannot convert: {exc}") from None
-    if report.damaged("frames"):
+    if report.damaged("frames", "header", "metadata") or (report.problems
+                                                          and not report.frames):
         raise UsageError(f"cannot convert: {report.line()}, but its frames are damaged: "
-                         "nothing was converted")
+                         "nothing was converted" if report.damaged("frames") else
+                         f"cannot convert: {report.line()}: nothing was converted")
+    damaged = [c for c in report.checkpoints if c.state == "damaged"]
     if report.problems:
         warn(f"{report.line()}; its frames are whole and are converted")
+    elif damaged:
+        warn(f"{run_file}: its checkpoint /{damaged[0].name} is damaged ({damaged[0].why}); "
+             "its frames are whole and are converted")

@@ -230,10 +230,11 @@ def _as_schema_1(path):
     """What the first version wrote: no velocities, Π, steps, checkpoint or version."""
     with h5py.File(path, "r+") as f:
         for k in ("bodies/velocity", "bodies/momentum_body", "bodies/step",
-                  "bodies/dissipated", "checkpoint", "checkpoint_alt", "model"):
+                  "bodies/dissipated", "checkpoint", "checkpoint_alt", "model", "checks"):
             if k in f:
                 del f[k]
-        for k in ("schema_version", "writer_pid", "writer_host", "coordinates"):
+        for k in ("schema_version", "writer_pid", "writer_host", "coordinates", "layout",
+                  "header_digest", "status_digest"):
             if k in f.attrs:
                 del f.attrs[k]
 

@@ -19,12 +19,15 @@ import numpy as np
 import pytest
 
 from engine.io import RunFile, RunFileError, RunWriter, read_run
+from engine.io.digests import stamp_status
 from engine.io.verify import check_run, checkpoint_digest, verify_run
 from engine.scenarios import load_scenario
 from engine.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = ("checkpoint", "checkpoint_alt")
+NEW_ATTRS = ("layout", "header_digest", "status_digest")
+"""Root attributes of the files written since issue #36 (item 2b, 8)."""
 
 
 def rrp(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -66,9 +69,12 @@ def newest_checkpoint(path: Path) -> str:
 
 def without_checks(src: Path, dst: Path) -> None:
     """``src`` as a file written before checksums: the same layout, chunks and
-    compression, no Fletcher-32 and no checkpoint digest (plain h5py)."""
+    compression, no Fletcher-32, no checkpoint digest, no header digest and no row
+    checks (plain h5py)."""
     with h5py.File(src, "r") as a, h5py.File(dst, "w") as b:
         def copy(name: str, obj) -> None:
+            if name.split("/")[0] == "checks":
+                return
             if isinstance(obj, h5py.Group):
                 g = b.require_group(name)
                 for k, v in obj.attrs.items():
@@ -78,7 +84,7 @@ def without_checks(src: Path, dst: Path) -> None:
                 kw = {"chunks": obj.chunks, "maxshape": obj.maxshape,
                       "compression": obj.compression} if obj.chunks else {}
                 b.create_dataset(name, data=obj[()], **kw)
-        b.attrs.update(dict(a.attrs))
+        b.attrs.update({k: v for k, v in a.attrs.items() if k not in NEW_ATTRS})
         a.visititems(copy)
 
 
@@ -175,6 +181,7 @@ def _damage(path: Path, case: str) -> None:
                        "momentum/angular"):
                 f[ds].resize(5, axis=0)
             f.attrs["status"] = "failed"
+            stamp_status(f)  # (a run that failed, as written)
     if case == "series-checksum":
         flip(path, "time")
     elif case == "frame-checksum":
@@ -294,12 +301,16 @@ def test_a_ragged_tail_of_a_cut_short_run_is_not_damage(good, tmp_path):
         f["time"].resize(12, axis=0)
         f["time"][11] = 0.11
         f["bodies/position"].resize(12, axis=0)
+        f["checks/series"].resize(12, axis=0)
+        f["checks/frames"].resize(12, axis=0)
         f.attrs["status"] = "failed"
+        stamp_status(f)
     report = verify_run(path, deep=True)
     assert report.ok and report.resumable, report.problems
     assert (report.series_rows, report.frames) == (11, 11)
     with h5py.File(path, "r+") as f:
         f.attrs["status"] = "complete"
+        stamp_status(f)
     report = verify_run(path)
     assert not report.ok and "holds 11 records, /time 12" in report.what()
 

@@ -4,7 +4,8 @@ docs/output.md).
 ``from engine.io import RunWriter, read_run`` keeps working; ``RunFile`` opens a run
 (also a ``.partial``) for replay, branching and resuming.  Each further output format is
 a module of its own here; :mod:`.outlock` (one writer per output) and :mod:`.reserve`
-(space held before each write) serve every writer.
+(space held before each write) serve every writer; :mod:`.verify` and :mod:`.digests`
+check what is read against what was written (docs/output.md, "Integrity").
 """
 
 from .hdf5 import (

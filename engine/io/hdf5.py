@@ -48,6 +48,7 @@ failed write (that crashed HDF5).  docs/output.md, "Guarantees".
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import re
@@ -66,20 +67,22 @@ import numpy as np
 from .. import __version__
 from ..layout import ENERGY_NAMES
 from ..simulation import Event, Simulation
+from . import digests
 from .batching import CHECKPOINT_INTERVAL, batch_due, record_bytes
+from .digests import SCHEMA_VERSION, DigestMismatch
 from .outlock import OutputLock
 from .reserve import OutputSpaceError, SpaceReserve
 from .verify import (
     DIGEST_ATTR,
+    READ_ERRORS,
     Integrity,
     check_run,
     checkpoint_digest,
     choose_checkpoint,
+    first_line,
+    future_schema,
     row_count,
 )
-
-SCHEMA_VERSION = 2
-"""The layout written by :class:`RunWriter` (1: the first one, without the state)."""
 
 _STATE_COLS = (("velocity", "v", 3), ("momentum_body", "pi", 3), ("force", "force", 3),
                ("moment", "moment", 3))
@@ -358,6 +361,7 @@ class RunWriter:
                               fletcher32=True)
             gb.create_dataset("dissipated", (0,), maxshape=(None,), dtype="f8",
                               chunks=(4096,), fletcher32=True)
+        digests.seal(f)  # the layout, the header's digest, the row checks (issue #36)
         self._layout_known()
         self._first_flush()
 
@@ -487,14 +491,16 @@ class RunWriter:
             gs = f["springs"]
             k = min(n, gs["start"].shape[0], gs["count"].shape[0])
             end = int(gs["start"][k - 1] + gs["count"][k - 1]) if k else 0
-            for c, _, _ in _SPRING_LISTS:
-                if gs[c].shape[0] > end:
-                    gs[c].resize(end, axis=0)
+            for ds in [gs[c] for c, _, _ in _SPRING_LISTS] + (
+                    [f[digests.SPRING_CHECKS]] if digests.SPRING_CHECKS in f else []):
+                if ds.shape[0] > end:
+                    ds.resize(end, axis=0)
 
     def _mark_writer(self) -> None:
         self.f.attrs["writer_pid"] = os.getpid()
         self.f.attrs["writer_host"] = socket.gethostname()
         self.f.attrs["output_name"] = self.path.name
+        digests.stamp_status(self.f)
 
     def _layout_known(self) -> None:
         """What the writes need to know of the file, read once (no h5py call on the
@@ -508,6 +514,7 @@ class RunWriter:
         self._n_row_datasets = len(rows)
         self._record_bytes = record_bytes(self.sim.model.n_bodies, self.frames,
                                           len(self.components) + 9)
+        self._digests = digests.RowDigests(self.f)
         self._slack = (512 * 1024 + sum(int(np.prod(ds.chunks)) * ds.dtype.itemsize
                                         for ds in rows if ds.chunks))
 
@@ -517,8 +524,8 @@ class RunWriter:
         is printed and lost (then HDF5 crashed, issue #26); kept open, every write
         happens in a call that raises."""
         ds = self._ds.get(name)
-        if ds is None:
-            ds = self._ds[name] = self.f[name]
+        if ds is None:  # (a dataset with row digests: its appended rows are digested)
+            ds = self._ds[name] = self._digests.tracked(self.f[name], name)
         return ds
 
     def _forget(self, name: str) -> None:
@@ -730,6 +737,7 @@ class RunWriter:
         self._put(d("momentum/linear"), a["P"])
         self._put(d("momentum/angular"), a["L"])
         if not self.frames:
+            self._digests.write(self._d, self._append)
             return
         gb = self.f["bodies"]
         self._put(d("bodies/position"), a["x"])
@@ -749,6 +757,7 @@ class RunWriter:
                 self._put(d(f"generalized/{c}"), a.get("g" + c, np.full((k, 2), np.nan)))
         if self._springs:
             self._append_springs(springs or [None] * k)
+        self._digests.write(self._d, self._append)  # (after the data: issue #36 item 2)
 
     def _checkpoint_due(self) -> bool:
         """Whether a flush writes the checkpoint: always while the last one was cheap,
@@ -887,6 +896,7 @@ class RunWriter:
         a["message"] = message
         a["steps"] = steps
         a["t_final"] = t
+        digests.stamp_status(self.f)
         self.f.flush()
 
     def _describe_failure(self) -> None:
@@ -1010,7 +1020,9 @@ class RunWriter:
         dt = np.dtype([("step", "i8"), ("t", "f8"), ("kind", h5py.string_dtype()),
                        ("old", h5py.string_dtype()), ("new", h5py.string_dtype())])
         arr = np.array([(e.step, e.t, e.kind, e.old, e.new) for e in events], dtype=dt)
-        self.f.create_dataset("events", data=arr, fletcher32=True)
+        ds = self.f.create_dataset("events", data=arr, fletcher32=True)
+        ds.attrs[DIGEST_ATTR] = digests.events_digest(
+            (e.step, e.t, e.kind, e.old, e.new) for e in events)
         self.events_written = len(events)
 
 
@@ -1026,6 +1038,7 @@ def _row_datasets(f: h5py.File) -> list:
         out.extend(f["generalized"].values())
     if "springs" in f:
         out.extend(f["springs"][c] for c in _SPRING_ROWS)
+    out.extend(f[c] for c in (digests.SERIES_CHECKS, digests.FRAME_CHECKS) if c in f)
     return out
 
 
@@ -1113,15 +1126,18 @@ def _open(path: str | Path, mode: str = "r") -> h5py.File:
 
 
 def read_run(path: str | Path) -> dict[str, Any]:
-    """Read a run file back into plain arrays (for scripts and tests); a chunk that
-    fails its checksum is a :class:`RunFileError` naming it."""
+    """Read a run file back into plain arrays (for scripts and tests), checked first
+    (:func:`~engine.io.verify.check_run`, ``deep``): damage to what it returns (a chunk
+    that fails its checksum, rows that do not match their digest, a damaged header or
+    metadata) is a :class:`RunFileError` naming it."""
     with _open(path) as f:
+        report = check_run(f, path, deep=True)
+        if report.damaged("series", "frames", "header", "model", "metadata"):
+            raise RunFileError(report.line())
         try:
             return _read_all(f)
-        except OSError:
-            report = check_run(f, path, deep=True)
-            raise RunFileError(report.line() if report.problems else
-                               f"{path}: the file is damaged (an HDF5 read error)") from None
+        except READ_ERRORS as exc:
+            raise _damaged(Path(path), "the run", exc) from None
 
 
 def _read_all(f: h5py.File) -> dict[str, Any]:
@@ -1179,11 +1195,34 @@ def _s(v: Any) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
+def _damaged(path: Path, what: str, exc: BaseException) -> RunFileError:
+    return RunFileError(f"{path}: {what} cannot be read: the file is damaged "
+                        f"({type(exc).__name__}: {first_line(exc)})")
+
+
+def _guarded(what: str):
+    """A :class:`RunFile` method whose h5py errors (damaged HDF5 metadata: a bad heap
+    signature, a link to nowhere) are one :class:`RunFileError` naming the file and
+    ``what`` could not be read (issue #36 item 4)."""
+    def wrap(method):
+        @functools.wraps(method)
+        def guarded(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except RunFileError:
+                raise
+            except READ_ERRORS as exc:
+                raise _damaged(self.path, what.format(*args), exc) from None
+        return guarded
+    return wrap
+
+
 class RunFile:
     """A run file (``.h5``, or the ``.h5.partial`` of a run still going or killed),
     open read-only: the series, the frames one at a time, the events, and what is
     needed to branch from a frame or resume the run.  Errors are :class:`RunFileError`
-    (one line).  Use as a context manager or :meth:`close` it."""
+    (one line), whatever is damaged in the file.  Use as a context manager or
+    :meth:`close` it."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -1193,16 +1232,15 @@ class RunFile:
         except RunFileError:
             self._f.close()
             raise
-        except (KeyError, ValueError, TypeError) as exc:
-            self._f.close()
-            raise RunFileError(f"{self.path}: not a complete RRP Studio run file "
-                               f"({type(exc).__name__}: {exc})") from None
-        except OSError:  # a chunk that fails its checksum: say which, and what is left
+        except OSError:  # a chunk that fails its checksum or its digest: say which
             report = self.verify(deep=True)
             self._f.close()
             raise RunFileError(report.line() if report.problems else
                                f"{self.path}: the file is damaged (an HDF5 read error)"
                                ) from None
+        except READ_ERRORS as exc:
+            self._f.close()
+            raise _damaged(self.path, "the run's header", exc) from None
 
     def _read_header(self) -> None:
         f, p = self._f, self.path
@@ -1214,6 +1252,12 @@ class RunFile:
         for grp in ("energy", "momentum"):
             if grp not in f:
                 raise RunFileError(f"{p}: the run file lacks /{grp}")
+        future = future_schema(f, p)
+        if future is not None:
+            raise RunFileError(future)
+        for text in digests.header_problems(f):  # (issue #36 item 2b)
+            raise RunFileError(f"{p}: {text}: the file is refused (what it says of its "
+                               "model and clock cannot be trusted)")
         self.schema_version = int(a.get("schema_version", 1))
         self.model_name = _s(a["model"])
         self.scenario = _s(a.get("scenario", self.model_name))
@@ -1249,15 +1293,24 @@ class RunFile:
         self.P = f["momentum/linear"][()] if "linear" in f["momentum"] else None
         self.L = f["momentum/angular"][()] if "angular" in f["momentum"] else None
         gb = f.get("bodies")
-        self._frames = gb is not None and "position" in gb
-        self.frame_times = gb["time"][()] if self._frames else np.zeros(0)
+        need = [f"/bodies/{c}" for c in ("position", "quaternion", "omega", "time")
+                if gb is None or c not in gb]
+        self._frames = len(need) < 4 or bool(digests.in_layout(f, "bodies/position"))
+        self._no_frames = ("the run holds no frames (written with --no-frames)" if not
+                           self._frames else f"{need[0]} is missing" if need else "")
+        self._frames = self._frames and not need
+        self._checks = digests.columns(f, digests.FRAME_CHECKS)
+        self.frame_times = np.zeros(0)
+        self.n_frames = 0
         # a file of a killed writer may hold a frame row more in one dataset than another
         if self._frames:
-            self.n_frames = min(gb[c].shape[0] for c in ("position", "quaternion", "omega",
-                                                         "time"))
-            self.frame_times = self.frame_times[:self.n_frames]
-        else:
-            self.n_frames = 0
+            self.n_frames = min([gb[c].shape[0] for c in ("position", "quaternion",
+                                                          "omega", "time")]
+                                + ([self._checks[0].shape[0]] if self._checks else []))
+            self.frame_times = gb["time"][:self.n_frames]
+        digests.check_series(f, {"time": self.times, "momentum/linear": self.P,
+                                 "momentum/angular": self.L,
+                                 **{f"energy/{k}": v for k, v in self.energy.items()}})
         self.events: list[Event] = []
         if "events" in f:
             for r in f["events"][()]:
@@ -1265,57 +1318,69 @@ class RunFile:
                                          _s(r["old"]), _s(r["new"])))
         self.bonds = f["model/bonds"][()] if "model" in f and "bonds" in f["model"] \
             else np.zeros((0, 2), dtype=np.int64)
+        if "events" in f and (DIGEST_ATTR in f["events"].attrs or digests.HEADER_DIGEST
+                              in a) and _s(f["events"].attrs.get(DIGEST_ATTR, "")) != \
+                digests.events_digest((e.step, e.t, e.kind, e.old, e.new) for e in self.events):
+            raise DigestMismatch("/events does not match its digest")
 
     # ------------------------------------------------------------------ frames
     def frame(self, k: int) -> Frame:
         """Frame ``k`` (negative counts from the end); a frame that cannot be read (a
-        checksum error) is a :class:`RunFileError` that says so."""
+        checksum error, values that do not match their digest, damaged metadata) is a
+        :class:`RunFileError` that says so."""
         try:
             return self._frame(k)
-        except OSError as exc:
+        except RunFileError:
+            raise
+        except READ_ERRORS as exc:
             raise RunFileError(f"{self.path}: frame {k} cannot be read, the file is damaged "
-                               f"there ({exc}); the other frames may still be read") from None
+                               f"there ({first_line(exc)}); the other frames may still be "
+                               "read") from None
 
     def _frame(self, k: int) -> Frame:
         if not self._frames:
-            raise RunFileError(f"{self.path}: the run holds no frames (written with "
-                               "--no-frames)")
+            raise RunFileError(f"{self.path}: {self._no_frames}")
         n = self.n_frames
         if not -n <= k < n:
             raise RunFileError(f"{self.path}: no frame {k} (the run has {n} frames)")
         k = k % n
-        gb = self._f["bodies"]
-
-        def opt(name):
-            return gb[name][k] if name in gb and gb[name].shape[0] > k else None
-
-        step = opt("step")
-        D = opt("dissipated")
+        f = self._f
+        raw = {}  # name → the row as read, checked against its digest (issue #36 item 2)
+        for name in ("bodies/position", "bodies/quaternion", "bodies/omega", "bodies/time",
+                     "bodies/step", "bodies/dissipated", "bodies/velocity",
+                     "bodies/momentum_body", "bodies/force", "bodies/moment",
+                     "generalized/q", "generalized/v", "springs/start", "springs/count"):
+            ds = f.get(name)
+            if ds is not None and ds.shape[0] > k:
+                raw[name] = ds[k:k + 1]
+        digests.check_rows(self._checks, k, raw)
+        row = {name.split("/")[1] if name.startswith("bodies/") else name: v[0]
+               for name, v in raw.items()}
+        D = row.get("dissipated")
         if D is None and "dissipated" in self.energy and len(self.energy["dissipated"]) > k:
             D = self.energy["dissipated"][k] if len(self.times) == n else 0.0
-        gq = gv = None
-        if "generalized" in self._f:
-            g = self._f["generalized"]
-            gq = g["q"][k] if g["q"].shape[0] > k else None
-            gv = g["v"][k] if g["v"].shape[0] > k else None
         springs = None
-        if "springs" in self._f:
-            gs = self._f["springs"]
-            if gs["start"].shape[0] > k and gs["count"].shape[0] > k:
-                a = int(gs["start"][k])
-                b = a + int(gs["count"][k])
-                if all(gs[c].shape[0] >= b for c, _, _ in _SPRING_LISTS):
-                    springs = tuple(gs[c][a:b] for c, _, _ in _SPRING_LISTS)
-        return Frame(k, float(gb["time"][k]), None if step is None else int(step),
-                     gb["position"][k], opt("velocity"), gb["quaternion"][k], gb["omega"][k],
-                     opt("momentum_body"), float(D) if D is not None else 0.0, gq, gv,
-                     springs, opt("force"), opt("moment"))
+        if "springs/start" in row and "springs/count" in row:
+            gs = f["springs"]
+            a = int(row["springs/start"])
+            b = a + int(row["springs/count"])
+            if all(gs[c].shape[0] >= b for c, _, _ in _SPRING_LISTS):
+                lists = {f"springs/{c}": gs[c][a:b] for c, _, _ in _SPRING_LISTS}
+                digests.check_rows(digests.columns(f, digests.SPRING_CHECKS), a, lists)
+                springs = tuple(lists.values())
+        step = row.get("step")
+        return Frame(k, float(row["time"]), None if step is None else int(step),
+                     row["position"], row.get("velocity"), row["quaternion"], row["omega"],
+                     row.get("momentum_body"), float(D) if D is not None else 0.0,
+                     row.get("generalized/q"), row.get("generalized/v"), springs,
+                     row.get("force"), row.get("moment"))
 
+    @_guarded("frame {0}")
     def can_branch(self, k: int) -> tuple[bool, str]:
         """Whether a run can start from frame ``k`` (:meth:`Simulation.from_frame`), and
         if not, why (one line)."""
         if not self._frames:
-            return False, "the run holds no frames (written with --no-frames)"
+            return False, self._no_frames
         if not -self.n_frames <= k < self.n_frames:
             return False, f"no frame {k} (the run has {self.n_frames} frames)"
         gb = self._f["bodies"]
@@ -1323,15 +1388,24 @@ class RunFile:
             return False, (f"the file (schema {self.schema_version}, RRP Studio "
                            f"{self.version}) holds no velocities: it can be replayed, not "
                            "branched; run it again with this version to branch from it")
-        fr = self.frame(k)
+        try:
+            fr = self.frame(k)
+        except RunFileError as exc:
+            return False, str(exc)
         if fr.v is None or not np.all(np.isfinite(fr.v)):
             return False, f"frame {k % self.n_frames} was recorded without its velocities"
+        if fr.springs is None and ("force" in gb or digests.in_layout(self._f, "springs/xi")):
+            return False, (f"frame {k % self.n_frames} has lost its friction springs (/springs "
+                           "is missing or cut short): started without them, the contacts "
+                           "would slip")
         return True, ""
 
     # ------------------------------------------------------------------ model, resume
+    @_guarded("the run's model")
     def build_model(self):
         """The model of the run, built from the stored name and parameters; a
-        :class:`RunFileError` when this version's model has other parameters."""
+        :class:`RunFileError` when this version's model has other parameters, or the
+        file lacks what the model needs (its constants, its bonds; issue #36 item 8)."""
         from ..models import get_model_spec
         from ..models.base import ParameterError
 
@@ -1349,12 +1423,23 @@ class RunFile:
                 f"{self.path}: written by RRP Studio {self.version} for another version of "
                 f"model {self.model_name!r} ({what})")
         try:
-            return spec.make(self.params)
+            model = spec.make(self.params)
         except ParameterError as exc:
             raise RunFileError(f"{self.path}: written by RRP Studio {self.version}; its "
                                f"parameters do not fit this version: {exc}") from None
+        mass, bonds = self._f.get("bodies/mass"), np.asarray(model.forcefield.bonds)
+        why = ("/bodies/mass is missing" if not isinstance(mass, h5py.Dataset) else
+               f"/bodies/mass holds {mass.shape} bodies, the model {model.n_bodies}"
+               if mass.shape != (model.n_bodies,) else
+               f"/model/bonds is missing (the model has {len(bonds.reshape(-1, 2))} bonds)"
+               if self.schema_version >= 2 and bonds.size and "model/bonds" not in self._f
+               else "")
+        if why:
+            raise RunFileError(f"{self.path}: {why}: the file is damaged")
+        return model
 
     @property
+    @_guarded("its checkpoint")
     def _checkpoint_group(self):
         """The complete checkpoint group with the largest serial (see
         ``RunWriter._write_checkpoint``), or ``None``."""
@@ -1377,6 +1462,7 @@ class RunFile:
         (:func:`engine.io.verify.check_run`); reads only."""
         return check_run(self._f, self.path, deep=deep)
 
+    @_guarded("its checks")
     def check_resumable(self) -> list[str]:
         """Verify the whole file before a resume (:meth:`verify` with ``deep``): a
         :class:`RunFileError` (one line: what is wrong, what can still be read) when it is
@@ -1387,6 +1473,7 @@ class RunFile:
             raise RunFileError(report.line("resume"))
         return report.notes
 
+    @_guarded("its checkpoint")
     def resume_state(self) -> tuple[dict, int]:
         """The checkpoint (:meth:`Simulation.resume_state`'s dict) and the number of rows
         the file held when it was taken: the newest checkpoint whose digest holds (or

@@ -13,6 +13,13 @@ Run files carry two kinds of checks, both written by :class:`engine.io.RunWriter
   ``digest``: the checkpoint is what a resume continues from, and Fletcher-32 does not
   cover its small contiguous datasets nor any attribute.  A checkpoint without a digest
   (written before) is *not verifiable* and still used.
+* Since issue #36 (:mod:`engine.io.digests`): a 64-bit digest of every row of the series
+  and the frames (a written chunk that a damaged chunk index makes read as the fill
+  value, or as another row, is damage), SHA-256 digests of the header (the attributes
+  a resume or a replay reads, ``/parameters``, the constants, the ``layout``) and of
+  the status, and the ``layout`` (the datasets the file was created with: one missing
+  is damage).  A file of a newer schema is refused; HDF5 metadata that cannot be read
+  is a problem of its own (``metadata``), never an exception.
 
 :func:`check_run` checks an open file's structure (the required datasets exist, have
 the right shapes, and their lengths agree), reads every checkpoint, and with
@@ -25,7 +32,6 @@ writes to a file.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +39,22 @@ from typing import Any
 
 import h5py
 import numpy as np
+
+from .. import __version__
+from . import digests
+from .digests import SCHEMA_VERSION, sha_digest
+
+READ_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError, IndexError,
+               OverflowError, MemoryError, AttributeError)
+"""What h5py raises when a file's HDF5 metadata is damaged (a bad heap or B-tree
+signature, a link that leads nowhere, an attribute that does not decode): every read
+path turns these into one line (issue #36 item 4)."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's text (h5py's can run to several)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 DIGEST_ATTR = "digest"
 """The checkpoint group's attribute that holds its digest (``sha256:<hex>``)."""
@@ -69,24 +91,6 @@ memory)."""
 
 
 # ---------------------------------------------------------------------------- digest
-def _canon_array(v: Any) -> tuple[bytes, memoryview]:
-    a = np.ascontiguousarray(np.asarray(v))
-    head = b"a" + a.dtype.str.encode() + repr(a.shape).encode()
-    return head, memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
-
-
-def _canon_attr(v: Any) -> tuple[bytes, memoryview]:
-    if isinstance(v, bytes):
-        return b"s", memoryview(v)
-    if isinstance(v, str):
-        return b"s", memoryview(v.encode())
-    if isinstance(v, bool | int | np.integer | np.bool_):
-        return b"i", memoryview(str(int(v)).encode())
-    if isinstance(v, float | np.floating):
-        return b"f", memoryview(float(v).hex().encode())
-    return _canon_array(v)  # an array attribute
-
-
 def checkpoint_digest(arrays: Mapping[str, Any], attrs: Mapping[str, Any]) -> str:
     """The digest of a checkpoint: SHA-256 over its datasets ``arrays`` (name → array:
     dtype, shape and bytes) and its attributes ``attrs`` (name → value as stored: ``str``,
@@ -94,16 +98,7 @@ def checkpoint_digest(arrays: Mapping[str, Any], attrs: Mapping[str, Any]) -> st
     :data:`UNDIGESTED_ATTRS`.  The writer gives the values it stores, a reader the values
     it reads back: the same digest exactly when every bit is the same.  The arrays are
     hashed in place (no copy of a large checkpoint)."""
-    h = hashlib.sha256(b"rrp-checkpoint-1")
-    for kind, items, canon in ((b"d", arrays, _canon_array), (b"t", attrs, _canon_attr)):
-        for name in sorted(items):
-            if kind == b"t" and name in UNDIGESTED_ATTRS:
-                continue
-            head, data = canon(items[name])
-            for part in (kind + name.encode(), head, data):
-                h.update(len(part).to_bytes(8, "little"))  # (lengths: no ambiguity)
-                h.update(part)
-    return "sha256:" + h.hexdigest()
+    return sha_digest(b"rrp-checkpoint-1", arrays, attrs, UNDIGESTED_ATTRS)
 
 
 # ---------------------------------------------------------------------------- checkpoints
@@ -258,14 +253,22 @@ class Integrity:
         return any(not parts or p.part in parts for p in self.problems)
 
     def readable(self) -> str:
-        """What can still be read, as words: "the series up to t = 3.2 and 120 frames"."""
-        if self.series_rows and self.t_series is not None:
-            s = f"the series up to t = {self.t_series:.6g} ({self.series_rows} records)"
-        else:
-            s = "none of the series"
-        if self.frames is not None:
-            s += f" and {self.frames} frame{'s' * (self.frames != 1)}"
-        return s
+        """What can still be read, as a clause (issue #36 item 14): "the series up to
+        t = 3.2 (321 records) and 120 frames can still be read", "only 101 frames can
+        still be read (none of the series)", "nothing of it can still be read"."""
+        r = self.series_rows
+        series = (f"the series up to t = {self.t_series:.6g} ({r} record{'s' * (r != 1)})"
+                  if r and self.t_series is not None else "")
+        n = self.frames
+        frames = f"{n} frame{'s' * (n != 1)}" if n else ""
+        if series and frames:
+            return f"{series} and {frames} can still be read"
+        if series:
+            return f"only {series} can still be read" + (" (none of its frames)"
+                                                         if n == 0 else "")
+        if frames:
+            return f"only {frames} can still be read (none of the series)"
+        return "nothing of it can still be read"
 
     def what(self, limit: int = 3) -> str:
         """The problems as one phrase (the first ``limit``, then how many more)."""
@@ -285,32 +288,33 @@ class Integrity:
             if self.frames and self.has_velocity:
                 fix += f", or continue from one of its frames in the app (rrp gui {p})"
             what = self.what() if self.problems else "its checkpoint is damaged"
-            return (f"{p}: {what}; {self.readable()} can still be read, but it cannot be "
-                    f"resumed: {fix}")
+            return f"{p}: {what}; {self.readable()}, but it cannot be resumed: {fix}"
         if not self.problems:
             return f"{p}: no damage found"
-        return f"{p}: {self.what()}; {self.readable()} can still be read"
+        return f"{p}: {self.what()}; {self.readable()}"
 
 
 # ---------------------------------------------------------------------------- checks
 def _dataset(f: h5py.File, name: str) -> h5py.Dataset | None:
     try:
         obj = f.get(name)
-    except (OSError, KeyError, ValueError):
+    except READ_ERRORS:
         return None
     return obj if isinstance(obj, h5py.Dataset) else None
 
 
-def _first_bad_row(ds: h5py.Dataset) -> int | None:
-    """The first row of ``ds`` that cannot be read (a checksum error, damaged compressed
-    data), or ``None``; read in blocks of about :data:`SCAN_BLOCK_BYTES`."""
+def _first_bad_row(ds: h5py.Dataset, check: tuple | None = None) -> tuple[int, str] | None:
+    """The first row of ``ds`` that cannot be read (``checksum``: a checksum error,
+    damaged compressed data) or reads other values than were written (``digest``: its
+    row digest, ``check`` = (checks dataset, column), differs: a damaged chunk index),
+    or ``None``; read in blocks of about :data:`SCAN_BLOCK_BYTES`."""
     if ds.shape is None:
         return None
     if ds.shape == ():
         try:
             ds[()]
         except OSError:
-            return 0
+            return 0, "checksum"
         return None
     n = ds.shape[0]
     if n == 0:
@@ -320,26 +324,85 @@ def _first_bad_row(ds: h5py.Dataset) -> int | None:
     block = max(step, SCAN_BLOCK_BYTES // row // step * step)
     for a in range(0, n, block):
         try:
-            ds[a:a + block]
+            values = ds[a:a + block]
         except OSError:
             for b in range(a, min(a + block, n), step):
                 try:
                     ds[b:b + step]
                 except OSError:
-                    return b
-            return a
+                    return b, "checksum"
+            return a, "checksum"
+        if check is not None:
+            try:
+                stored = check[0][a:a + len(values), check[1]]
+            except OSError:
+                continue  # (the checks' own scan names it)
+            r = digests.first_mismatch(values, a, stored)
+            if r is not None:
+                return a + r, "digest"
     return None
 
 
-def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrity:
+_SERIES_TOP = ("time", "energy", "momentum")
+_MODEL = frozenset(digests.CONSTANTS)
+
+
+def _part(name: str) -> str:
+    """Which part of the file a dataset belongs to."""
+    if name in _MODEL:
+        return "model"
+    return "series" if name.split("/")[0] in _SERIES_TOP else "frames"
+
+
+def future_schema(f: h5py.File, path: Path) -> str | None:
+    """The one line for a file of a schema newer than this version reads (item 8)."""
+    raw = f.attrs.get("schema_version", 1)
+    try:
+        sv = int(raw)
+    except (TypeError, ValueError):
+        return f"{path}: its schema_version ({raw!r}) is not a number: the file is damaged"
+    if sv <= SCHEMA_VERSION:
+        return None
+    if digests.header_problems(f):  # (a damaged byte, not a newer writer)
+        return (f"{path}: its schema_version reads {sv}, but its header does not match "
+                "its digest: the file is damaged")
+    by = f.attrs.get("version", "?")
+    by = by.decode() if isinstance(by, bytes) else str(by)
+    return (f"{path}: written in run-file schema {sv} (by RRP Studio {by}); this version "
+            f"({__version__}) reads schemas 1 to {SCHEMA_VERSION}: open it with a newer "
+            "RRP Studio")
+
+
+def check_run(f: h5py.File, path: str | Path, *, deep: bool = False,
+              series: bool = False) -> Integrity:
     """Check the open run file ``f`` (see the module docstring).  ``deep``: also read
     every chunk of every dataset (a resume does; a reader meets a bad chunk when it reads
-    it).  Reads only; never raises for damage (:class:`Integrity` says what it is)."""
+    it) and compare every row with its digest; ``series``: the same for the series, the
+    events and the constants only (``rrp convert``, which checks each frame as it
+    reads it).  Reads only; never raises for damage (:class:`Integrity` says what it is),
+    HDF5 metadata that cannot be read included (issue #36 item 4)."""
     out = Integrity(Path(path), deep=deep)
+    try:
+        _check_run(f, out, deep, series)
+    except READ_ERRORS as exc:
+        out.problems.append(Problem("metadata", f"HDF5 cannot read its metadata "
+                                                f"({type(exc).__name__}: {first_line(exc)})"))
+        if out.frames:
+            out.frames = 0
+    return out
+
+
+def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> None:
     status = f.attrs.get("status", "")
     out.status = status.decode() if isinstance(status, bytes) else str(status)
     strict = out.status in STRICT_STATUSES
     bad = out.problems.append
+    future = future_schema(f, out.path)
+    if future is not None:
+        bad(Problem("header", future.split(": ", 1)[1]))
+        return
+    for text in digests.header_problems(f):
+        bad(Problem("header", text))
     n_bodies = None  # the bodies of /bodies/mass: the frames' second axis
     mass = _dataset(f, "bodies/mass")
     if mass is not None and mass.shape is not None and len(mass.shape) == 1:
@@ -353,7 +416,11 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrit
                 continue
             shape = ds.shape or ()
             width = _WIDTH.get(name, ())
-            if part == "frames" and name in _PER_BODY:
+            if name.startswith("checks/"):
+                if len(shape) != 2:
+                    bad(Problem(part, f"/{name} has the shape {shape}"))
+                    continue
+            elif part == "frames" and name in _PER_BODY:
                 want = (n_bodies, *width) if n_bodies is not None else None
                 if len(shape) != 2 + len(width) or (want is not None
                                                      and tuple(shape[1:]) != want):
@@ -369,10 +436,25 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrit
             lengths[name] = int(shape[0])
         return lengths
 
+    # ---- what must be there: the layout written with the file (item 8), else the
+    # datasets every run file has
+    missing: list[str] = []
+    gone = digests.missing_from_layout(f)
+    if gone is None:  # (a file written before the layout was recorded)
+        gone = [n for n in ("bodies/mass",) if _dataset(f, n) is None]
+        if _dataset(f, "bodies/force") is not None:  # a run with friction springs
+            gone += [f"springs/{c}" for c in ("start", "count", *(x.split("/")[1]
+                     for x in _SPRING_LISTS)) if _dataset(f, f"springs/{c}") is None]
+    missing += gone
+    missing += [n for n in SERIES_REQUIRED if _dataset(f, n) is None and n not in missing]
+    has_frames = (digests.in_layout(f, "bodies/position")
+                  or _dataset(f, "bodies/position") is not None
+                  or _dataset(f, "bodies/time") is not None)
+    if has_frames:
+        missing += [n for n in FRAME_REQUIRED if _dataset(f, n) is None and n not in missing]
+    _report_missing(f, missing, bad)
+
     # ---- the series
-    for name in SERIES_REQUIRED:
-        if _dataset(f, name) is None:
-            bad(Problem("series", f"/{name} is missing"))
     series_names = ["time"]
     for grp in ("energy", "momentum"):
         g = f.get(grp)
@@ -381,16 +463,14 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrit
     series = rows_of(series_names, "series")
     n_time = series.get("time")
     _disagree(series, "time", strict, "records", "series", bad)
+    series.update(rows_of([digests.SERIES_CHECKS], "series"))
+    _disagree({k: v for k, v in series.items() if k in ("time", digests.SERIES_CHECKS)},
+              "time", strict, "records", "series", bad)
 
     # ---- the frames
-    has_frames = _dataset(f, "bodies/position") is not None or \
-        _dataset(f, "bodies/time") is not None
     frames: dict[str, int] = {}
     if has_frames:
-        for name in FRAME_REQUIRED:
-            if _dataset(f, name) is None:
-                bad(Problem("frames", f"/{name} is missing"))
-        frames = rows_of([*FRAME_REQUIRED, *_FRAME_OPTIONAL], "frames")
+        frames = rows_of([*FRAME_REQUIRED, *_FRAME_OPTIONAL, digests.FRAME_CHECKS], "frames")
         _disagree(frames, "bodies/time", strict, "frames", "frames", bad)
         if strict and n_time is not None and "bodies/time" in frames \
                 and frames["bodies/time"] != n_time:
@@ -399,27 +479,37 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrit
         out.has_velocity = "bodies/velocity" in frames
     _check_springs(f, frames, strict, bad)
 
-    # ---- every chunk (checksums)
+    # ---- every chunk (checksums) and every row (digests)
     series_rows = min(series.values()) if series else 0
     n_frames = None  # no frames (--no-frames); 0: none readable (a required one missing)
     if has_frames:
         n_frames = min(frames[k] for k in FRAME_REQUIRED) \
             if all(k in frames for k in FRAME_REQUIRED) else 0
-    if deep:
+        n_frames = min(n_frames, frames.get(digests.FRAME_CHECKS, n_frames))
+    if deep or scan_series:
+        small = {*series, "events", *_MODEL, digests.SERIES_CHECKS}
         for name, ds in _datasets(f):
-            r = _first_bad_row(ds)
-            if r is None:
+            if not deep and name not in small:
                 continue
+            found = _first_bad_row(ds, digests.checks_for(f, name))
+            if found is None:
+                continue
+            r, kind = found
             unit = ("record" if name in series else "frame" if name in frames else "row")
             at = f" at {unit} {r}" if ds.shape and len(ds.shape) and ds.shape[0] > 1 else ""
-            part = "series" if name in series or name == "events" else "frames"
-            bad(Problem(part, f"a checksum error in /{name}{at}"))
+            part = "series" if name in series or name == "events" else _part(name)
+            bad(Problem(part, f"a checksum error in /{name}{at}" if kind == "checksum" else
+                        f"/{name} reads other values than were written{at} (they do not "
+                        "match their digest: damaged metadata)"))
             if name in series:
                 series_rows = min(series_rows, r)
             elif name in frames and n_frames is not None:
                 n_frames = min(n_frames, r)
-            elif part == "frames" and n_frames is not None:  # the constants of the frames
-                n_frames = 0
+            elif part == "frames" and n_frames is not None:  # the springs' lists
+                n_frames = min(n_frames, _frames_before_spring(f, r))
+    events = _events_problem(f)  # (small: always read)
+    if events:
+        bad(Problem("series", events))
     out.series_rows = series_rows
     out.frames = n_frames
     if series_rows and n_time:
@@ -460,7 +550,50 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrit
             out.notes.append(
                 f"{out.path}: its checkpoint (/{choice.name}) carries no digest (written "
                 "before checkpoints were verified): it is used unverified")
-    return out
+
+
+def _report_missing(f: h5py.File, missing: list[str], bad) -> None:
+    """One problem per missing dataset, or per missing group when all of it is gone."""
+    said: set[str] = set()
+    for name in missing:
+        top = name.split("/")[0]
+        if "/" in name and not isinstance(f.get(top), h5py.Group):
+            if top not in said:
+                said.add(top)
+                bad(Problem(_part(name), f"/{top} is missing"))
+        elif name not in said:
+            said.add(name)
+            bad(Problem(_part(name), f"/{name} is missing"))
+
+
+def _frames_before_spring(f: h5py.File, spring: int) -> int:
+    """The frames before the first whose springs reach spring row ``spring``."""
+    try:
+        k = min(f["springs/start"].shape[0], f["springs/count"].shape[0])
+        ends = f["springs/start"][:k] + f["springs/count"][:k]
+    except READ_ERRORS:
+        return 0
+    return int(np.searchsorted(ends, spring, side="right"))
+
+
+def _events_problem(f: h5py.File) -> str | None:
+    """Whether ``/events`` reads what was written (its ``digest``, where it has one)."""
+    ds = _dataset(f, "events")
+    if ds is None:
+        return None
+    if digests.DIGEST_ATTR not in ds.attrs:  # (written before events had one?)
+        return ("/events has lost its digest" if digests.HEADER_DIGEST in f.attrs
+                else None)
+    try:
+        rows = ds[()]
+    except OSError:
+        return None  # (the checksum scan names it)
+    stored = ds.attrs[digests.DIGEST_ATTR]
+    stored = stored.decode() if isinstance(stored, bytes) else str(stored)
+    if digests.events_digest((r["step"], r["t"], r["kind"], r["old"], r["new"])
+                             for r in rows) != stored:
+        return "/events does not match its digest (changed after writing)"
+    return None
 
 
 def _datasets(f: h5py.File) -> list[tuple[str, h5py.Dataset]]:
@@ -504,7 +637,9 @@ def _check_springs(f: h5py.File, frames: dict[str, int], strict: bool, bad) -> N
         end = int(f["springs/start"][k - 1]) + int(f["springs/count"][k - 1])
     except OSError:
         return  # the deep check names the chunk
-    for c in _SPRING_LISTS:
+    for c in (*_SPRING_LISTS, digests.SPRING_CHECKS):
+        if c == digests.SPRING_CHECKS and _dataset(f, c) is None:
+            continue
         n = f[c].shape[0]
         if n < end or (strict and n != end):
             bad(Problem("frames", f"/{c} holds {n} springs, the frames {end}"))
@@ -513,7 +648,8 @@ def _check_springs(f: h5py.File, frames: dict[str, int], strict: bool, bad) -> N
 def row_count(f: h5py.File) -> int:
     """The fewest rows of any dataset with one row per record (the series, the frames):
     what a resume can keep (a checkpoint taken after more rows cannot be resumed)."""
-    names = ["time", *_FRAME_OPTIONAL, *FRAME_REQUIRED]
+    names = ["time", *_FRAME_OPTIONAL, *FRAME_REQUIRED, digests.SERIES_CHECKS,
+             digests.FRAME_CHECKS]
     for grp in ("energy", "momentum"):
         g = f.get(grp)
         if isinstance(g, h5py.Group):
@@ -523,11 +659,11 @@ def row_count(f: h5py.File) -> int:
     return int(min(lengths, default=0))
 
 
-def verify_run(path: str | Path, *, deep: bool = False) -> Integrity:
+def verify_run(path: str | Path, *, deep: bool = False, series: bool = False) -> Integrity:
     """:func:`check_run` on the file at ``path`` (opened read-only).  Raises
     :class:`engine.io.RunFileError` (one line) for a file that cannot be opened at all:
     missing, not HDF5, truncated."""
     from .hdf5 import _open
 
     with _open(path) as f:
-        return check_run(f, path, deep=deep)
+        return check_run(f, path, deep=deep, series=series)

@@ -37,9 +37,11 @@ from typing import Any
 import h5py
 import numpy as np
 
+from . import digests
 from .hdf5 import output_of_partial
+from .verify import READ_ERRORS
 
-__all__ = ["VTKExportError", "VTKExportWarning", "export_vtk"]
+__all__ = ["VTKExportError", "VTKExportWarning", "VTKReadError", "export_vtk"]
 
 FRAME_DATASETS = ("position", "quaternion", "omega", "time")
 """The ``/bodies`` datasets a file must have to be exported (left out by ``--no-frames``)."""
@@ -48,6 +50,12 @@ FRAME_DATASETS = ("position", "quaternion", "omega", "time")
 class VTKExportError(ValueError):
     """The run file cannot be exported (missing, not a run file, no frames, bad output
     directory); the message is one line."""
+
+
+class VTKReadError(VTKExportError):
+    """The run file cannot be read where the export reads it: a chunk that fails its
+    checksum, a frame that does not match its digest, damaged HDF5 metadata (issue #36
+    item 4); one line."""
 
 
 class VTKExportWarning(UserWarning):
@@ -83,7 +91,13 @@ def export_vtk(run_path: str | Path, directory: str | Path, *, every: int = 1,
     notes: list[str] = []
     f = _open(run_path)
     with f:  # frames are read one at a time: a long run need not fit in memory
-        data = _read_header(f, run_path, int(every), notes.append)
+        try:
+            data = _read_header(f, run_path, int(every), notes.append)
+        except VTKExportError:
+            raise
+        except READ_ERRORS as exc:
+            raise VTKReadError(f"cannot read {str(run_path)!r}: the file is damaged "
+                               f"({type(exc).__name__}: {_first_line(exc)})") from None
         created = _make_directory(out)
         for note in notes:  # only once the input is known good
             warn(note)
@@ -102,9 +116,11 @@ def _write(f: h5py.File, data: dict[str, Any], out: Path, stem: str, pv: Any) ->
     width = max(4, len(str(int(data["index"][-1]))))
     names = [f"{stem}_{int(i):0{width}d}.vtp" for i in data["index"]]
     temps: list[Path] = []
+    times = []
     try:
         for i, name in zip(data["index"], names, strict=True):
-            frame = {c: np.asarray(b[c][i], dtype=np.float64) for c in data["datasets"]}
+            frame = _read_frame(f, b, int(i), data["datasets"], data["checks"])
+            times.append(float(frame["time"]))
             poly = pv.PolyData(frame["position"], verts=cells["verts"], lines=cells["lines"])
             for key, arr in _point_data(frame, data).items():
                 poly.point_data[key] = arr
@@ -114,7 +130,7 @@ def _write(f: h5py.File, data: dict[str, Any], out: Path, stem: str, pv: Any) ->
             poly.save(tmp)
         pvd_tmp = _temp_name(out, f"{stem}.pvd")
         temps.append(pvd_tmp)
-        _write_pvd(pvd_tmp, names, b["time"][: data["index"][-1] + 1][data["index"]])
+        _write_pvd(pvd_tmp, names, np.array(times))
         written = [out / name for name in names] + [out / f"{stem}.pvd"]
         for tmp, final in zip(temps, written, strict=True):
             os.replace(tmp, final)
@@ -126,6 +142,19 @@ def _write(f: h5py.File, data: dict[str, Any], out: Path, stem: str, pv: Any) ->
 
 
 # ---------------------------------------------------------------------------- reading
+def _read_frame(f: h5py.File, b: h5py.Group, i: int, names: list[str],
+                checks: Any) -> dict[str, np.ndarray]:
+    """Frame ``i``'s datasets, checked against their row digests (issue #36 item 2);
+    :class:`VTKReadError` if it cannot be read as written."""
+    try:
+        rows = {f"bodies/{c}": b[c][i:i + 1] for c in names}
+        digests.check_rows(checks, i, rows)
+    except READ_ERRORS as exc:
+        raise VTKReadError(f"cannot read frame {i} of {f.filename!r}: the file is damaged "
+                           f"there ({_first_line(exc)})") from None
+    return {c: np.asarray(rows[f"bodies/{c}"][0], dtype=np.float64) for c in names}
+
+
 def _read_header(f: h5py.File, path: Path, every: int,
                  warn: Callable[[str], Any]) -> dict[str, Any]:
     """Which frames to write, the constants and the bonds; :class:`VTKExportError` if
@@ -158,12 +187,15 @@ def _read_header(f: h5py.File, path: Path, every: int,
         warn(f"{path.name} has no /bodies/velocity (written before it was recorded): "
              "'velocity' and 'kinetic_energy' are left out")
     data["bonds"] = _bonds(f, n, warn)
+    data["checks"] = digests.columns(f, digests.FRAME_CHECKS)
     return data
 
 
 def _open(path: Path) -> h5py.File:
     """Open read-only, without HDF5's file lock where h5py allows it (a ``.partial``
     file may still be open for writing in another process)."""
+    if path.is_dir():
+        raise VTKExportError(f"{str(path)!r} is a directory, not a run file")
     if not path.is_file():
         raise VTKExportError(f"no such run file: {str(path)!r}")
     try:
