@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -382,11 +383,13 @@ class Simulation:
     recording interval, not a step.  Each "step" advances an
     ``engine.energy_stepping.EnergyStepper`` (made from the current ``(x, v, q, Ω)`` when
     the scheme is chosen, with ``ε = REL × e_scale``, and kept while it stays) to
-    ``t + h``; the bodies are synchronised there, so a record is the exact motion of
-    ``T − V_ε`` at ``t = k h`` (energies, ``P``, ``L`` from the synchronised state as for
-    any scheme), with the column ``terrace_gap`` (``V − V_ε``).  The chunking of
-    :meth:`advance` does not show in the result (the stepper is called at the same times
-    whatever it is).  A switch away drops the stepper, the state carrying over as for
+    ``t + h``; the bodies are read there on their flights (each from its own clock, the
+    stepper untouched), so a record is the exact motion of ``T − V_ε`` at ``t = k h``
+    (energies, ``P``, ``L`` from that state as for any scheme), with the column
+    ``terrace_gap`` (``V − V_ε``).  Neither the chunking of :meth:`advance` nor ``h``
+    shows in the events: the same run gives the same bits at the times two ``h`` share
+    (issue #33 item 1).  :attr:`stop_check` can end :meth:`advance` between compiled
+    calls (within about 0.1 s, issue #33 item 4).  A switch away drops the stepper, the state carrying over as for
     any switch.  :meth:`checkpoint` and :meth:`resume_state` save the stepper itself
     (``EnergyStepper.export_state``: the bodies with their clocks, every term's terrace
     and predicted crossing, the contact list), and :meth:`restore` and a resume
@@ -407,6 +410,11 @@ class Simulation:
     """The time the current stepper started at."""
     _es_terms = 0
     """Terraced terms of the last stepper (each bounds its share of ``|E − E₀|`` by ε)."""
+    stop_check: Callable[[], bool] | None = None
+    """Asked between the event-driven scheme's compiled calls (several times a second,
+    whatever the event rate): returning True ends :meth:`advance` early, at the last
+    recording interval completed (``rrp run`` sets it to "a signal came": issue #33
+    item 4).  Stepping schemes return between chunks of steps anyway."""
     _es_saved: dict | None = None
     """A saved stepper (``EnergyStepper.export_state``) to go on from at the next step
     (after :meth:`restore` or a resume), or ``None``."""
@@ -1123,12 +1131,9 @@ class Simulation:
             self._stepper = None
 
     def _sync_from_stepper(self) -> None:
-        x, v, q, o = self._s0[:4]
-        sx, sv, sq, so = self._stepper.state_arrays()
-        x[...] = sx
-        v[...] = sv
-        q[...] = sq
-        o[...] = so
+        """The buffer's state at :attr:`t`, read on the stepper's flights (the stepper
+        itself untouched: recording never changes the run, issue #33 item 1)."""
+        self._stepper.state_arrays(self._s0[:4])
 
     def _prime_event_kernels(self, info: IntegratorInfo) -> None:
         """Compile (or load) the kernels of the event-driven ``info`` on this model: a
@@ -1167,7 +1172,8 @@ class Simulation:
             for _ in range(n):
                 step = self.step_index + 1
                 t = self._t_base + (step - self._step_base) * self.h
-                st.advance_to(t)
+                if not st.advance_to(t, self.stop_check):
+                    break  # (asked to stop mid-interval: the stepper goes on from there)
                 self._sync_from_stepper()
                 self.step_index, self.t = step, t
                 done += 1
