@@ -632,7 +632,10 @@ def _resume_hint(failure, args, writer, t_end: float) -> str:
         from engine.integrators.registry import energy_stepping_name
 
         where = writer.destination("failed")
-        cmd = (f"rrp run --resume {where} -i {energy_stepping_name(0.5 * info.eps_rel)} "
+        # (too many events for the clock: a coarser ε, issue #33 item 4; else a finer one)
+        rel = min(10.0 * info.eps_rel, 0.1) if "makes no progress" in msg else \
+            0.5 * info.eps_rel
+        cmd = (f"rrp run --resume {where} -i {energy_stepping_name(rel)} "
                f"--t-end {t_end:g}")
         return f"{msg.rstrip('.')}; resume with {cmd}"
     if failure.kind == "rrp-limit":

@@ -38,9 +38,11 @@ BUDGET_START = 4096
 BUDGET_MIN, BUDGET_MAX = 256, 50_000_000
 NO_PROGRESS_EVIDENCE = 1_000_000
 """Events in one recording interval before its pace is judged."""
-MAX_EVENTS_PER_INTERVAL = 1e9
+MAX_EVENTS_PER_INTERVAL = 1e8
 """An interval that would need more events than this at the pace so far stops the run
-(ε too small for the state, or a clock that no longer moves: issue #33 item 4)."""
+(ε too small for the state, or a clock that no longer moves: issue #33 item 4).  About a
+minute of events per record at the pendulum's pace (0.3 µs an event), ten on the
+torus's; the pendulum with m = 1e30 needs 1.8e8 per interval of 0.01."""
 
 N_BODIES_MAX = 4096
 """The largest model energy-stepping runs: the candidate contacts are rebuilt by
@@ -110,7 +112,9 @@ class EnergyStepper:
         self.t = float(t0)
         self._impl = _make_impl(model, self.eps, state, keep_steps, self.t)
         self.budget = BUDGET_START
-        self._interval = (math.nan, 0.0, 0)
+        self._interval = (math.nan, 0, 0.0, 0)
+        """(the target under way, the events at its start, the pace's mark: clock and
+        events)"""
 
     # ------------------------------------------------------------------ stepping
     def advance_to(self, t: float, poll: Callable[[], bool] | None = None) -> bool:
@@ -131,8 +135,7 @@ class EnergyStepper:
             return True
         impl = self._impl
         if self._interval[0] != t:  # (a new interval: its pace is judged from here)
-            self._interval = (t, self.t, impl.work)
-        _, c0, w0 = self._interval
+            self._interval = (t, impl.work, self.t, impl.work)
         while True:
             start = time.perf_counter()
             if impl.advance(t, self.budget):
@@ -142,27 +145,33 @@ class EnergyStepper:
                 self.budget = int(min(max(self.budget * SLICE_SECONDS / spent,
                                           self.budget / 4, BUDGET_MIN),
                                       4 * self.budget, BUDGET_MAX))
-            self._check_progress(t, c0, impl.work - w0, impl.clock_now())
+            self._check_progress(t, impl.work, impl.clock_now())
             if poll is not None and poll():
                 return False
         self.t = t
-        self._interval = (math.nan, 0.0, 0)
+        self._interval = (math.nan, 0, 0.0, 0)
         return True
 
-    def _check_progress(self, t: float, c0: float, n: int, clock: float) -> None:
-        """Stop (one line) when the interval ``[c0, t]`` would need more than
-        :data:`MAX_EVENTS_PER_INTERVAL` events at the pace of its first ``n``."""
+    def _check_progress(self, t: float, work: int, clock: float) -> None:
+        """Stop (one line) when the interval to ``t`` would need more than
+        :data:`MAX_EVENTS_PER_INTERVAL` events at the pace of the last
+        :data:`NO_PROGRESS_EVIDENCE` (the clock moved by ``clock − c`` during the
+        ``work − w`` events since the mark ``(c, w)``)."""
+        _, w0, c, w = self._interval
+        n = work - w
         if n < NO_PROGRESS_EVIDENCE:
             return
-        moved = clock - c0
-        need = n * (t - c0) / moved if moved > 0.0 else math.inf
+        moved = clock - c
+        need = (work - w0) + (n * (t - clock) / moved if moved > 0.0 else math.inf)
         if need > MAX_EVENTS_PER_INTERVAL:
             raise EnergySteppingError(
                 f"energy-stepping makes no progress: {n:.3g} events moved the clock only "
-                f"from t = {c0:.6g} by {moved:.3g} (the interval to t = {t:.6g} would need "
-                f"about {need:.2g} events); ε is too small for this state (a time scale far "
-                f"below the recording interval): raise REL (e.g. energy-stepping:1e-3) or "
-                f"check the scenario's parameters")
+                f"by {moved:.3g}, from t = {c:.9g} (the interval to t = {t:.6g} would need "
+                f"about {need:.2g} events); ε is too small for this state (its time scale "
+                f"is far below the recording interval): raise REL (e.g. "
+                f"energy-stepping:1e-3), record more often (a smaller h), or check the "
+                f"scenario's parameters")
+        self._interval = (t, w0, clock, work)  # (the next window)
 
     # ------------------------------------------------------------------ state
     def state_arrays(self, out: tuple | None = None
@@ -225,7 +234,7 @@ class EnergyStepper:
         self.t = float(np.asarray(d["t"]).reshape(-1)[0])
         self._impl = _restore_impl(model, self.eps, d, self.t)
         self.budget = BUDGET_START
-        self._interval = (math.nan, 0.0, 0)
+        self._interval = (math.nan, 0, 0.0, 0)
         return self
 
     @property
