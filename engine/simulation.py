@@ -20,6 +20,7 @@ import numpy as np
 
 from .contact import grown_contact_work
 from .diagnostics import energy_scale, momentum_scales, rotational_energy, spin_momentum
+from .energy_stepping.records import kinetic_and_momenta
 from .forcefield import ForceField, compute_forces_ws, new_scratch
 from .integrators.advance import advance_ws as _advance_kernel
 from .integrators.advance import needs_scratch, new_state_buffer, new_work
@@ -389,8 +390,9 @@ class Simulation:
     ``terrace_gap`` (``V − V_ε``).  Neither the chunking of :meth:`advance` nor ``h``
     shows in the events: the same run gives the same bits at the times two ``h`` share
     (issue #33 item 1).  :attr:`stop_check` can end :meth:`advance` between compiled
-    calls (within about 0.1 s, issue #33 item 4).  A switch away drops the stepper, the state carrying over as for
-    any switch.  :meth:`checkpoint` and :meth:`resume_state` save the stepper itself
+    calls (within about 0.1 s, issue #33 item 4).  A switch away drops the stepper, the
+    state carrying over as for any switch (the state read at ``t``).
+    :meth:`checkpoint` and :meth:`resume_state` save the stepper itself
     (``EnergyStepper.export_state``: the bodies with their clocks, every term's terrace
     and predicted crossing, the contact list), and :meth:`restore` and a resume
     (:meth:`from_resume_state`) go on from it **bit for bit**, as an unbroken run.  After
@@ -410,6 +412,10 @@ class Simulation:
     """The time the current stepper started at."""
     _es_terms = 0
     """Terraced terms of the last stepper (each bounds its share of ``|E − E₀|`` by ε)."""
+    _event_ff: tuple | None = None
+    """The force field's arrays and scratch as the event-driven records of one
+    :meth:`advance` use them (taken once per call, as a stepping scheme's compiled loop
+    does: ``ForceField.arrays`` alone costs tens of µs)."""
     stop_check: Callable[[], bool] | None = None
     """Asked between the event-driven scheme's compiled calls (several times a second,
     whatever the event rate): returning True ends :meth:`advance` early, at the last
@@ -1167,6 +1173,7 @@ class Simulation:
         st = self._stepper
         rows: list[tuple] = []
         done, message = 0, None
+        self._event_ff = None
         t0 = time.perf_counter()
         try:
             for _ in range(n):
@@ -1192,16 +1199,28 @@ class Simulation:
         return StepReport(done)
 
     def _event_row(self) -> tuple:
-        """One record of the event-driven scheme at the current (synchronised) state
-        (the per-body columns only where they are recorded)."""
-        self._evaluate_forces()
+        """One record of the event-driven scheme at the current state (read on the
+        flights; the per-body columns only where they are recorded).  Its cost is about
+        that of reading the flights (issue #33 item 2): the force kernel on the arrays
+        taken once per :meth:`advance` (:attr:`_event_ff`), the kinetic energies and
+        momenta in one compiled call (``energy_stepping.records``; spheres only, as
+        energy-stepping drives)."""
         x, v, q, o, F, RM, e = self._s0[:7]
-        P, L = self._momenta()
+        ff, ws = self._event_ff or (self.ff.arrays, None)
+        if ws is None:
+            ws = self._scratch(ff)
+        if compute_forces_ws(x, q, ff, F, RM, e, ws) == OK:
+            self._event_ff = (ff, ws)
+        else:  # (a grown neighbour list, …: the general path, arrays taken anew)
+            self._event_ff = None
+            self._evaluate_forces()
+        P, L = np.empty(3), np.empty(3)
+        e[0], e[1] = kinetic_and_momenta(self.ff.m, self.ff.J, x, v, o, P, L)
         frames = (x.copy(), q.copy(), o.copy()) if self.record_frames else (None,) * 3
         state = (v.copy(), self._s0[7].copy()) if self.record_state and self.record_frames \
             else (None, None)
         return (self.t, e.copy(), P, L, *frames, self.step_index,
-                self._stepper.terrace_gap(), *state)
+                self._stepper.terrace_gap(self._s0[:4]), *state)
 
     def _append_event_rows(self, rows: list[tuple]) -> None:
         if not rows:
@@ -1366,7 +1385,7 @@ class Simulation:
         state = self.record_state and self.record_frames
         extra = self._state_row() if state else {}
         if self._stepper is not None:
-            extra["terrace_gap"] = np.array([self._stepper.terrace_gap()])
+            extra["terrace_gap"] = np.array([self._stepper.terrace_gap(self._s0[:4])])
         self.series.append(np.array([self.t]), snap.energy[None], snap.P[None], snap.L[None],
                            snap.x[None], snap.q[None], snap.omega[None],
                            step=np.array([self.step_index]), **extra)

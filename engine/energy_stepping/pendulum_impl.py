@@ -118,13 +118,13 @@ class PendulumImpl:
         room = self._dts.shape[0] - self._n_dts
         dts = self._dts[self._n_dts:] if room > 0 else self._no_dts
         status, level, on, events, refl, _, t_last = _run(
-            self.q_ev, self.om, np.int64(self.level), np.int64(self.on), p.mg, p.J, r[0],
-            r[1], r[2], self.eps, self.v0, t_end, 1.0, np.int64(budget), *_NO_REC, dts, False,
-            self.t_ev)
+            self.q_ev, self.om, self.level, self.on, p.mg, p.J, r[0], r[1], r[2],
+            self.eps, self.v0, t_end, 1.0, budget, *_NO_REC, dts, False, self.t_ev)
         if status not in (STATUS_OK, STATUS_MAX_EVENTS):
             raise EnergySteppingError("energy-stepping stopped: stuck at a tangency "
                                       "(events without flight); change ε")
-        self._n_dts += min(int(events), max(room, 0))
+        if room > 0:
+            self._n_dts += min(int(events), room)
         self.level, self.on = int(level), int(on)
         self.t_ev = float(t_last)
         self.n_events += int(events)
@@ -154,9 +154,13 @@ class PendulumImpl:
     def _v_eps(self) -> float:
         return self.v0 + (self.level + 0.5) * self.eps
 
-    def terrace_gap(self, t: float) -> float:
-        _, _, q, _ = self.sample(t)
-        return float(potential(q[0], self.params)) - self._v_eps()
+    def terrace_gap(self, t: float, state: tuple | None = None) -> float:
+        """``V − V_ε`` at ``t`` (scalar arithmetic: a record's cost, issue #33 item 2);
+        ``state``: :meth:`sample` of ``t`` already made."""
+        _, _, q, _ = self.sample(t) if state is None else state
+        p = self.params
+        u = quat_rotate_t(q[0, 0], q[0, 1], q[0, 2], q[0, 3], *p.rho0)
+        return -p.mg * u[2] - self._v_eps()
 
     def energy_eps(self, t: float) -> float:
         return 0.5 * self.J * float(self.om @ self.om) + self._v_eps()

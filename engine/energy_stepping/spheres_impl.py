@@ -322,14 +322,14 @@ class SpheresImpl:
     def n_rebuilds(self) -> int:
         return int(self.ctr[sp.N_REBUILD])
 
-    def _energies(self, t: float) -> tuple[float, float, float]:
-        x, v, q, om = self.sample(t)
+    def _energies(self, t: float, state: tuple | None = None) -> tuple[float, float, float]:
+        x, v, q, om = self.sample(t) if state is None else state
         return sp.energies(self.TI, self.TF, self.ctr, x, v, q, om,
                            self.m, self.J, self.D, self.bonds, self.bref, self.walls,
                            self.prm, self.xref)
 
-    def terrace_gap(self, t: float) -> float:
-        _, V, Ve = self._energies(t)
+    def terrace_gap(self, t: float, state: tuple | None = None) -> float:
+        _, V, Ve = self._energies(t, state)
         return float(V - Ve)
 
     def energy_eps(self, t: float) -> float:

@@ -201,10 +201,11 @@ class EnergyStepper:
         """Terraced terms (each bounds its own share of ``|E − E₀|`` by ``ε``)."""
         return self._impl.n_terms
 
-    def terrace_gap(self) -> float:
+    def terrace_gap(self, state: tuple | None = None) -> float:
         """``V − V_ε`` at :attr:`t`, summed over the terms (each in ``[−ε/2, ε/2)`` up to
-        round-off)."""
-        return self._impl.terrace_gap(self.t)
+        round-off); ``state``: ``(x, v, q, Ω)`` at :attr:`t` as :meth:`state_arrays`
+        gave them (not read again: a record's cost, issue #33 item 2)."""
+        return self._impl.terrace_gap(self.t, state)
 
     def energy_eps(self) -> float:
         """``T + V_ε`` at :attr:`t`: constant to round-off."""
