@@ -1151,8 +1151,11 @@ class Simulation:
             probe.advance_to(self.t + 1e-3 * self.h)
         except EnergySteppingError as exc:
             raise SimulationError(str(exc)) from None
-        probe.state_arrays()
-        probe.terrace_gap()
+        state = tuple(a.copy() for a in self._s0[:4])  # (a record's kernels, on the
+        probe.state_arrays(state)  # buffer's layout: issue #33 items 1, 2)
+        probe.terrace_gap(state)
+        kinetic_and_momenta(self.ff.m, self.ff.J, state[0], state[1], state[3],
+                            np.empty(3), np.empty(3))
         _EVENT_KERNELS_BUILT.add(self.model.name)
 
     def _advance_events(self, n: int) -> StepReport:
