@@ -607,6 +607,10 @@ class Simulation:
             self.events.append(Event(self.step_index, self.t, "h", f"{self.h:g}", f"{h:g}"))
             self.h = h
             self._t_base, self._step_base = self.t, self.step_index
+            if self._stepper is not None and self._stepper.stopped_on_its_way:
+                # (its events went on past t towards the old t + h: new terraces from
+                # the state at t, the next step)
+                self._drop_stepper()
 
     def warm_up(self) -> None:
         """Compile (or load from the disk cache) the kernels without taking a step, and

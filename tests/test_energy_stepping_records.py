@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from engine.api import make_simulation
+from engine.energy_stepping import EnergySteppingError
 from engine.energy_stepping import stepper as es_stepper
 from engine.io import RunFile
 from engine.simulation import Simulation
@@ -105,6 +106,17 @@ def test_budget_stops_and_a_resume_mid_interval_do_not_change_the_run(monkeypatc
         if saved is None and s.step_index >= 4:
             saved = (s.resume_state(), s.series.n, s.step_index)
     assert partial >= 5 and calls["n"] >= 10
+    probe = sim()._new_stepper(s.integrator)  # (a stepper stopped on its way cannot be
+    probe.budget = 20  # read at its t: the events have gone past it)
+    assert not probe.advance_to(0.3, lambda: True)
+    with pytest.raises(EnergySteppingError, match="gone past t = 0"):
+        probe.state_arrays()
+    on_its_way = probe.export_state()  # (saved so: only its target can be reached)
+    assert on_its_way["ahead"][0] == 0.3
+    with pytest.raises(EnergySteppingError, match="gone past t = 0.01"):
+        type(probe).from_state(probe.model, on_its_way).advance_to(0.01)
+    assert probe.advance_to(0.3) and probe.state_arrays()[0].shape == (80, 3)
+    assert "ahead" not in probe.export_state()
     a, b = _columns(straight), _columns(s)
     for k, v in a.items():
         assert np.array_equal(b[k], v), k
@@ -197,3 +209,20 @@ def test_energy_stepping_stops_on_a_signal_within_seconds(tmp_path, sig):
         assert rf.status == "interrupted"
         d, n = rf.resume_state()
         assert n == len(rf.times) and any(k.startswith("es_state_") for k in d)
+
+
+def test_a_new_h_after_a_stop_on_the_way_starts_the_terraces_anew(monkeypatch):
+    """Stopped mid-interval, the stepper's events are past ``t``; a new ``h`` (a target
+    before them) drops it, and the next step makes a new one from the state at ``t``
+    (no error, nothing read past ``t``)."""
+    monkeypatch.setattr(es_stepper, "BUDGET_START", 20)
+    monkeypatch.setattr(es_stepper, "BUDGET_MAX", 20)
+    sim = make_simulation("torus", integrator="energy-stepping:1e-4", h=0.3, every=1)
+    sim.stop_check = lambda: True
+    assert sim.advance(3).steps == 0 and sim._stepper.stopped_on_its_way
+    x = sim.state.x.copy()
+    sim.set_h(0.1)
+    assert sim._stepper is None and np.array_equal(sim.state.x, x)
+    sim.stop_check = None
+    rep = sim.advance(2)
+    assert rep.ok and rep.steps == 2 and sim.t == 0.2

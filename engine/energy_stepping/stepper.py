@@ -135,6 +135,11 @@ class EnergyStepper:
             return True
         impl = self._impl
         if self._interval[0] != t:  # (a new interval: its pace is judged from here)
+            if self._interval[0] > t:
+                raise EnergySteppingError(
+                    f"energy-stepping: the events have gone past t = {t:g} (towards t = "
+                    f"{self._interval[0]:g}, where a stopped advance was going); start "
+                    f"the terraces anew from the state at t = {self.t:g}")
             self._interval = (t, impl.work, self.t, impl.work)
         while True:
             start = time.perf_counter()
@@ -173,12 +178,25 @@ class EnergyStepper:
                 f"scenario's parameters")
         self._interval = (t, w0, clock, work)  # (the next window)
 
+    @property
+    def stopped_on_its_way(self) -> bool:
+        """Whether an :meth:`advance_to` was stopped by its ``poll`` before its target
+        (the events are then past :attr:`t`: only that target, or a later one, can be
+        reached from here)."""
+        return not math.isnan(self._interval[0])
+
     # ------------------------------------------------------------------ state
     def state_arrays(self, out: tuple | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(x, v, q, Ω)`` at :attr:`t`, read on the bodies' flights (each from its own
         clock; the stepper's state is untouched), into ``out`` (four arrays) or else the
-        stepper's scratch (copy to keep)."""
+        stepper's scratch (copy to keep).  Refused (:class:`EnergySteppingError`) while
+        an :meth:`advance_to` is under way (stopped by its ``poll``): the events have then
+        gone past :attr:`t`."""
+        if self.stopped_on_its_way:
+            raise EnergySteppingError(f"energy-stepping: the events have gone past t = "
+                                      f"{self.t:g} (an advance was stopped on its way to "
+                                      f"t = {self._interval[0]:g}): advance to it first")
         return self._impl.sample(self.t, out)
 
     @property
@@ -220,6 +238,8 @@ class EnergyStepper:
         d = {k: np.array(v, copy=True) for k, v in self._impl.export().items()}
         d["t"] = np.array([self.t])
         d["eps"] = np.array([self.eps])
+        if self.stopped_on_its_way:  # (the target its events are on their way to)
+            d["ahead"] = np.array([self._interval[0]])
         return d
 
     @classmethod
@@ -236,6 +256,10 @@ class EnergyStepper:
         self._impl = _restore_impl(model, self.eps, d, self.t)
         self.budget = BUDGET_START
         self._interval = (math.nan, 0, 0.0, 0)
+        ahead = float(np.asarray(d.get("ahead", [math.nan])).reshape(-1)[0])
+        if not math.isnan(ahead):  # (saved while stopped on its way there)
+            w = self._impl.work
+            self._interval = (ahead, w, self.t, w)
         return self
 
     @property
