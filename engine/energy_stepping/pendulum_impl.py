@@ -24,14 +24,10 @@ from .pendulum import (
     STATUS_OK,
     PendulumParams,
     _flight,
-    _run,
+    advance_packed,
     jump,
     potential,
 )
-
-_NO_REC = (np.zeros((0, 4)), np.zeros((0, 3)), np.zeros(0, dtype=np.int64))
-"""No records in the kernel (the stepper reads the flight itself: :meth:`PendulumImpl.
-sample`); never written."""
 
 
 class PendulumImpl:
@@ -114,12 +110,13 @@ class PendulumImpl:
         """At most ``budget`` events towards ``t_end`` (from the state just after the
         last event, whose ``on`` flag holds there): ``True`` when every event up to
         ``t_end`` is done, ``False`` when the budget ran out first."""
-        p, r = self.params, self.params.rho0
         room = self._dts.shape[0] - self._n_dts
         dts = self._dts[self._n_dts:] if room > 0 else self._no_dts
-        status, level, on, events, refl, _, t_last = _run(
-            self.q_ev, self.om, self.level, self.on, p.mg, p.J, r[0], r[1], r[2],
-            self.eps, self.v0, t_end, 1.0, budget, *_NO_REC, dts, False, self.t_ev)
+        fs, iv = self._packed()
+        fs[7], fs[8] = t_end, self.t_ev
+        iv[0], iv[1], iv[2] = self.level, self.on, budget
+        advance_packed(self.q_ev, self.om, fs, iv, dts)
+        t_last, (level, on, _, status, events, refl) = fs[8], iv
         if status not in (STATUS_OK, STATUS_MAX_EVENTS):
             raise EnergySteppingError("energy-stepping stopped: stuck at a tangency "
                                       "(events without flight); change ε")
@@ -130,6 +127,14 @@ class PendulumImpl:
         self.n_events += int(events)
         self.n_reflections += int(refl)
         return status == STATUS_OK
+
+    def _packed(self) -> tuple[np.ndarray, np.ndarray]:
+        """The scalars of :func:`~.pendulum.advance_packed` (made once)."""
+        if getattr(self, "_fs", None) is None:
+            p = self.params
+            self._fs = np.array([p.mg, p.J, *p.rho0, self.eps, self.v0, 0.0, 0.0])
+            self._iv = np.zeros(6, dtype=np.int64)
+        return self._fs, self._iv
 
     @property
     def work(self) -> int:
