@@ -1211,23 +1211,24 @@ class Simulation:
         that of reading the flights (issue #33 item 2): the force kernel on the arrays
         taken once per :meth:`advance` (:attr:`_event_ff`), the kinetic energies and
         momenta in one compiled call (``energy_stepping.records``; spheres only, as
-        energy-stepping drives)."""
+        energy-stepping drives); the pendulum's potential, its one term, from the stepper
+        (``EnergyStepper.record_potential``; the forces are evaluated after the
+        interval)."""
         x, v, q, o, F, RM, e = self._s0[:7]
-        ff, ws = self._event_ff or (self.ff.arrays, None)
-        if ws is None:
-            ws = self._scratch(ff)
-        if compute_forces_ws(x, q, ff, F, RM, e, ws) == OK:
-            self._event_ff = (ff, ws)
-        else:  # (a grown neighbour list, …: the general path, arrays taken anew)
-            self._event_ff = None
-            self._evaluate_forces()
+        gap, done = self._stepper.record_potential(self._s0[:4], e)
+        if not done:
+            ff, ws = self._event_ff or (self.ff.arrays, None)
+            if compute_forces_ws(x, q, ff, F, RM, e, ws or self._scratch(ff)) == OK:
+                self._event_ff = (ff, ws or self._ws)
+            else:  # (a grown neighbour list, …: the general path, arrays taken anew)
+                self._event_ff = None
+                self._evaluate_forces()
         P, L = np.empty(3), np.empty(3)
         e[0], e[1] = kinetic_and_momenta(self.ff.m, self.ff.J, x, v, o, P, L)
         frames = (x.copy(), q.copy(), o.copy()) if self.record_frames else (None,) * 3
         state = (v.copy(), self._s0[7].copy()) if self.record_state and self.record_frames \
             else (None, None)
-        return (self.t, e.copy(), P, L, *frames, self.step_index,
-                self._stepper.terrace_gap(self._s0[:4]), *state)
+        return (self.t, e.copy(), P, L, *frames, self.step_index, gap, *state)
 
     def _append_event_rows(self, rows: list[tuple]) -> None:
         if not rows:

@@ -226,3 +226,28 @@ def test_a_new_h_after_a_stop_on_the_way_starts_the_terraces_anew(monkeypatch):
     sim.stop_check = None
     rep = sim.advance(2)
     assert rep.ok and rep.steps == 2 and sim.t == 0.2
+
+
+@pytest.mark.parametrize("scenario", ["pendulum", "torus"])
+def test_a_cheap_record_holds_what_the_general_one_did(scenario):
+    """Issue #33 item 2: the record's energies (the pendulum's from the stepper, the
+    torus's by the force kernel on arrays taken once), momenta and terrace gap are those
+    of the general path (``engine.diagnostics``, the stepper's own gap) to round-off."""
+    from engine.diagnostics import angular_momentum, energy_components, linear_momentum
+
+    sim = make_simulation(scenario, integrator="energy-stepping:1e-4", h=0.05, every=1)
+    sim.set_record_state(True)
+    assert sim.advance(4).ok
+    a = sim.series.arrays()
+    ff, m, J = sim.ff, sim.ff.m, sim.ff.J
+    assert len(a["t"]) >= 4
+    for k in range(1, len(a["t"])):
+        x, q, om, v = a["x"][k], a["q"][k], a["omega"][k], a["v"][k]
+        e = energy_components(ff, x, v, q, om)
+        scale = max(np.abs(e).sum(), 1e-300)
+        assert np.allclose(a["energy"][k], e, rtol=0, atol=1e-13 * scale), k
+        assert np.allclose(a["P"][k], linear_momentum(m, v), rtol=1e-13, atol=1e-13), k
+        assert np.allclose(a["L"][k], angular_momentum(m, J, x, v, om), rtol=1e-12,
+                           atol=1e-13 * scale), k
+    gap = sim._stepper.terrace_gap()
+    assert abs(a["terrace_gap"][-1] - gap) <= 1e-13 * max(abs(gap), 1e-300) + 1e-15 * scale

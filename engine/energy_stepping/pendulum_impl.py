@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..layout import E_DISSIPATED, E_GRAVITY
 from ..models.base import Model
 from ..rotations import quat_rotate_t
 from ..state import State
@@ -159,13 +160,23 @@ class PendulumImpl:
     def _v_eps(self) -> float:
         return self.v0 + (self.level + 0.5) * self.eps
 
-    def terrace_gap(self, t: float, state: tuple | None = None) -> float:
-        """``V − V_ε`` at ``t`` (scalar arithmetic: a record's cost, issue #33 item 2);
-        ``state``: :meth:`sample` of ``t`` already made."""
-        _, _, q, _ = self.sample(t) if state is None else state
+    def _potential(self, q: np.ndarray) -> float:
+        """``V = −m g e₃·Rρ₀`` (scalar arithmetic: a record's cost, issue #33 item 2)."""
         p = self.params
-        u = quat_rotate_t(q[0, 0], q[0, 1], q[0, 2], q[0, 3], *p.rho0)
-        return -p.mg * u[2] - self._v_eps()
+        return -p.mg * quat_rotate_t(q[0, 0], q[0, 1], q[0, 2], q[0, 3], *p.rho0)[2]
+
+    def terrace_gap(self, t: float, state: tuple | None = None) -> float:
+        """``V − V_ε`` at ``t``; ``state``: :meth:`sample` of ``t`` already made."""
+        _, _, q, _ = self.sample(t) if state is None else state
+        return self._potential(q) - self._v_eps()
+
+    def record_potential(self, t: float, state: tuple, e: np.ndarray) -> tuple[float, bool]:
+        """The gap, and ``e[2:]``: gravity about the pivot, the model's only potential
+        (``potentials.gravity.pivot_gravity``'s ``E_GRAVITY``; the others 0)."""
+        V = self._potential(state[2])
+        e[2:E_DISSIPATED] = 0.0
+        e[E_GRAVITY] = V
+        return V - self._v_eps(), True
 
     def energy_eps(self, t: float) -> float:
         return 0.5 * self.J * float(self.om @ self.om) + self._v_eps()

@@ -332,6 +332,9 @@ class SpheresImpl:
         _, V, Ve = self._energies(t, state)
         return float(V - Ve)
 
+    def record_potential(self, t: float, state: tuple, e: np.ndarray) -> tuple[float, bool]:
+        return self.terrace_gap(t, state), False
+
     def energy_eps(self, t: float) -> float:
         T, _, Ve = self._energies(t)
         return float(T + Ve)

@@ -225,6 +225,14 @@ class EnergyStepper:
         gave them (not read again: a record's cost, issue #33 item 2)."""
         return self._impl.terrace_gap(self.t, state)
 
+    def record_potential(self, state: tuple, e: np.ndarray) -> tuple[float, bool]:
+        """For a record at :attr:`t` (``state`` as :meth:`state_arrays` gave it): the
+        terrace gap, and whether the potential energy components (``e[2:]``,
+        ``layout.ENERGY_NAMES`` order) were written from the stepper's own terms — the
+        pendulum's one term, gravity about the pivot — so that the record needs no
+        force kernel (issue #33 item 2); the spheres: ``False``, ``e`` untouched."""
+        return self._impl.record_potential(self.t, state, e)
+
     def energy_eps(self) -> float:
         """``T + V_ε`` at :attr:`t`: constant to round-off."""
         return self._impl.energy_eps(self.t)
