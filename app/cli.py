@@ -604,9 +604,15 @@ def _resume_hint(failure, args, writer, t_end: float) -> str:
     if failure.kind == "energy-stepping" and info.event_driven:  # (change ε, not h)
         from engine.integrators.registry import EPS_REL_MAX, EPS_REL_MIN, energy_stepping_name
 
-        where = writer.destination("failed")  # (a broken bound needs a larger ε)
-        rel = min(EPS_REL_MAX, float(f"{100 * info.eps_rel:.1g}")) \
-            if failure.details.get("raise_eps") else max(EPS_REL_MIN, 0.5 * info.eps_rel)
+        where = writer.destination("failed")
+        # a broken bound (issue #33 item 3) or too many events for the clock (item 4):
+        # a coarser ε; else a finer one
+        if failure.details.get("raise_eps"):
+            rel = min(EPS_REL_MAX, float(f"{100 * info.eps_rel:.1g}"))
+        elif "makes no progress" in msg:
+            rel = min(10.0 * info.eps_rel, EPS_REL_MAX)
+        else:
+            rel = max(EPS_REL_MIN, 0.5 * info.eps_rel)
         cmd = (f"rrp run --resume {where} -i {energy_stepping_name(rel)} "
                f"--t-end {t_end:g}")
         return f"{msg.rstrip('.')}; resume with {cmd}"

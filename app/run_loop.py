@@ -62,6 +62,9 @@ def drive(args, sim, writer, n_total: int, t_end: float, bar, signals,
     from engine.io import OutputWriteError
 
     out = Outcome(writer=writer)
+    # (an event-driven scheme returns to Python between compiled calls, several times a
+    # second: a signal then ends ``advance`` at once, issue #33 item 4)
+    sim.stop_check = lambda: bool(signals.received)
     chunk_max = chunk = max(1, min(20_000, n_total // 100 or 1))
     done = 0
     try:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .contact import grown_contact_work
 from .diagnostics import energy_scale, momentum_scales, rotational_energy, spin_momentum
+from .energy_stepping.records import kinetic_and_momenta
 from .forcefield import ForceField, compute_forces_ws, new_scratch
 from .integrators.advance import advance_ws as _advance_kernel
 from .integrators.advance import needs_scratch, new_state_buffer, new_work
@@ -382,12 +384,15 @@ class Simulation:
     recording interval, not a step.  Each "step" advances an
     ``engine.energy_stepping.EnergyStepper`` (made from the current ``(x, v, q, Ω)`` when
     the scheme is chosen, with ``ε = REL × e_scale``, and kept while it stays) to
-    ``t + h``; the bodies are synchronised there, so a record is the exact motion of
-    ``T − V_ε`` at ``t = k h`` (energies, ``P``, ``L`` from the synchronised state as for
-    any scheme), with the column ``terrace_gap`` (``V − V_ε``).  The chunking of
-    :meth:`advance` does not show in the result (the stepper is called at the same times
-    whatever it is).  A switch away drops the stepper, the state carrying over as for
-    any switch.  :meth:`checkpoint` and :meth:`resume_state` save the stepper itself
+    ``t + h``; the bodies are read there on their flights (each from its own clock, the
+    stepper untouched), so a record is the exact motion of ``T − V_ε`` at ``t = k h``
+    (energies, ``P``, ``L`` from that state as for any scheme), with the column
+    ``terrace_gap`` (``V − V_ε``).  Neither the chunking of :meth:`advance` nor ``h``
+    shows in the events: the same run gives the same bits at the times two ``h`` share
+    (issue #33 item 1).  :attr:`stop_check` can end :meth:`advance` between compiled
+    calls (within about 0.1 s, issue #33 item 4).  A switch away drops the stepper, the
+    state carrying over as for any switch (the state read at ``t``).
+    :meth:`checkpoint` and :meth:`resume_state` save the stepper itself
     (``EnergyStepper.export_state``: the bodies with their clocks, every term's terrace
     and predicted crossing, the contact list), and :meth:`restore` and a resume
     (:meth:`from_resume_state`) go on from it **bit for bit**, as an unbroken run.  After
@@ -411,6 +416,15 @@ class Simulation:
     """``E`` where the current stepper started: its bound ``|E − E₀| ≤ ε`` per term is
     checked against it after each advance (issue #33 item 3; saved with the stepper as
     ``bound_e0``)."""
+    _event_ff: tuple | None = None
+    """The force field's arrays and scratch as the event-driven records of one
+    :meth:`advance` use them (taken once per call, as a stepping scheme's compiled loop
+    does: ``ForceField.arrays`` alone costs tens of µs)."""
+    stop_check: Callable[[], bool] | None = None
+    """Asked between the event-driven scheme's compiled calls (several times a second,
+    whatever the event rate): returning True ends :meth:`advance` early, at the last
+    recording interval completed (``rrp run`` sets it to "a signal came": issue #33
+    item 4).  Stepping schemes return between chunks of steps anyway."""
     _es_saved: dict | None = None
     """A saved stepper (``EnergyStepper.export_state``) to go on from at the next step
     (after :meth:`restore` or a resume), or ``None``."""
@@ -597,6 +611,10 @@ class Simulation:
             self.events.append(Event(self.step_index, self.t, "h", f"{self.h:g}", f"{h:g}"))
             self.h = h
             self._t_base, self._step_base = self.t, self.step_index
+            if self._stepper is not None and self._stepper.stopped_on_its_way:
+                # (its events went on past t towards the old t + h: new terraces from
+                # the state at t, the next step)
+                self._drop_stepper()
 
     def warm_up(self) -> None:
         """Compile (or load from the disk cache) the kernels without taking a step, and
@@ -1158,12 +1176,9 @@ class Simulation:
             self._stepper = None
 
     def _sync_from_stepper(self) -> None:
-        x, v, q, o = self._s0[:4]
-        sx, sv, sq, so = self._stepper.state_arrays()
-        x[...] = sx
-        v[...] = sv
-        q[...] = sq
-        o[...] = so
+        """The buffer's state at :attr:`t`, read on the stepper's flights (the stepper
+        itself untouched: recording never changes the run, issue #33 item 1)."""
+        self._stepper.state_arrays(self._s0[:4])
 
     def _prime_event_kernels(self, info: IntegratorInfo) -> None:
         """Compile (or load) the kernels of the event-driven ``info`` on this model: a
@@ -1175,8 +1190,11 @@ class Simulation:
             probe.advance_to(self.t + 1e-3 * self.h)
         except EnergySteppingError as exc:
             raise SimulationError(str(exc)) from None
-        probe.state_arrays()
-        probe.terrace_gap()
+        state = tuple(a.copy() for a in self._s0[:4])  # (a record's kernels, on the
+        probe.state_arrays(state)  # buffer's layout: issue #33 items 1, 2)
+        probe.terrace_gap(state)
+        kinetic_and_momenta(self.ff.m, self.ff.J, state[0], state[1], state[3],
+                            np.empty(3), np.empty(3))
         _EVENT_KERNELS_BUILT.add(self.model.name)
 
     def _advance_events(self, n: int) -> StepReport:
@@ -1197,12 +1215,14 @@ class Simulation:
         st = self._stepper
         rows: list[tuple] = []
         done, message = 0, None
+        self._event_ff = None
         t0 = time.perf_counter()
         try:
             for _ in range(n):
                 step = self.step_index + 1
                 t = self._t_base + (step - self._step_base) * self.h
-                st.advance_to(t)
+                if not st.advance_to(t, self.stop_check):
+                    break  # (asked to stop mid-interval: the stepper goes on from there)
                 self._sync_from_stepper()
                 self.step_index, self.t = step, t
                 done += 1
@@ -1221,21 +1241,36 @@ class Simulation:
         return StepReport(done, self._bound_failure())
 
     def _event_row(self) -> tuple:
-        """One record of the event-driven scheme at the current (synchronised) state
-        (the per-body columns only where they are recorded)."""
-        self._evaluate_forces()
+        """One record of the event-driven scheme at the current state (read on the
+        flights; the per-body columns only where they are recorded).  Its cost is about
+        that of reading the flights (issue #33 item 2): the force kernel on the arrays
+        taken once per :meth:`advance` (:attr:`_event_ff`), the kinetic energies and
+        momenta in one compiled call (``energy_stepping.records``; spheres only, as
+        energy-stepping drives); the pendulum's potential, its one term, from the stepper
+        (``EnergyStepper.record_potential``; the forces are evaluated after the
+        interval)."""
         x, v, q, o, F, RM, e = self._s0[:7]
-        P, L = self._momenta()
+        gap, done = self._stepper.record_potential(self._s0[:4], e)
+        if not done:
+            ff, ws = self._event_ff or (self.ff.arrays, None)
+            if compute_forces_ws(x, q, ff, F, RM, e, ws or self._scratch(ff)) == OK:
+                self._event_ff = (ff, ws or self._ws)
+            else:  # (a grown neighbour list, …: the general path, arrays taken anew)
+                self._event_ff = None
+                self._evaluate_forces()
+        P, L = np.empty(3), np.empty(3)
+        e[0], e[1] = kinetic_and_momenta(self.ff.m, self.ff.J, x, v, o, P, L)
         frames = (x.copy(), q.copy(), o.copy()) if self.record_frames else (None,) * 3
         state = (v.copy(), self._s0[7].copy()) if self.record_state and self.record_frames \
             else (None, None)
-        return (self.t, e.copy(), P, L, *frames, self.step_index,
-                self._stepper.terrace_gap(), *state)
+        return (self.t, e.copy(), P, L, *frames, self.step_index, gap, *state)
 
     def _append_event_rows(self, rows: list[tuple]) -> None:
         if not rows:
             return
-        cols = [None if c[0] is None else np.array(c) for c in zip(*rows, strict=True)]
+        # (np.stack: np.array over thousands of small arrays cost ~20 µs a record)
+        cols = [None if c[0] is None else np.stack(c) if isinstance(c[0], np.ndarray)
+                else np.array(c) for c in zip(*rows, strict=True)]
         t, e, P, L, x, q, o, step, gap, v, pi = cols
         extra = {"step": step.astype(np.int64), "terrace_gap": gap.astype(np.float64)}
         if v is not None:
@@ -1395,7 +1430,7 @@ class Simulation:
         state = self.record_state and self.record_frames
         extra = self._state_row() if state else {}
         if self._stepper is not None:
-            extra["terrace_gap"] = np.array([self._stepper.terrace_gap()])
+            extra["terrace_gap"] = np.array([self._stepper.terrace_gap(self._s0[:4])])
         self.series.append(np.array([self.t]), snap.energy[None], snap.P[None], snap.L[None],
                            snap.x[None], snap.q[None], snap.omega[None],
                            step=np.array([self.step_index]), **extra)

@@ -243,12 +243,12 @@ def test_a_stepper_error_is_a_failure_that_keeps_the_state():
     calls = {"n": 0}
     real = sim._stepper.advance_to
 
-    def fail_on_the_fifth(t):
+    def fail_on_the_fifth(t, poll=None):
         calls["n"] += 1
         if calls["n"] == 5:
             raise EnergySteppingError("energy-stepping stopped: stuck at a tangency "
                                       "(events without flight); change ε")
-        real(t)
+        return real(t, poll)
 
     sim._stepper.advance_to = fail_on_the_fifth
     ref = es_sim()

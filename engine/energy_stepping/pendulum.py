@@ -191,18 +191,21 @@ def jump(q, om, s, mg, J, r0, r1, r2, eps):
 
 @njit(cache=True, nogil=True)
 def _run(q, om, level, on, mg, J, r0, r1, r2, eps, v0, t_end, record_dt, max_events,
-         rec_q, rec_om, rec_level, dts, fly_to_end=True):
-    """The event loop (see :func:`run_pendulum`).  ``q``, ``om`` are updated in place to
+         rec_q, rec_om, rec_level, dts, fly_to_end=True, t_start=0.0):
+    """The event loop (see :func:`run_pendulum`) from the state ``(q, Ω)`` at time
+    ``t_start``.  ``q``, ``om`` are updated in place to
     the state at ``t_end`` (``fly_to_end``; else to the state just after the last event,
     whose ``on`` flag then still holds: the incremental stepper continues from there);
     returns ``(status, level, on, events, reflections, max |T + V_ε − E_ε₀|, t_last)``
-    with ``t_last`` the time of the last event (0: none); ``dts[:min(events,
+    with ``t_last`` the time of the last event (``t_start``: none); ``dts[:min(events,
     len(dts))]`` are the flight times.  (``on`` is ``OFF_LEVEL`` after a flight to
-    ``t_end``: the state has left the level.)"""
+    ``t_end``: the state has left the level.)  ``STATUS_MAX_EVENTS``: ``max_events``
+    events were done, the state is the one just after the last (call again to go on:
+    the events are the same whatever the budget, issue #33 item 4)."""
     n_rec = rec_q.shape[0]
     e0 = 0.5 * J * (om[0] * om[0] + om[1] * om[1] + om[2] * om[2]) + level * eps
     dev = 0.0
-    t = 0.0
+    t = t_start
     k = 0
     events = 0
     refl = 0
@@ -251,6 +254,27 @@ def _run(q, om, level, on, mg, J, r0, r1, r2, eps, v0, t_end, record_dt, max_eve
         e = 0.5 * J * (om[0] * om[0] + om[1] * om[1] + om[2] * om[2]) + level * eps
         dev = max(dev, abs(e - e0))
     return status, level, on, events, refl, dev, t
+
+
+@njit(cache=True, nogil=True)
+def advance_packed(q, om, fs, iv, dts):
+    """:func:`_run` for the incremental stepper with its scalars packed (issue #33 item
+    2: a call per recording interval, and 24 arguments cost ~15 µs of dispatch):
+    ``fs = (m g, J, ρ₀ (3), ε, v₀, t_end, t_start)``, ``iv = (level, on, budget)`` in;
+    out ``fs[8]`` = the time of the last event, ``iv[0:2]`` = level, on, ``iv[3:6]`` =
+    status, events, reflections.  No records, no flight to ``t_end``."""
+    rec_q = np.zeros((0, 4))
+    rec_om = np.zeros((0, 3))
+    rec_level = np.zeros(0, dtype=np.int64)
+    status, level, on, events, refl, _, t_last = _run(
+        q, om, iv[0], iv[1], fs[0], fs[1], fs[2], fs[3], fs[4], fs[5], fs[6], fs[7], 1.0,
+        iv[2], rec_q, rec_om, rec_level, dts, False, fs[8])
+    fs[8] = t_last
+    iv[0] = level
+    iv[1] = on
+    iv[3] = status
+    iv[4] = events
+    iv[5] = refl
 
 
 # --------------------------------------------------------------------------------------

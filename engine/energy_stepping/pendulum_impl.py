@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..layout import E_DISSIPATED, E_GRAVITY
 from ..models.base import Model
 from ..rotations import quat_rotate_t
 from ..state import State
@@ -25,7 +26,7 @@ from .pendulum import (
     STATUS_OK,
     PendulumParams,
     _flight,
-    _run,
+    advance_packed,
     jump,
     potential,
 )
@@ -34,16 +35,18 @@ from .pendulum import (
 class PendulumImpl:
     n_terms = 1
 
-    def __init__(self, model: Model, eps: float, state: State, keep_steps: int) -> None:
+    def __init__(self, model: Model, eps: float, state: State, keep_steps: int,
+                 t0: float = 0.0) -> None:
         self.params = p = PendulumParams.from_model(model)
         self.eps = eps
         self.J = p.J
         self.q_ev = np.array(state.q[0], dtype=float)
         self.q_ev /= np.linalg.norm(self.q_ev)
         self.q = self.q_ev[None].copy()
-        """The synchronised attitude (at the stepper's ``t``)."""
-        self.t_since = 0.0
-        """Time since the last event (where ``q_ev`` is)."""
+        """Scratch: the attitude read on the flight at a record's time (:meth:`sample`)."""
+        self.t_ev = float(t0)
+        """The time of the last event (where ``q_ev`` is), on the run's clock: the
+        events' times are summed from it whatever the recording (issue #33 item 1)."""
         self.om = np.array(state.omega[0], dtype=float)
         if not (np.all(np.isfinite(self.q_ev)) and np.all(np.isfinite(self.om))):
             raise EnergySteppingError("energy-stepping: the start is not finite; check the "
@@ -55,6 +58,7 @@ class PendulumImpl:
         self.n_reflections = 0
         self._dts = np.zeros(max(int(keep_steps), 0))
         self._n_dts = 0
+        self._no_dts = np.zeros(0)
         r = p.rho0
         u = np.array(quat_rotate_t(*self.q_ev, *r))
         moment = p.mg * np.array([u[1], -u[0], 0.0])
@@ -77,10 +81,10 @@ class PendulumImpl:
         return {"kind": np.array([0]), "q_ev": self.q_ev, "q": self.q, "om": self.om,
                 "x": self.x, "ints": np.array([self.level, self.on, self.n_events,
                                                self.n_reflections]),
-                "floats": np.array([self.t_since, self.v0])}
+                "floats": np.array([0.0, self.v0]), "t_ev": np.array([self.t_ev])}
 
     @classmethod
-    def restore(cls, model: Model, eps: float, d: dict) -> PendulumImpl:
+    def restore(cls, model: Model, eps: float, d: dict, t: float = 0.0) -> PendulumImpl:
         if int(np.asarray(d["kind"]).reshape(-1)[0]) != 0:
             raise EnergySteppingError("energy-stepping: the saved stepper is not the "
                                       "pendulum's; resume with the scenario it was run on")
@@ -94,48 +98,90 @@ class PendulumImpl:
         self.v = np.zeros_like(self.x)
         self.level, self.on, self.n_events, self.n_reflections = (
             int(v) for v in np.asarray(d["ints"]))
-        self.t_since, self.v0 = (float(v) for v in np.asarray(d["floats"]))
+        t_since, self.v0 = (float(v) for v in np.asarray(d["floats"]))
+        # (a stepper saved before issue #33 kept the time since the last event)
+        self.t_ev = float(np.asarray(d["t_ev"]).reshape(-1)[0]) if "t_ev" in d \
+            else t - t_since
         self._dts = np.zeros(0)
         self._n_dts = 0
+        self._no_dts = np.zeros(0)
         return self
 
     def events_by_kind(self) -> dict[str, int]:
         return {"pivot gravity": int(self.n_events)}
 
-    def advance(self, dt: float, t_end: float) -> None:
-        p, r = self.params, self.params.rho0
-        rec = np.zeros((0, 4)), np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
+    def advance(self, t_end: float, budget: int) -> bool:
+        """At most ``budget`` events towards ``t_end`` (from the state just after the
+        last event, whose ``on`` flag holds there): ``True`` when every event up to
+        ``t_end`` is done, ``False`` when the budget ran out first."""
         room = self._dts.shape[0] - self._n_dts
-        dts = np.zeros(max(room, 0))
-        # from the state just after the last event (its ``on`` flag holds there), to
-        # the target; the synchronised state is flown from it (:meth:`state_arrays`)
-        status, level, on, events, refl, _, t_last = _run(
-            self.q_ev, self.om, np.int64(self.level), np.int64(self.on), p.mg, p.J, r[0],
-            r[1], r[2], self.eps, self.v0, self.t_since + dt, 1.0,
-            np.int64(np.iinfo(np.int64).max), *rec, dts, False)
-        if status != STATUS_OK:
-            why = "too many events" if status == STATUS_MAX_EVENTS else \
-                "stuck at a tangency (events without flight)"
-            raise EnergySteppingError(f"energy-stepping stopped: {why}; change ε")
-        k = min(int(events), dts.shape[0])
-        self._dts[self._n_dts:self._n_dts + k] = dts[:k]
-        self._n_dts += k
+        dts = self._dts[self._n_dts:] if room > 0 else self._no_dts
+        fs, iv = self._packed()
+        fs[7], fs[8] = t_end, self.t_ev
+        iv[0], iv[1], iv[2] = self.level, self.on, budget
+        advance_packed(self.q_ev, self.om, fs, iv, dts)
+        t_last, (level, on, _, status, events, refl) = fs[8], iv
+        if status not in (STATUS_OK, STATUS_MAX_EVENTS):
+            raise EnergySteppingError("energy-stepping stopped: stuck at a tangency "
+                                      "(events without flight); change ε")
+        if room > 0:
+            self._n_dts += min(int(events), room)
         self.level, self.on = int(level), int(on)
-        self.t_since = self.t_since + dt - t_last if events else self.t_since + dt
-        _flight(self.q_ev, self.om, self.t_since, self.q[0])
+        self.t_ev = float(t_last)
         self.n_events += int(events)
         self.n_reflections += int(refl)
+        return status == STATUS_OK
 
-    def state_arrays(self):
-        return self.x, self.v, self.q, self.om[None]
+    def _packed(self) -> tuple[np.ndarray, np.ndarray]:
+        """The scalars of :func:`~.pendulum.advance_packed` (made once)."""
+        if getattr(self, "_fs", None) is None:
+            p = self.params
+            self._fs = np.array([p.mg, p.J, *p.rho0, self.eps, self.v0, 0.0, 0.0])
+            self._iv = np.zeros(6, dtype=np.int64)
+        return self._fs, self._iv
+
+    @property
+    def work(self) -> int:
+        return int(self.n_events)
+
+    def clock_now(self) -> float:
+        return self.t_ev
+
+    def sample(self, t: float, out: tuple | None = None) -> tuple:
+        """``(x, v, q, Ω)`` at ``t`` read on the flight from the last event (``q_ev``
+        untouched)."""
+        if out is None:
+            _flight(self.q_ev, self.om, t - self.t_ev, self.q[0])
+            return self.x, self.v, self.q, self.om[None]
+        x, v, q, om = out
+        _flight(self.q_ev, self.om, t - self.t_ev, q[0])
+        x[...] = self.x
+        v[...] = self.v
+        om[0] = self.om
+        return out
 
     def _v_eps(self) -> float:
         return self.v0 + (self.level + 0.5) * self.eps
 
-    def terrace_gap(self) -> float:
-        return float(potential(self.q[0], self.params)) - self._v_eps()
+    def _potential(self, q: np.ndarray) -> float:
+        """``V = −m g e₃·Rρ₀`` (scalar arithmetic: a record's cost, issue #33 item 2)."""
+        p = self.params
+        return -p.mg * quat_rotate_t(q[0, 0], q[0, 1], q[0, 2], q[0, 3], *p.rho0)[2]
 
-    def energy_eps(self) -> float:
+    def terrace_gap(self, t: float, state: tuple | None = None) -> float:
+        """``V − V_ε`` at ``t``; ``state``: :meth:`sample` of ``t`` already made."""
+        _, _, q, _ = self.sample(t) if state is None else state
+        return self._potential(q) - self._v_eps()
+
+    def record_potential(self, t: float, state: tuple, e: np.ndarray) -> tuple[float, bool]:
+        """The gap, and ``e[2:]``: gravity about the pivot, the model's only potential
+        (``potentials.gravity.pivot_gravity``'s ``E_GRAVITY``; the others 0)."""
+        V = self._potential(state[2])
+        e[2:E_DISSIPATED] = 0.0
+        e[E_GRAVITY] = V
+        return V - self._v_eps(), True
+
+    def energy_eps(self, t: float) -> float:
         return 0.5 * self.J * float(self.om @ self.om) + self._v_eps()
 
     def flight_times(self) -> np.ndarray:

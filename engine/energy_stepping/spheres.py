@@ -51,6 +51,7 @@ from .terms import (
     SKIN,
     WALL,
     bring,
+    fly_quat,
     march_bound,
     march_f,
     pair_vector,
@@ -497,11 +498,14 @@ def requeue_all(t, TI, TF, tpred, heap, hpos, ctr, x, v, q, om, tb, bref, walls,
 def run_events(t_end, max_events, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cptr, cidx,
                x, v, q, om, tb, m, J, D, bonds, bref, rstar, vmin, walls, prm, xref, bptr,
                bpart, dts, clock, g, old_ti, old_tf, fill):
-    """Every event with time ``≤ t_end``, then every body brought to ``t_end``.
+    """Every event with time ``≤ t_end``, at most ``max_events`` of them (events and
+    re-checks: the budget of one call, issue #33 item 4).  The bodies are *not* brought
+    to ``t_end``: each stays on its own clock ``tb[i]`` (a record reads the flights with
+    :func:`sample`, so that recording never changes the run: issue #33 item 1).
     ``clock[0]``: the time of the last event (for the self-chosen steps ``dts``).
-    Returns a status (``OK``; ``ERR_CAPACITY``: grow and call again, the state is
-    consistent; the others stop the run)."""
-    n = x.shape[0]
+    Returns a status (``OK``: every event up to ``t_end`` done; ``ERR_MAX_EVENTS``: the
+    budget is spent, call again; ``ERR_CAPACITY``: grow and call again, the state is
+    consistent either way; the others stop the run)."""
     start = ctr[N_EVENTS] + ctr[N_RECHECK]
     while ctr[N_HEAP] > 0:
         k = heap[0]
@@ -562,9 +566,29 @@ def run_events(t_end, max_events, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cp
         if j != i:
             requeue_body(j, te, moved, turned, TI, TF, tpred, heap, hpos, ctr, sptr, sidx,
                          cptr, cidx, x, v, q, om, tb, bref, walls, prm, xref)
-    for i in range(n):
-        bring(i, t_end, x, v, q, om, tb)
     return OK
+
+
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def sample(t, x, v, q, om, tb, xs, vs, qs, oms):
+    """The bodies at time ``t`` read on their flights (``t ≥ tb[i]``, no event between):
+    ``xs = x + (t − tb) v``, ``qs = exp((t − tb) Ω̂) q`` with the Newton step of
+    :func:`~.terms.bring` (the values ``bring`` would give), ``vs = v``, ``oms = Ω``;
+    the stepper's own state is left as it is (issue #33 item 1)."""
+    for i in range(x.shape[0]):
+        s = t - tb[i]
+        for c in range(3):
+            xs[i, c] = x[i, c] + s * v[i, c] if s != 0.0 else x[i, c]
+            vs[i, c] = v[i, c]
+            oms[i, c] = om[i, c]
+        if s == 0.0:
+            for c in range(4):
+                qs[i, c] = q[i, c]
+            continue
+        p0, p1, p2, p3 = fly_quat(q[i, 0], q[i, 1], q[i, 2], q[i, 3], om[i, 0], om[i, 1],
+                                  om[i, 2], s)
+        f = 1.5 - 0.5 * (p0 * p0 + p1 * p1 + p2 * p2 + p3 * p3)
+        qs[i, 0], qs[i, 1], qs[i, 2], qs[i, 3] = f * p0, f * p1, f * p2, f * p3
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
@@ -650,4 +674,4 @@ def energies(TI, TF, ctr, x, v, q, om, m, J, D, bonds, bref, walls, prm, xref):
     return T, V, Ve
 
 
-__all__ = ["BEND", "GRAVITY", "SHEAR", "WALL", "run_events", "start"]
+__all__ = ["BEND", "GRAVITY", "SHEAR", "WALL", "run_events", "sample", "start"]

@@ -52,16 +52,11 @@ from .terms import (
 )
 
 HANDLED = (T_BONDS, T_CONTACT, T_WALL, T_GRAVITY_FIELD)
-MAX_EVENTS_PER_CALL = 200_000_000
-"""Events in one call of :meth:`SpheresImpl.advance` (one recording interval) beyond
-which the run stops with a message (ε far too small for the recording interval)."""
 
 _WHY = {0: "", sp.ERR_STUCK: "stuck at a tangency (events without any flight between "
         "them); change ε slightly",
         sp.ERR_LOST_CONTACT: "a contact left the neighbour list while in contact (an "
         "internal error: please report it)",
-        sp.ERR_MAX_EVENTS: f"more than {MAX_EVENTS_PER_CALL:.0e} events in one recording "
-        "interval; raise ε or lower h",
         sp.ERR_NONFINITE: "the velocities became non-finite (a term's gradient is not "
         "finite: coincident spheres?)"}
 
@@ -258,30 +253,51 @@ class SpheresImpl:
                 self.m, self.J, self.D, self.bonds, self.bref, self.rstar, self.vmin,
                 self.walls, self.prm, self.xref, self.bptr, self.bpart)
 
-    def _call(self, fn) -> None:
+    def _call(self, fn) -> int:
         while True:
             st = fn()
             if st == sp.ERR_CAPACITY:
                 need = int(self.ctr[sp.N_NEED])
                 self._alloc(int(self.ctr[sp.N_STATIC]) + 2 * need + 64, self.x.shape[0])
                 continue
-            if st != sp.OK:
+            if st not in (sp.OK, sp.ERR_MAX_EVENTS):
                 raise EnergySteppingError(f"energy-stepping stopped at t = "
                                           f"{self.clock[0]:.6g}: {_WHY[st]}")
-            return
+            return st
 
     # ------------------------------------------------------------------ stepping
-    def advance(self, dt: float, t_end: float) -> None:
-        self._call(lambda: sp.run_events(
-            t_end, MAX_EVENTS_PER_CALL, self.TI, self.TF, self.tpred, self.heap,
+    def advance(self, t_end: float, budget: int) -> bool:
+        """At most ``budget`` events (and re-checks) towards ``t_end``: ``True`` when every
+        event up to ``t_end`` is done, ``False`` when the budget ran out first (call
+        again: the result does not depend on the budget)."""
+        st = self._call(lambda: sp.run_events(
+            t_end, budget, self.TI, self.TF, self.tpred, self.heap,
             self.hpos, self.ctr, self.sptr, self.sidx, self.cptr, self.cidx, self.x,
             self.v, self.q, self.om, self.tb, self.m, self.J, self.D, self.bonds,
             self.bref, self.rstar, self.vmin, self.walls, self.prm, self.xref, self.bptr,
             self.bpart, self.dts, self.clock, self.g, *self._scratch()))
+        return st == sp.OK
+
+    @property
+    def work(self) -> int:
+        """Events and re-checks so far (what the budget counts)."""
+        return int(self.ctr[sp.N_EVENTS] + self.ctr[sp.N_RECHECK])
+
+    def clock_now(self) -> float:
+        """Up to where the events are done: the time of the next one in the queue
+        (``inf``: none)."""
+        return float(self.tpred[self.heap[0]]) if self.ctr[sp.N_HEAP] > 0 else np.inf
 
     # ------------------------------------------------------------------ state
-    def state_arrays(self):
-        return self.x, self.v, self.q, self.om
+    def sample(self, t: float, out: tuple | None = None) -> tuple:
+        """``(x, v, q, Ω)`` at ``t`` read on the flights (``sp.sample``) into ``out``
+        (default: the impl's scratch); the state itself is untouched."""
+        if out is None:
+            if getattr(self, "_out", None) is None:
+                self._out = tuple(np.empty_like(a) for a in (self.x, self.v, self.q, self.om))
+            out = self._out
+        sp.sample(t, self.x, self.v, self.q, self.om, self.tb, *out)
+        return out
 
     @property
     def n_events(self) -> int:
@@ -306,17 +322,21 @@ class SpheresImpl:
     def n_rebuilds(self) -> int:
         return int(self.ctr[sp.N_REBUILD])
 
-    def _energies(self) -> tuple[float, float, float]:
-        return sp.energies(self.TI, self.TF, self.ctr, self.x, self.v, self.q, self.om,
+    def _energies(self, t: float, state: tuple | None = None) -> tuple[float, float, float]:
+        x, v, q, om = self.sample(t) if state is None else state
+        return sp.energies(self.TI, self.TF, self.ctr, x, v, q, om,
                            self.m, self.J, self.D, self.bonds, self.bref, self.walls,
                            self.prm, self.xref)
 
-    def terrace_gap(self) -> float:
-        _, V, Ve = self._energies()
+    def terrace_gap(self, t: float, state: tuple | None = None) -> float:
+        _, V, Ve = self._energies(t, state)
         return float(V - Ve)
 
-    def energy_eps(self) -> float:
-        T, _, Ve = self._energies()
+    def record_potential(self, t: float, state: tuple, e: np.ndarray) -> tuple[float, bool]:
+        return self.terrace_gap(t, state), False
+
+    def energy_eps(self, t: float) -> float:
+        T, _, Ve = self._energies(t)
         return float(T + Ve)
 
     def flight_times(self) -> np.ndarray:

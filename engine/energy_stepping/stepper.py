@@ -3,10 +3,17 @@
 
 :class:`EnergyStepper` holds the event-driven state of one run (the bodies, each
 interaction term's terrace, the queue of predicted crossings) and advances it to any
-time with :meth:`EnergyStepper.advance_to`; between calls the bodies are synchronised
-at ``t`` (the state is sampled exactly on the free flights: a record at ``t`` is the
-exact motion of ``T − V_ε``, not an interpolation).  ``h`` is only the recording
-interval: the scheme chooses its own steps.
+time with :meth:`EnergyStepper.advance_to`.  Between calls each body stays on its own
+clock (the time of its last event); :meth:`EnergyStepper.state_arrays` *reads* the
+bodies at ``t`` on their free flights without changing them (a record at ``t`` is the
+exact motion of ``T − V_ε``, not an interpolation, and recording never changes the run:
+issue #33 item 1).  ``h`` is only the recording interval: the scheme chooses its own
+steps.
+
+The events run in compiled calls of at most :attr:`EnergyStepper.budget` events each,
+sized to about :data:`SLICE_SECONDS` of wall time, so that Python (its signal handlers,
+a ``poll``) gets control back several times a second whatever the event rate; a run
+whose events no longer move the clock stops with one line (issue #33 item 4).
 
 ``ε`` is absolute here (energy units); the registry's ``energy-stepping:REL`` is
 relative to the scenario's energy scale (:func:`absolute_eps`).
@@ -15,6 +22,8 @@ relative to the scenario's energy scale (:func:`absolute_eps`).
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -23,6 +32,18 @@ from ..layout import T_PIVOT_GRAVITY
 from ..models.base import Model
 from ..state import State
 from .errors import EnergySteppingError
+
+SLICE_SECONDS = 0.05
+"""The wall time one compiled call aims at (the budget follows the measured pace)."""
+BUDGET_START = 4096
+BUDGET_MIN, BUDGET_MAX = 256, 50_000_000
+NO_PROGRESS_EVIDENCE = 1_000_000
+"""Events in one recording interval before its pace is judged."""
+MAX_EVENTS_PER_INTERVAL = 1e8
+"""An interval that would need more events than this at the pace so far stops the run
+(ε too small for the state, or a clock that no longer moves: issue #33 item 4).  About a
+minute of events per record at the pendulum's pace (0.3 µs an event), ten on the
+torus's; the pendulum with m = 1e30 needs 1.8e8 per interval of 0.01."""
 
 N_BODIES_MAX = 4096
 """The largest model energy-stepping runs: the candidate contacts are rebuilt by
@@ -107,24 +128,93 @@ class EnergyStepper:
         self.model = model
         self.t = float(t0)
         self._impl = _make_impl(model, self.eps, state, keep_steps, self.t)
+        self.budget = BUDGET_START
+        self._interval = (math.nan, 0, 0.0, 0)
+        """(the target under way, the events at its start, the pace's mark: clock and
+        events)"""
 
     # ------------------------------------------------------------------ stepping
-    def advance_to(self, t: float) -> None:
-        """Run every event up to ``t`` (``t ≥ self.t``) and synchronise the bodies at
-        ``t``.  Raises :class:`EnergySteppingError` if the run cannot go on (stuck at a
-        tangency, or a non-finite state); the state is then the last good one."""
+    def advance_to(self, t: float, poll: Callable[[], bool] | None = None) -> bool:
+        """Run every event up to ``t`` (``t ≥ self.t``); ``True`` when done (:attr:`t`
+        is then ``t``).  The events run in compiled calls of :attr:`budget` events
+        (about :data:`SLICE_SECONDS` each); between two, ``poll()`` (if given) may
+        return True to stop: ``False`` is returned, :attr:`t` unchanged, and the next
+        call goes on from where the events are (the run is the same as without the
+        stop, bit for bit; the state at :attr:`t` can no longer be read until ``t`` is
+        reached).  Raises :class:`EnergySteppingError` if the run cannot go on (stuck at
+        a tangency, a non-finite state, or events that no longer move the clock:
+        :data:`MAX_EVENTS_PER_INTERVAL`)."""
         t = float(t)
         if not t >= self.t:
             raise EnergySteppingError(f"energy-stepping: cannot go back from t = "
                                       f"{self.t:g} to {t:g}")
-        if t > self.t:
-            self._impl.advance(t - self.t, t)
-            self.t = t
+        if t == self.t:
+            return True
+        impl = self._impl
+        if self._interval[0] != t:  # (a new interval: its pace is judged from here)
+            if self._interval[0] > t:
+                raise EnergySteppingError(
+                    f"energy-stepping: the events have gone past t = {t:g} (towards t = "
+                    f"{self._interval[0]:g}, where a stopped advance was going); start "
+                    f"the terraces anew from the state at t = {self.t:g}")
+            self._interval = (t, impl.work, self.t, impl.work)
+        while True:
+            start = time.perf_counter()
+            if impl.advance(t, self.budget):
+                break
+            spent = time.perf_counter() - start
+            if spent > 0.0:  # (a call that used its whole budget: the pace)
+                self.budget = int(min(max(self.budget * SLICE_SECONDS / spent,
+                                          self.budget / 4, BUDGET_MIN),
+                                      4 * self.budget, BUDGET_MAX))
+            self._check_progress(t, impl.work, impl.clock_now())
+            if poll is not None and poll():
+                return False
+        self.t = t
+        self._interval = (math.nan, 0, 0.0, 0)
+        return True
+
+    def _check_progress(self, t: float, work: int, clock: float) -> None:
+        """Stop (one line) when the interval to ``t`` would need more than
+        :data:`MAX_EVENTS_PER_INTERVAL` events at the pace of the last
+        :data:`NO_PROGRESS_EVIDENCE` (the clock moved by ``clock − c`` during the
+        ``work − w`` events since the mark ``(c, w)``)."""
+        _, w0, c, w = self._interval
+        n = work - w
+        if n < NO_PROGRESS_EVIDENCE:
+            return
+        moved = clock - c
+        need = (work - w0) + (n * (t - clock) / moved if moved > 0.0 else math.inf)
+        if need > MAX_EVENTS_PER_INTERVAL:
+            raise EnergySteppingError(
+                f"energy-stepping makes no progress: {n:.3g} events moved the clock only "
+                f"by {moved:.3g}, from t = {c:.9g} (the interval to t = {t:.6g} would need "
+                f"about {need:.2g} events); ε is too small for this state (its time scale "
+                f"is far below the recording interval): raise REL (e.g. "
+                f"energy-stepping:1e-3), record more often (a smaller h), or check the "
+                f"scenario's parameters")
+        self._interval = (t, w0, clock, work)  # (the next window)
+
+    @property
+    def stopped_on_its_way(self) -> bool:
+        """Whether an :meth:`advance_to` was stopped by its ``poll`` before its target
+        (the events are then past :attr:`t`: only that target, or a later one, can be
+        reached from here)."""
+        return not math.isnan(self._interval[0])
 
     # ------------------------------------------------------------------ state
-    def state_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(x, v, q, Ω)`` at :attr:`t` (the stepper's own arrays: copy to keep)."""
-        return self._impl.state_arrays()
+    def state_arrays(self, out: tuple | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(x, v, q, Ω)`` at :attr:`t`, read on the bodies' flights (each from its own
+        clock; the stepper's state is untouched), into ``out`` (four arrays) or else the
+        stepper's scratch (copy to keep).  Refused (:class:`EnergySteppingError`) while
+        an :meth:`advance_to` is under way (stopped by its ``poll``): the events have then
+        gone past :attr:`t`."""
+        if self.stopped_on_its_way:
+            raise EnergySteppingError(f"energy-stepping: the events have gone past t = "
+                                      f"{self.t:g} (an advance was stopped on its way to "
+                                      f"t = {self._interval[0]:g}): advance to it first")
+        return self._impl.sample(self.t, out)
 
     @property
     def n_events(self) -> int:
@@ -146,14 +236,23 @@ class EnergyStepper:
         """Terraced terms (each bounds its own share of ``|E − E₀|`` by ``ε``)."""
         return self._impl.n_terms
 
-    def terrace_gap(self) -> float:
+    def terrace_gap(self, state: tuple | None = None) -> float:
         """``V − V_ε`` at :attr:`t`, summed over the terms (each in ``[−ε/2, ε/2)`` up to
-        round-off)."""
-        return self._impl.terrace_gap()
+        round-off); ``state``: ``(x, v, q, Ω)`` at :attr:`t` as :meth:`state_arrays`
+        gave them (not read again: a record's cost, issue #33 item 2)."""
+        return self._impl.terrace_gap(self.t, state)
+
+    def record_potential(self, state: tuple, e: np.ndarray) -> tuple[float, bool]:
+        """For a record at :attr:`t` (``state`` as :meth:`state_arrays` gave it): the
+        terrace gap, and whether the potential energy components (``e[2:]``,
+        ``layout.ENERGY_NAMES`` order) were written from the stepper's own terms — the
+        pendulum's one term, gravity about the pivot — so that the record needs no
+        force kernel (issue #33 item 2); the spheres: ``False``, ``e`` untouched."""
+        return self._impl.record_potential(self.t, state, e)
 
     def energy_eps(self) -> float:
         """``T + V_ε`` at :attr:`t`: constant to round-off."""
-        return self._impl.energy_eps()
+        return self._impl.energy_eps(self.t)
 
     # ------------------------------------------------------------------ resume
     def export_state(self) -> dict[str, np.ndarray]:
@@ -164,6 +263,8 @@ class EnergyStepper:
         d = {k: np.array(v, copy=True) for k, v in self._impl.export().items()}
         d["t"] = np.array([self.t])
         d["eps"] = np.array([self.eps])
+        if self.stopped_on_its_way:  # (the target its events are on their way to)
+            d["ahead"] = np.array([self._interval[0]])
         return d
 
     @classmethod
@@ -178,6 +279,12 @@ class EnergyStepper:
         self.model = model
         self.t = float(np.asarray(d["t"]).reshape(-1)[0])
         self._impl = _restore_impl(model, self.eps, d, self.t)
+        self.budget = BUDGET_START
+        self._interval = (math.nan, 0, 0.0, 0)
+        ahead = float(np.asarray(d.get("ahead", [math.nan])).reshape(-1)[0])
+        if not math.isnan(ahead):  # (saved while stopped on its way there)
+            w = self._impl.work
+            self._interval = (ahead, w, self.t, w)
         return self
 
     @property
@@ -191,7 +298,7 @@ def _make_impl(model: Model, eps: float, state: State, keep_steps: int, t0: floa
     if model.forcefield.flags[T_PIVOT_GRAVITY]:
         from .pendulum_impl import PendulumImpl
 
-        return PendulumImpl(model, eps, state, keep_steps)
+        return PendulumImpl(model, eps, state, keep_steps, t0)
     from .spheres_impl import SpheresImpl
 
     return SpheresImpl(model, eps, state, keep_steps, t0)
@@ -201,7 +308,7 @@ def _restore_impl(model: Model, eps: float, d: dict, t: float):
     if model.forcefield.flags[T_PIVOT_GRAVITY]:
         from .pendulum_impl import PendulumImpl
 
-        return PendulumImpl.restore(model, eps, d)
+        return PendulumImpl.restore(model, eps, d, t)
     from .spheres_impl import SpheresImpl
 
     return SpheresImpl.restore(model, eps, d, t)
