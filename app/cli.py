@@ -206,10 +206,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     signals = getattr(args, "signals", None) or RunSignals()
     with signals.immediate():
+        from engine.drivers import simulation_for
         from engine.io import OutputLock, RunWriter
         from engine.run_steps import step_count
         from engine.scenarios import parse_sets
-        from engine.simulation import Simulation
 
         if args.threads is not None:
             from engine.parallel import set_threads
@@ -241,7 +241,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             integrator = _scheme(args, sc, model, bool(overrides))
             _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet, model, integrator)
             frames = bool(args.out or args.vtk) and not args.no_frames
-            sim = Simulation(model, integrator, h, record_every=every, record_frames=frames,
+            sim = simulation_for(model, integrator, h, record_every=every, record_frames=frames,
                              energy_tolerance=tol, record_state=frames)
             tty = sys.stderr.isatty() and not args.quiet
             if tty:
@@ -435,10 +435,11 @@ def _cmd_resume(args: argparse.Namespace, signals) -> int:
 
 def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
     from engine import __version__
+    from engine.drivers import simulation_from_resume_state
     from engine.io import RunFile, RunFileError, RunWriter
     from engine.run_steps import step_count
     from engine.scenarios import load_scenario
-    from engine.simulation import Simulation, SimulationError
+    from engine.simulation import SimulationError
 
     try:
         rf = RunFile(src)
@@ -470,7 +471,7 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
         raise UsageError(f"--t-end {args.t_end:g} is not after the end of the run in {src} "
                          f"(t = {t_file:.6g})")
     try:
-        sim = Simulation.from_resume_state(
+        sim = simulation_from_resume_state(
             model, d, energy_tolerance=args.energy_tolerance or "keep")
     except SimulationError as exc:
         raise UsageError(f"cannot resume {src}: {exc}") from None

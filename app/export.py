@@ -112,9 +112,9 @@ def _load(scenario: str, overrides: dict[str, Any] | None):
 
 
 def _simulation(sc, model, integrator: str | None, h: float | None):
-    from engine.simulation import Simulation
+    from engine.drivers import simulation_for
 
-    sim = Simulation(model, integrator or sc.run.integrator,
+    sim = simulation_for(model, integrator or sc.run.integrator,
                      h if h is not None else sc.run.h, record_every=10**9,
                      record_frames=False, energy_tolerance=sc.run.energy_tolerance)
     sim.warm_up()

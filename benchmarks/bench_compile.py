@@ -51,15 +51,15 @@ def kernels_child(scenario: str, integrator: str) -> dict:
     with event.install_recorder("numba:compile") as rec:
         t0 = time.perf_counter()
         sys.path.insert(0, str(ROOT))
+        from engine.drivers import simulation_for
         from engine.scenarios import load_scenario
-        from engine.simulation import Simulation
 
         phases["import"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         model = load_scenario(scenario, {}).build_model()
         phases["build the model"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        sim = Simulation(model, integrator, 1e-3)
+        sim = simulation_for(model, integrator, 1e-3)
         phases["Simulation(...)"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         sim.warm_up()

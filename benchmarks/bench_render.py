@@ -35,12 +35,12 @@ WARM_UP = 20
 
 def recorded_states(n_frames: int) -> tuple[object, list[tuple[np.ndarray, ...]]]:
     """The torus model and ``n_frames`` states ``(x, q, v, Ω)`` over t ∈ [0, 2.5]."""
+    from engine.drivers import simulation_for
     from engine.scenarios import load_scenario
-    from engine.simulation import Simulation
 
     sc = load_scenario("torus")
     model = sc.build_model()
-    sim = Simulation(model, sc.run.integrator, sc.run.h, record_every=10**9,
+    sim = simulation_for(model, sc.run.integrator, sc.run.h, record_every=10**9,
                      record_frames=False)
     states = []
     for k in range(n_frames):

@@ -93,7 +93,8 @@ _API = {
     "run": "api", "make_simulation": "api", "list_scenarios": "api",
     "list_integrators": "api",
     "load_scenario": "scenarios", "Scenario": "scenarios", "Simulation": "simulation",
-    "SimulationError": "simulation", "RunWriter": "io", "read_run": "io",
+    "SimulationError": "simulation", "simulation_for": "drivers", "RunWriter": "io",
+    "read_run": "io",
     "set_threads": "parallel",
 }
 """The public API (docs/api.md), imported on first use so that ``import engine`` stays

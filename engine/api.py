@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import priming
+from .drivers import simulation_for
 from .integrators.registry import INTEGRATORS, get_integrator
 from .scenarios import Scenario, builtin_scenarios, load_scenario
 from .simulation import Simulation, SimulationError, default_integrator
@@ -44,7 +45,7 @@ def make_simulation(scenario: str | Path | Scenario, *, integrator: str | None =
     model = sc.build_model()
     name = integrator or default_integrator(model, sc.run.integrator)
     tol = sc.run.energy_tolerance if energy_tolerance is None else energy_tolerance
-    return Simulation(model, name, sc.run.h if h is None else h,
+    return simulation_for(model, name, sc.run.h if h is None else h,
                       record_every=sc.run.every if every is None else every,
                       record_frames=frames, energy_tolerance=tol)
 
@@ -112,5 +113,5 @@ def compile_run(model, integrator: str, h: float) -> str:
     info = get_integrator(integrator)
     body_model = getattr(model, "coordinates", "bodies") == "bodies" and not info.event_driven
     cached = body_model and priming.run_kernels_cached(info.scheme_id, model.forcefield.arrays[-1])
-    Simulation(model, integrator, h, record_frames=False).warm_up()
+    simulation_for(model, integrator, h, record_frames=False).warm_up()
     return "cached" if cached else "compiled"

@@ -377,8 +377,9 @@ class Simulation:
 
     A model in generalized coordinates (``model.coordinates == "generalized"``, the
     spring pendulum) is driven by :class:`engine.generalized.simulation.
-    GeneralizedSimulation`, a subclass with the same interface: ``Simulation(model, …)``
-    returns one for such a model, so callers never dispatch on the model themselves.
+    GeneralizedSimulation`, a subclass with the same interface; a caller that may hold
+    either kind makes its simulation with :func:`engine.drivers.simulation_for` (a
+    factory, issue #34), and ``Simulation(model, …)`` of such a model is refused.
 
     **Event-driven schemes** (``energy-stepping[:REL]``, physics.md §3.10): ``h`` is the
     recording interval, not a step.  Each "step" advances an
@@ -429,17 +430,18 @@ class Simulation:
     """A saved stepper (``EnergyStepper.export_state``) to go on from at the next step
     (after :meth:`restore` or a resume), or ``None``."""
 
-    def __new__(cls, model: Model, *args, **kwargs):
-        if cls is Simulation and getattr(model, "coordinates", "bodies") == "generalized":
-            from .generalized.simulation import GeneralizedSimulation
-
-            return super().__new__(GeneralizedSimulation)
-        return super().__new__(cls)
+    COORDINATES = "bodies"
+    """The kind of model this driver drives (``model.coordinates``)."""
 
     def __init__(self, model: Model, integrator: str = "rrp-newmark", h: float = 1e-3, *,
                  record_every: int = 1, record_frames: bool = True,
                  energy_tolerance: float | None = DEFAULT_ENERGY_TOLERANCE,
                  state: State | None = None, record_state: bool = False) -> None:
+        coordinates = getattr(model, "coordinates", "bodies")
+        if coordinates != self.COORDINATES:
+            raise SimulationError(f"model {model.name!r} is in {coordinates} coordinates: "
+                                  "make its simulation with engine.simulation_for(model, "
+                                  "…), which picks its driver")
         self.model = model
         self.record_state = bool(record_state)
         self.ff: ForceField = model.forcefield.working_copy()
@@ -932,7 +934,7 @@ class Simulation:
               "energy_tolerance": tol,
               "record_state": bool(d.get("record_state", False)) if record_state is None
               else record_state}
-        sim = Simulation.__new__(Simulation, model)
+        sim = cls.__new__(cls)
         sim._init_resumed(model, d, kw)
         return sim
 
@@ -1036,7 +1038,7 @@ class Simulation:
                    np.asarray(frame.v, dtype=np.float64).copy(),
                    np.asarray(frame.q, dtype=np.float64).copy(),
                    np.asarray(frame.omega, dtype=np.float64).copy(), aux)
-        sim = Simulation(model, integrator, h, state=st, **kwargs)
+        sim = cls(model, integrator, h, state=st, **kwargs)
         sim._start_from_frame(frame, keep_clock, energy_reference)
         return sim
 

@@ -64,12 +64,13 @@ def schemes_for(names: tuple[str, ...] | None) -> list[str]:
 def run_case(scenario: str, params: dict, scheme: str, steps: int) -> dict | None:
     """The final state after ``steps`` steps in chunks of 7 (None where the registry
     refuses the pair)."""
+    from engine.drivers import simulation_for
     from engine.scenarios import load_scenario
-    from engine.simulation import Simulation, SimulationError
+    from engine.simulation import SimulationError
 
     sc = load_scenario(scenario, params)
     try:
-        sim = Simulation(sc.build_model(), scheme, sc.run.h, record_every=10 ** 9,
+        sim = simulation_for(sc.build_model(), scheme, sc.run.h, record_every=10 ** 9,
                          record_frames=False, energy_tolerance=None)
     except SimulationError:
         return None

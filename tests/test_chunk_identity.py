@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 from bits_matrix import CASES, schemes_for
 
+from engine.drivers import simulation_for, simulation_from_resume_state
 from engine.io import RunFile, RunWriter
 from engine.scenarios import load_scenario
 from engine.simulation import Simulation, SimulationError
@@ -62,7 +63,7 @@ def _simulation(scenario: str, params: dict, scheme: str, **kw) -> Simulation | 
     settings = {"record_every": 10 ** 9, "record_frames": False, "energy_tolerance": None}
     settings.update(kw)
     try:
-        return Simulation(model, scheme, h, **settings)
+        return simulation_for(model, scheme, h, **settings)
     except SimulationError:  # refused by the registry
         return None
 
@@ -129,7 +130,7 @@ def resumed(path: Path, scenario: str, params: dict, scheme: str, steps: int,
     with RunFile(path) as rf:
         d, n_records = rf.resume_state()
         model = rf.build_model()
-    sim = Simulation.from_resume_state(model, d)
+    sim = simulation_from_resume_state(model, d)
     assert sim.step_index == first.step_index
     w = RunWriter.resume(path, sim, path, n_records)
     _advance(sim, (steps,), steps - sim.step_index)
@@ -202,7 +203,7 @@ def test_a_neighbour_list_that_grows_in_the_contact_phase_changes_no_step():
             m = copy.copy(model)
             m.forcefield = model.forcefield.working_copy()
             m.forcefield.nl_pairs = np.zeros((capacity, 2), dtype=np.int64)
-        sim = Simulation(m, "moreau-symmetric", h, record_every=10 ** 9,
+        sim = simulation_for(m, "moreau-symmetric", h, record_every=10 ** 9,
                          record_frames=False, energy_tolerance=None)
         assert sim.advance(800).ok
         runs.append(sim)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from engine import __version__
+from engine.drivers import simulation_for, simulation_from_frame
 from engine.io import RunWriter, read_run
 from engine.layout import ENERGY_NAMES
 from engine.scenarios import load_scenario
@@ -209,7 +210,7 @@ def test_generalized_model_frames_hold_the_node(tmp_path):
     from engine.io import RunFile
 
     model = load_scenario("spring-pendulum").build_model()
-    sim = Simulation(model, "moreau-symmetric", 1e-3, record_every=4)
+    sim = simulation_for(model, "moreau-symmetric", 1e-3, record_every=4)
     with RunWriter(tmp_path / "s.h5", sim):
         sim.advance(40)
     with RunFile(tmp_path / "s.h5") as rf:
@@ -219,9 +220,9 @@ def test_generalized_model_frames_hold_the_node(tmp_path):
         np.testing.assert_array_equal(fr.gv, v)
         assert fr.pi is None and rf.can_branch(-1)[0]
         mid = rf.frame(5)
-    again = Simulation(model, "moreau-symmetric", 1e-3)
+    again = simulation_for(model, "moreau-symmetric", 1e-3)
     again.advance(20)
-    b = Simulation.from_frame(model, mid, "moreau-symmetric", 1e-3)
+    b = simulation_from_frame(model, mid, "moreau-symmetric", 1e-3)
     b.advance(20)
     np.testing.assert_allclose(b.node[0], sim.node[0], rtol=0, atol=1e-12)
 

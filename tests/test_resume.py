@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.drivers import simulation_for, simulation_from_resume_state
 from engine.io import RunFile, RunWriter, read_run
 from engine.scenarios import load_scenario
 from engine.simulation import Simulation, SimulationError
@@ -43,18 +44,18 @@ def test_resumed_run_is_bit_identical_to_an_unbroken_one(tmp_path, scenario, ove
                                                          name):
     model = load_scenario(scenario, overrides).build_model()
     h, every = 1e-3, 7  # the torus hits the wall at t ≈ 0.06: contacts on both sides
-    straight = Simulation(model, name, h, record_every=every, record_state=True)
+    straight = simulation_for(model, name, h, record_every=every, record_state=True)
     for chunk in (37, 140, 123):  # another chunking than the resumed run's
         assert straight.advance(chunk).ok
     path = tmp_path / "run.h5"
-    first = Simulation(model, name, h, record_every=every)
+    first = simulation_for(model, name, h, record_every=every)
     w = RunWriter(path, first)
     assert first.advance(150).ok
     w.close()
     with RunFile(path) as rf:
         d, n_records = rf.resume_state()
         rebuilt = rf.build_model()
-    resumed = Simulation.from_resume_state(rebuilt, d)
+    resumed = simulation_from_resume_state(rebuilt, d)
     assert resumed.t == first.t and resumed.step_index == 150
     w = RunWriter.resume(path, resumed, path, n_records)
     assert resumed.advance(150).ok

@@ -15,11 +15,13 @@ import h5py
 import numpy as np
 import pytest
 
+from engine.drivers import simulation_for
 from engine.generalized import schemes as S
 from engine.generalized import spring_pendulum as sp_mod
 from engine.generalized.simulation import GeneralizedSimulation
 from engine.layout import E_DISSIPATED
 from engine.models import get_model_spec
+from engine.scenarios import load_scenario
 from engine.simulation import Simulation, SimulationError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -275,8 +277,25 @@ def model(**kw):
     return get_model_spec("spring-pendulum").make(kw)
 
 
+def test_the_factory_picks_the_driver_and_the_constructors_refuse_the_other_kind():
+    """Issue #34 §1: the driver is chosen by ``engine.simulation_for`` (no constructor
+    returns another class); each driver refuses the other kind of model in one line."""
+    import engine
+    from engine.drivers import driver_for
+
+    assert driver_for(model()) is GeneralizedSimulation
+    torus = load_scenario("torus").build_model()
+    assert driver_for(torus) is Simulation
+    assert type(engine.simulation_for(torus, "rrp-newmark", 1e-3)) is Simulation
+    with pytest.raises(SimulationError, match=r"engine\.simulation_for") as e:
+        Simulation(model(), "moreau-symmetric", 1e-3)
+    assert "\n" not in str(e.value)
+    with pytest.raises(SimulationError, match="not in generalized coordinates"):
+        GeneralizedSimulation(torus, "moreau-symmetric", 1e-3)
+
+
 def test_simulation_dispatches_and_switches():
-    sim = Simulation(model(), "moreau-symmetric", 1e-3, record_every=10)
+    sim = simulation_for(model(), "moreau-symmetric", 1e-3, record_every=10)
     assert isinstance(sim, GeneralizedSimulation)
     assert sim.e_ref == pytest.approx(E0)
     assert sim.advance(1500).ok and sim.contact_stats["impacts"] >= 1
@@ -306,7 +325,7 @@ def test_simulation_dispatches_and_switches():
 
 
 def test_newton_failure_keeps_the_last_good_state():
-    sim = Simulation(model(), "moreau-variational", 1e-3)
+    sim = simulation_for(model(), "moreau-variational", 1e-3)
     sim.max_iterations = 1
     rep = sim.advance(10)
     assert not rep.ok and rep.failure.kind == "no-convergence"
@@ -315,7 +334,7 @@ def test_newton_failure_keeps_the_last_good_state():
 
 
 def test_a_refused_step_change_keeps_step_and_state():
-    sim = Simulation(model(), "moreau-variational", 1e-3)
+    sim = simulation_for(model(), "moreau-variational", 1e-3)
     assert sim.advance(700).ok
     before = sim._s.copy()
     sim.max_iterations = 1  # the velocity variable cannot be re-derived at the new h

@@ -28,6 +28,7 @@ from engine.diagnostics import (
     model_invariants,
     relative_energy_error,
 )
+from engine.drivers import simulation_for, simulation_from_frame, simulation_from_resume_state
 from engine.integrators import INTEGRATORS
 from engine.layout import ENERGY_NAMES
 from engine.priming import start_siblings
@@ -459,7 +460,7 @@ class SimulationWorker(QObject):
             names, note = self._schemes(model, req.integrators[0], req.integrators[1:])
             runs = []
             for name in names:
-                sim = Simulation.from_frame(model, req.frame, name, req.h, keep_clock=True,
+                sim = simulation_from_frame(model, req.frame, name, req.h, keep_clock=True,
                                             energy_reference=req.energy_reference,
                                             record_every=req.record_every,
                                             record_frames=records_trail(model))
@@ -494,7 +495,7 @@ class SimulationWorker(QObject):
             d = sim.resume_state()
             runs = []
             for name in names:
-                s = Simulation.from_resume_state(model, d,
+                s = simulation_from_resume_state(model, d,
                                                 record_frames=records_trail(model))
                 try:
                     if s.integrator.name != name:
@@ -502,7 +503,7 @@ class SimulationWorker(QObject):
                     if s.h != h:
                         s.set_h(h)
                 except SimulationError:  # a new scheme may need the new step first
-                    s = Simulation.from_resume_state(model, d,
+                    s = simulation_from_resume_state(model, d,
                                                 record_frames=records_trail(model))
                     if s.h != h:
                         s.set_h(h)
@@ -579,7 +580,7 @@ class SimulationWorker(QObject):
             elif priming:
                 self._stage(base + k + 1, n, f"the {name} run, from the kernels built")
             try:
-                sim = Simulation(model, name, h, record_every=sc.run.every,
+                sim = simulation_for(model, name, h, record_every=sc.run.every,
                                  record_frames=records_trail(model),
                                  energy_tolerance=sc.run.energy_tolerance)
             except SimulationError as exc:  # (a scheme the registry offers, refused when
@@ -594,7 +595,7 @@ class SimulationWorker(QObject):
                     raise
                 note = "; ".join(filter(None, (note, f"{reason}: switched to {alt}")))
                 name = alt
-                sim = Simulation(model, name, h, record_every=sc.run.every,
+                sim = simulation_for(model, name, h, record_every=sc.run.every,
                                  record_frames=records_trail(model),
                                  energy_tolerance=sc.run.energy_tolerance)
             if not priming:

@@ -63,13 +63,19 @@ class GeneralizedSimulation(Simulation):
 
     Same constructor and public interface as :class:`engine.simulation.Simulation`, plus
     :attr:`contact_stats` and :attr:`max_iterations`.  The view sees one body at
-    ``(x, y, 0)`` turned about ``z`` by the pendulum angle.
+    ``(x, y, 0)`` turned about ``z`` by the pendulum angle.  Made for a model by
+    :func:`engine.drivers.simulation_for`.
     """
+
+    COORDINATES = "generalized"
 
     def __init__(self, model: Model, integrator: str = "moreau-symmetric", h: float = 1e-3,
                  *, record_every: int = 1, record_frames: bool = True,
                  energy_tolerance: float | None = DEFAULT_ENERGY_TOLERANCE,
                  state: State | None = None, record_state: bool = False) -> None:
+        if getattr(model, "coordinates", "bodies") != self.COORDINATES:
+            raise SimulationError(f"model {model.name!r} is not in generalized coordinates: "
+                                  "make its simulation with engine.simulation_for(model, …)")
         self.model = model
         self.record_state = bool(record_state)
         self.system = model.system

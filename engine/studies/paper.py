@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..diagnostics import momentum_drift, pendulum_invariants
+from ..drivers import simulation_for
 from ..layout import ENERGY_NAMES
 from ..scenarios import load_scenario
 from ..simulation import Simulation, energy_names
@@ -161,7 +162,7 @@ def spring_series(scheme: str, coordinates: str, h: float, t_end: float,
     from ..models import get_model_spec
 
     model = get_model_spec("spring-pendulum").make({"coordinates": coordinates, "e_n": 1.0})
-    sim = Simulation(model, scheme, h, record_every=1, record_frames=False,
+    sim = simulation_for(model, scheme, h, record_every=1, record_frames=False,
                      energy_tolerance=None)
     rep = sim.advance(int(round(t_end / h)))
     a = sim.series.arrays()

@@ -50,12 +50,12 @@ def measure(scheme: str, h: float, coordinates: str, t_end: float, *, e_n: float
     """Run the spring pendulum (default parameters, ``e_N = e_n``) with ``scheme`` at step
     ``h`` to ``t_end`` and measure its energy behaviour (no blow-up threshold: a run
     stops only on a non-finite state or a failed Newton solve)."""
-    from ..simulation import Simulation
+    from ..drivers import simulation_for
 
     model = get_model_spec("spring-pendulum").make({"coordinates": coordinates, "e_n": e_n})
     n = int(round(t_end / h))
     every = max(1, -(-n // max_records))
-    sim = Simulation(model, scheme, h, record_every=every, record_frames=False,
+    sim = simulation_for(model, scheme, h, record_every=every, record_frames=False,
                      energy_tolerance=None)
     t0 = time.perf_counter()
     rep = sim.advance(n)

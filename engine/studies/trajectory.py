@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..diagnostics import momentum_drift
+from ..drivers import simulation_for
 from ..scenarios import load_scenario
-from ..simulation import Simulation
 from . import StudyError
 
 MAX_FINE_RECORDS = 20_000
@@ -95,7 +95,7 @@ def sample_run(scenario: str, overrides: Mapping[str, Any] | None, integrator: s
     if fine_every is None:
         fine_every = max(1, math.ceil(n_steps / MAX_FINE_RECORDS))
     wall = time.perf_counter()
-    sim = Simulation(model, integrator, h, record_every=fine_every, record_frames=False,
+    sim = simulation_for(model, integrator, h, record_every=fine_every, record_frames=False,
                      energy_tolerance=energy_tolerance)
     snaps = [sim.snapshot()]
     status, message = "complete", ""
