@@ -82,3 +82,29 @@ def test_every_doc_path_named_in_the_docs_and_sources_exists():
             if not (ROOT / name).exists():
                 missing.add(f"{path.relative_to(ROOT)}: {name}")
     assert not missing, sorted(missing)
+
+
+def test_the_claims_benchmark_measures_cpu_beside_wall(tmp_path):
+    """Issue #33 §9: the README's time table gives CPU time beside wall time, from
+    ``benchmarks/bench_claims.py``; its measurement counts the command's children (a
+    busy child's CPU time shows), and the README cites the results it wrote."""
+    import json
+    import re
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_claims", ROOT / "benchmarks" / "bench_claims.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    busy = ("import subprocess, sys; subprocess.run([sys.executable, '-c', "
+            "'x = 0\\nfor i in range(3 * 10**6): x += i'])")
+    m = mod.measure(["-c", busy], str(tmp_path / "cache"), str(tmp_path))
+    assert m["cpu_s"] > 0.05 and m["wall_s"] > 0 and m["peak_rss_mb"] > 1
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = re.search(r"\| what \(empty kernel cache unless said\) \| quiet \| CPU time \|"
+                      r" other jobs on both cores \|\n(.*?)\n\n", text, re.S)
+    assert table, "the README's start-up table (wall quiet, CPU, wall loaded) is gone"
+    results = sorted((ROOT / "benchmarks" / "results").glob("claims-*.json"))
+    assert results, "no benchmarks/results/claims-*.json behind the README's table"
+    rec = json.loads(results[-1].read_text(encoding="utf-8"))
+    cpu = rec["results"]["rrp run pendulum --t-end 1"]["cold"]["cpu_s"]
+    assert f"| `rrp run pendulum --t-end 1` | 10 s | {cpu:.0f} s |" in table.group(1)
