@@ -269,7 +269,27 @@ def record_cost(results: dict) -> str:
     return caption(after) + "\n\n" + text
 
 
+def es_records(results: dict) -> str:
+    """What a record costs under energy-stepping, before and now (issue #33 item 2;
+    ``bench_es_records.py --save es_records``, and ``es_records_before`` when there)."""
+    rows = []
+    texts = []
+    for stem, label in (("es_records_before", "before"), ("es_records", "now")):
+        if stem not in results:
+            continue
+        texts.append(caption(results[stem]))
+        for r in results[stem]["scenarios"]:
+            f, c = r["fine"], r["coarse"]
+            rows.append([f"{r['scenario']}, {label}",
+                         f"{sig(f['wall_s'])} s / {sig(c['wall_s'])} s = {r['ratio']:.2f}×",
+                         sig(r["us_per_record"]), f"{f['events']:,} / {c['events']:,}"
+                         .replace(",", " ")])
+    cols = ["", "every 0.01 / every 1.0", "µs per record", "events (every 0.01 / every 1.0)"]
+    return "\n\n".join(texts + [table(cols, rows, "llrr")])
+
+
 COMPUTED: dict[str, Callable[[dict], str]] = {
+    "es_records": es_records,
     "kernels": kernels,
     "kernels_yoshida": kernels_yoshida,
     "kernels_dumbbells": kernels_dumbbells,

@@ -77,3 +77,19 @@ def test_a_listed_table_is_made_from_its_rows(tmp_path):
     assert out == ("before\n<!-- table: x -->\n*`python benchmarks/bench_x.py` — dev box, "
                    "2026-11-28, commit abc1234, load average 3.2–4.1 on the 2 CPUs (other "
                    "jobs).*\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n<!-- /table -->\nafter\n")
+
+
+def test_the_energy_stepping_record_table_is_made_once_its_results_are_saved(tmp_path):
+    """``bench_es_records.py --save es_records`` (issue #33 item 2): the table that the
+    page types by hand until then is made from the file."""
+    report = _report()
+    run = {"scenario": "pendulum", "t_end": 20, "us_per_record": 17.5, "ratio": 1.9,
+           "fine": {"h": 0.01, "wall_s": 0.061, "events": 187454, "records": 2001},
+           "coarse": {"h": 1.0, "wall_s": 0.032, "events": 187454, "records": 21}}
+    (tmp_path / "es_records.json").write_text(json.dumps({
+        "command": "python benchmarks/bench_es_records.py --save es_records",
+        "commit": "abc1234", "date": "2026-11-28 09:14 UTC", "machine": "dev box",
+        "load_at_start": [3.6, 1, 1], "scenarios": [run]}), encoding="utf-8")
+    out = report.render("<!-- table: es_records -->\n<!-- /table -->\n", tmp_path)
+    assert ("| pendulum, now | 0.0610 s / 0.0320 s = 1.90× | 17.5 | 187 454 / 187 454 |"
+            in out), out
