@@ -102,6 +102,8 @@ def caption(data: dict) -> str:
     engine = f" (engine tree {data['engine_tree']})" if "engine_tree" in data else ""
     source = data.get("transcribed")
     tail = f" Transcribed from {source}." if source else ""
+    if data.get("note"):
+        tail = f" {data['note'][0].upper()}{data['note'][1:]}.{tail}"
     return (f"*`{data['command']}` — {data['machine']}, {when}, commit "
             f"{data.get('commit', 'not recorded')}{engine}, {load_phrase(data)}.{tail}*")
 
@@ -269,6 +271,29 @@ def record_cost(results: dict) -> str:
     return caption(after) + "\n\n" + text
 
 
+def claims(results: dict) -> str:
+    """The README's time claims as a new user meets them (``bench_claims.py``, issue #33
+    §9): the newest ``claims-*.json``, cold and warm, wall and CPU time."""
+    stem = max((k for k in results if k.startswith("claims-")),
+               key=lambda k: results[k]["date"])
+    data = results[stem]
+    rows = []
+    for label, r in data["results"].items():
+        if "cold" in r:
+            c, w = r["cold"], r["warm"]
+            rows.append([f"`{label}`", f"{sig(c['wall_s'])} s ({sig(c['cpu_s'])} s)",
+                         f"{sig(w['wall_s'])} s ({sig(w['cpu_s'])} s)",
+                         f"{max(c['peak_rss_mb'], w['peak_rss_mb']):.0f} MB"])
+            continue
+        runs = [run["inner"] for run in r.values()]  # the app: bench_compile, each run
+        for what in ("initial state drawn", "first moving frame", "first switch to rk4"):
+            rows.append([f"`rrp gui`: {what}"] + [
+                "–".join(sorted({sig(v) for v in (i[f"{k} rrp gui"][what] for i in runs)},
+                                key=float)) + " s" for k in ("cold", "warm")] + ["—"])
+    cols = ["command", "cold: wall (CPU)", "warm: wall (CPU)", "peak RSS"]
+    return caption(data) + "\n\n" + table(cols, rows)
+
+
 def es_records(results: dict) -> str:
     """What a record costs under energy-stepping, before and now (issue #33 item 2;
     ``bench_es_records.py --save es_records``, and ``es_records_before`` when there)."""
@@ -289,6 +314,7 @@ def es_records(results: dict) -> str:
 
 
 COMPUTED: dict[str, Callable[[dict], str]] = {
+    "claims": claims,
     "es_records": es_records,
     "kernels": kernels,
     "kernels_yoshida": kernels_yoshida,
