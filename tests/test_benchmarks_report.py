@@ -93,3 +93,28 @@ def test_the_energy_stepping_record_table_is_made_once_its_results_are_saved(tmp
     out = report.render("<!-- table: es_records -->\n<!-- /table -->\n", tmp_path)
     assert ("| pendulum, now | 0.0610 s / 0.0320 s = 1.90× | 17.5 | 187 454 / 187 454 |"
             in out), out
+
+
+def test_save_py_keeps_a_benchmarks_json_with_its_command_commit_and_load(tmp_path):
+    """``benchmarks/save.py NAME -- SCRIPT … --json``: any benchmark that prints JSON is
+    kept in a results file with what report.py needs; one that prints none is one line."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "bench_fake.py"
+    script.write_text("print('warming up'); print('{\"us\": [1.5, 2.5]}')\n", encoding="utf-8")
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "save.py"), "--dir",
+                          str(tmp_path), "fake", "--", str(script)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    data = json.loads((tmp_path / "fake.json").read_text(encoding="utf-8"))
+    assert data["output"] == {"us": [1.5, 2.5]}
+    assert data["command"].endswith("bench_fake.py") and data["commit"] and data["date"]
+    assert data["machine"] and len(data["load_at_start"]) == 3
+    script.write_text("print('no json here')\n", encoding="utf-8")
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "save.py"), "--dir",
+                          str(tmp_path), "bad", "--", str(script)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2
+    assert "without JSON" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "bad.json").exists()
