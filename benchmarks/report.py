@@ -221,7 +221,8 @@ def pile_curve(results: dict) -> str:
             row.append("—" if v is None else sig(v) if n == data["sizes"][0]
                        else _change(v, v0))
         rows.append(row)
-    return table(["N"] + [c for c, _ in columns], rows)
+    body = table(["N"] + [c for c, _ in columns], rows)
+    return caption(alone) + "\n\n" + body if alone else body
 
 
 def _cost_row(c: dict | None, bold: bool) -> list[str]:
