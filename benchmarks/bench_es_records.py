@@ -10,7 +10,12 @@ ratio, the events, and the cost of one record ``(wall(0.01) − wall(1.0)) / (re
 difference)``.  Goal (issue #33): ratio ≤ 2.
 
     python benchmarks/bench_es_records.py [--scenarios pendulum torus] [--t-end 20 2]
-        [--rel 1e-4] [--repeat 3]
+        [--rel 1e-4] [--repeat 3] [--save es_records]
+
+``--save NAME`` writes the results, with the command, commit, date, machine and load, to
+``benchmarks/results/NAME.json`` (``es_records``, and ``es_records_before`` for the
+commit compared with): ``benchmarks/report.py`` makes BENCHMARKS.md's table from them
+(issue #34 §5).
 """
 
 from __future__ import annotations
@@ -47,7 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--t-end", type=float, nargs="+", default=[20.0, 2.0])
     ap.add_argument("--rel", type=float, default=1e-4)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--save", metavar="NAME", default="",
+                    help="write benchmarks/results/NAME.json for benchmarks/report.py")
     a = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _results import meta, save
+
+    record = {**meta(), "rel": a.rel, "repeat": a.repeat, "scenarios": []}
     ends = a.t_end if len(a.t_end) == len(a.scenarios) else a.t_end[:1] * len(a.scenarios)
     print(f"# load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}, "
           f"{os.cpu_count()} CPUs, REL {a.rel:g}, best of {a.repeat}")
@@ -63,6 +74,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{sc:10s} t ≤ {t_end:g}: every 0.01 {wf:.3f} s ({rf} records, {ef} events)"
               f", every 1.0 {wc:.3f} s ({rc} records, {ec} events): ratio {wf / wc:.2f}, "
               f"{per:.1f} µs per record, {wc / max(ec, 1) * 1e6:.2f} µs per event")
+        record["scenarios"].append({
+            "scenario": sc, "t_end": t_end, "us_per_record": per, "ratio": wf / wc,
+            "fine": {"h": H_FINE, "wall_s": wf, "events": ef, "records": rf},
+            "coarse": {"h": H_COARSE, "wall_s": wc, "events": ec, "records": rc},
+            "load": [round(v, 2) for v in os.getloadavg()]})
+    if a.save:
+        print(f"written: {save(a.save, record)}")
     return 0
 
 

@@ -13,6 +13,12 @@ complete runs, in µs per step.
 
     python benchmarks/bench_kernels.py [--repeat 3] [--chunk 1000] [--models torus pendulum]
                                        [--integrators rrp-newmark rk4] [--json]
+    python benchmarks/bench_kernels.py --rounds 5 --save kernels   # for BENCHMARKS.md
+
+With ``--rounds N`` every case is timed once a round, in turn, N rounds (a load that comes
+and goes then hits every case alike), and ``--save NAME`` writes every time, the best and
+the load after each round to ``benchmarks/results/NAME.json`` (issue #34 §5), from which
+``benchmarks/report.py`` makes BENCHMARKS.md's per-step tables.
 
 One core is used (the kernels are serial).  The machine's load shows up in the numbers:
 compare runs on an idle machine.
@@ -23,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -98,16 +105,43 @@ class Run:
         return seconds, int(ff.nl_state[NL_REBUILDS]) - rebuilds0
 
 
+def _cases(models: list[str], integrators: list[str]) -> tuple[dict[str, Run], list]:
+    """The runs, and the (model, scheme) cases that each model accepts (a scheme that the
+    model refuses, e.g. ``rrp-exact`` on non-spherical bodies, is left out)."""
+    runs: dict[str, Run] = {}
+    cases = []
+    for name in models:
+        runs[name] = run = Run(name)
+        for integ in integrators:
+            try:
+                run.time(INTEGRATORS[integ].scheme_id, 10)  # compile / load the cache
+            except Exception as exc:  # noqa: BLE001 (refused by the model: reported)
+                print(f"  {name} {integ}: refused ({exc})", file=sys.stderr)
+                continue
+            cases.append((name, integ))
+    return runs, cases
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="runs per case (the best counts)")
+    ap.add_argument("--rounds", type=int, default=0,
+                    help="instead of --repeat: N rounds, each timing every case once in "
+                         "turn (alternating, so that a change of load hits every case "
+                         "alike); the load average is recorded after each round")
     ap.add_argument("--chunk", type=int, default=1000, help="steps per kernel call")
     ap.add_argument("--models", nargs="+", default=["torus", "pendulum"],
                     help="built-in scenarios to run")
     ap.add_argument("--integrators", nargs="+", default=list(INTEGRATORS),
                     choices=list(INTEGRATORS))
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--save", metavar="NAME", default="",
+                    help="write benchmarks/results/NAME.json (command, commit, date, "
+                         "machine, load, every time) for benchmarks/report.py")
     args = ap.parse_args()
+    if args.rounds or args.save:
+        _alternating(args)
+        return
 
     results: dict[str, dict[str, float]] = {}
     for name in args.models:
@@ -132,6 +166,41 @@ def main() -> None:
                 print(f"  {integ:12s} {us:8.3f} µs/step{extra}")
     if args.json:
         print(json.dumps(results, indent=2))
+
+
+def _alternating(args: argparse.Namespace) -> None:
+    """``--rounds``/``--save``: every case once a round, in turn; µs/step of every run
+    kept, with the load average after each round (issue #34 §5)."""
+    from _results import meta, save  # (benchmarks/ is this script's directory)
+
+    record = meta()
+    runs, cases = _cases(args.models, args.integrators)
+    rounds = args.rounds or args.repeat
+    times: dict[str, dict[str, list[float]]] = {m: {} for m in args.models}
+    rebuilds: dict[str, dict[str, int]] = {m: {} for m in args.models}
+    loads = []
+    for k in range(rounds):
+        for name, integ in cases:
+            run = runs[name]
+            seconds, nl = run.time(INTEGRATORS[integ].scheme_id, args.chunk)
+            times[name].setdefault(integ, []).append(seconds / run.steps * 1e6)
+            rebuilds[name][integ] = nl
+        loads.append([round(v, 2) for v in os.getloadavg()])
+        print(f"round {k + 1}/{rounds} done, load {loads[-1][0]:.2f}", file=sys.stderr)
+    record["models"] = {
+        name: {"bodies": runs[name].model.n_bodies, "h": runs[name].h,
+               "steps": runs[name].steps, "every": runs[name].every}
+        for name in args.models}
+    record["load_per_round"] = loads
+    record["us_per_step"] = {
+        name: {integ: {"best": min(ts), "max": max(ts), "runs": ts,
+                       "rebuilds": rebuilds[name][integ]}
+               for integ, ts in per.items()}
+        for name, per in times.items()}
+    if args.save:
+        print(f"written: {save(args.save, record)}", file=sys.stderr)
+    if args.json or not args.save:
+        print(json.dumps(record, indent=1))
 
 
 if __name__ == "__main__":

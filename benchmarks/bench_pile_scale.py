@@ -641,8 +641,12 @@ def main(argv: list[str] | None = None) -> int:
     import engine  # noqa: F401  (sets OMP_WAIT_POLICY=PASSIVE unless the user chose one)
 
     has_lammps, why = lammps_runs(args.lammps_python)
+    from _results import commit  # (benchmarks/ is this script's directory)
+
     res: dict[str, Any] = {
-        "date": _dt.date.today().isoformat(), "machine": machine(),
+        "date": _dt.date.today().isoformat(),
+        "time": _dt.datetime.now(_dt.UTC).strftime("%H:%M UTC"), "commit": commit(),
+        "machine": machine(),
         "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "load_start": load(), "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "unset"),

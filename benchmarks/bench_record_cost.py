@@ -49,6 +49,9 @@ from engine.io import RunWriter  # noqa: E402
 from engine.scenarios import load_scenario  # noqa: E402
 from engine.simulation import Simulation  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _results import commit as _commit  # noqa: E402
+
 CASES = {
     "torus": ("torus", {}, None, None),
     "torus-every1": ("torus", {}, 1, None),
@@ -168,17 +171,6 @@ def measure(case: str, repeat: int, t_end: float, directory: Path,
             "dataset_writes": med("out", "dataset_writes"),
             "file_kB": med("out", "file_kB"),
             "runs": runs}
-
-
-def _commit() -> str:
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        return rev + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "?"
 
 
 def main() -> None:
