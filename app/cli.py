@@ -226,8 +226,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         n_total = step_count(t_end, h)
         vtk_dir, tmp = _vtk_target(args)
     out = args.out or (str(tmp / "run.h5") if tmp is not None else None)
-    if out and not Path(out).parent.is_dir():
-        raise UsageError(f"the output directory {str(Path(out).parent)!r} does not exist")
+    if out:
+        _check_out(Path(out))
     lock = OutputLock(out).acquire() if out else None
     writer = None
     try:
@@ -258,7 +258,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         signals.check()
         # the summary needs t, the energies and the momenta only: frames live in the file
         writer = (RunWriter(out, sim, scenario=sc.name, keep_frames=False, background=True,
-                            lock=lock) if out else None)
+                            lock=lock, t_end=t_end) if out else None)
         outcome = _drive(args, sim, writer, n_total, t_end, tty, signals)
         if outcome.error is not None:
             raise outcome.error
@@ -275,6 +275,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             shutil.rmtree(tmp, ignore_errors=True)
     return code
+
+
+def _check_out(out: Path) -> None:
+    """``--out`` refused before the run, in one line: a directory that does not exist,
+    an existing directory, a name that is not UTF-8 (issue #36 items 6, 7)."""
+    from engine.io.hdf5 import check_output_name
+
+    try:
+        check_output_name(out)
+    except ValueError as exc:
+        raise UsageError(f"--out: {exc}") from None
+    if not out.parent.is_dir():
+        raise UsageError(f"the output directory {str(out.parent)!r} does not exist")
 
 
 def _scheme(args: argparse.Namespace, sc, model, overridden: bool) -> str:
@@ -405,7 +418,7 @@ def _cmd_resume(args: argparse.Namespace, signals) -> int:
     lock of the output (taken first: a second writer of it is refused at once)."""
     from pathlib import Path
 
-    from engine.io import OutputLock, output_for
+    from engine.io import output_for
 
     for flag, given in (("a scenario", args.scenario), ("--set", args.set),
                         ("--every", args.every), ("--no-frames", args.no_frames)):
@@ -413,23 +426,55 @@ def _cmd_resume(args: argparse.Namespace, signals) -> int:
             raise UsageError(f"--resume continues the run as it was recorded: {flag} "
                              "cannot be given with it")
     src = Path(args.resume)
+    try:
+        str(src).encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"cannot resume: the name {ascii(str(src))} is not valid UTF-8: "
+                         "rename the file") from None
     if not src.exists():
         raise UsageError(f"cannot resume: {src}: no such file")
-    out = Path(args.out) if args.out else output_for(src, read=False)
-    if out.parent and not out.parent.is_dir():
-        raise UsageError(f"the output directory {str(out.parent)!r} does not exist")
-    lock = OutputLock(out, "rrp run --resume").acquire()
-    if not args.out and output_for(src) != out:  # (a .partial whose name says less)
+    if args.out:
+        _check_out(Path(args.out))
+    src_out = output_for(src, read=False)
+    lock, source_lock, out = _resume_locks(args, src, src_out)
+    if output_for(src) != src_out:  # (a .partial whose name says less)
         lock.release()
-        out = output_for(src)
-        lock = OutputLock(out, "rrp run --resume").acquire()
+        if source_lock is not None:
+            source_lock.release()
+        lock, source_lock, out = _resume_locks(args, src, output_for(src))
+    if not args.out:
+        _check_out(out)
     try:
-        return _resume_locked(args, signals, src, out, lock)
+        return _resume_locked(args, signals, src, out, lock, source_lock)
     finally:
         lock.release()  # (idempotent: the writer released it on close)
+        if source_lock is not None:
+            source_lock.release()
 
 
-def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
+def _resume_locks(args: argparse.Namespace, src, src_out):
+    """The locks of a resume, taken before anything of ``src`` is read (issue #36 item
+    1): in place (``src`` is the output or one of its ``.partial`` files), the output's,
+    exclusive; to another ``--out``, ``src``'s output's *shared* (no writer of it
+    meanwhile; other copies and conversions may read it too) and the new output's
+    exclusive.  Returns ``(lock, source_lock or None, out)``."""
+    from engine.io import OutputLock
+    from engine.io.hdf5 import _same_file
+
+    out = Path(args.out) if args.out else src_out
+    if _same_file(src_out, out):
+        return OutputLock(out, "rrp run --resume").acquire(), None, out
+    source_lock = OutputLock(src_out, f"rrp run --resume (a copy of it to {out.name})",
+                             "wait for it to finish", shared=True).acquire()
+    try:
+        lock = OutputLock(out, "rrp run --resume").acquire()
+    except BaseException:
+        source_lock.release()
+        raise
+    return lock, source_lock, out
+
+
+def _resume_locked(args: argparse.Namespace, signals, src, out, lock, source_lock) -> int:
     from engine import __version__
     from engine.io import RunFile, RunFileError, RunWriter
     from engine.scenarios import load_scenario
@@ -450,6 +495,8 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
         model = rf.build_model()
         scenario, version = rf.scenario, str(d.get("version", rf.version))
         t_file = float(d["t"])
+        target = rf._f.attrs.get("t_end")
+        status = rf.status
     except RunFileError as exc:
         raise UsageError(f"cannot resume: {exc}") from None
     finally:
@@ -458,12 +505,7 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
         print(f"note: {src} was written by RRP Studio {version}, this is {__version__}: the "
               "continuation may differ from an unbroken run in the last digits",
               file=sys.stderr)
-    if args.t_end is None:
-        raise UsageError(f"give the new end time with --t-end (the run in {src} reached "
-                         f"t = {t_file:.6g})")
-    if args.t_end <= t_file * (1 + 1e-12):
-        raise UsageError(f"--t-end {args.t_end:g} is not after the end of the run in {src} "
-                         f"(t = {t_file:.6g})")
+    finish = _finish_or_continue(args, src, d, t_file, target, status)
     try:
         sim = Simulation.from_resume_state(
             model, d, energy_tolerance=args.energy_tolerance or "keep")
@@ -480,7 +522,8 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
             sim.set_integrator(name)
         else:
             sim.set_h(h)
-    n_total = step_count(args.t_end, sim.h, sim._t_base, sim.step_index - sim._step_base)
+    n_total = 0 if finish else step_count(args.t_end, sim.h, sim._t_base,
+                                          sim.step_index - sim._step_base)
     tty = sys.stderr.isatty() and not args.quiet
     with signals.immediate():
         t_prep = time.perf_counter()
@@ -491,9 +534,18 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
         print(f"warning: h = {sim.h:g} exceeds the {stab.describe()}; the run may blow up",
               file=sys.stderr)
     signals.check()
-    writer = RunWriter.resume(out, sim, src, n_records, keep_frames=False, background=True,
-                              lock=lock)
-    if not args.quiet:
+    try:
+        writer = RunWriter.resume(out, sim, src, n_records, keep_frames=False,
+                                  background=True, lock=lock, t_end=args.t_end,
+                                  source_lock=source_lock)
+    except RunFileError as exc:  # (its copy failed its checks)
+        raise UsageError(f"cannot resume: {exc}") from None
+    if args.quiet:
+        pass
+    elif finish:
+        print(f"finishing {src}: it holds the whole run, to t = {sim.t:.6g} (its writer "
+              f"stopped while closing it) → {out}", file=sys.stderr)
+    else:
         print(f"resuming {src} at t = {sim.t:.6g} (step {sim.step_index}) with "
               f"{sim.integrator.name}, h = {sim.h:g}, to t = {args.t_end:g} → {out}",
               file=sys.stderr)
@@ -510,6 +562,32 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
         pass  # (a file that could not be written: the summary of this part)
     args.out = str(outcome.path or out)
     return _report(args, sim, a, outcome, scenario, title, sim.h, args.t_end, t_prep, stab)
+
+
+def _finish_or_continue(args: argparse.Namespace, src, d: dict, t_file: float, target,
+                        status: str) -> bool:
+    """Whether a resume only *finishes* its file (issue #36 item 3): a run stopped while
+    its file was closed holds the whole run (its checkpoint at the end time) but is not
+    marked and renamed; ``rrp run --resume FILE`` with no ``--t-end`` (the file's
+    ``t_end``) or the same one then verifies, marks and renames it.  Else sets
+    ``args.t_end`` (the file's ``t_end`` when not given) and says no; refuses an end
+    time that is not after the run's, in one line."""
+    h, t_base = float(d["h"]), float(d.get("t_base", 0.0))
+    done = int(d["step_index"]) - int(d.get("step_base", 0))
+    unfinished = status != "complete" or str(src).endswith(".partial")
+    if args.t_end is None:
+        if target is None or not unfinished:
+            raise UsageError(f"give the new end time with --t-end (the run in {src} "
+                             f"reached t = {t_file:.6g})")
+        args.t_end = float(target)
+    left = math.ceil((args.t_end - t_base) / h - 1e-9) - done
+    if left <= 0 and unfinished and status != "failed" and \
+            abs(args.t_end - t_file) <= 1e-9 * max(1.0, abs(t_file)) + h:
+        return True
+    if args.t_end <= t_file * (1 + 1e-12):
+        raise UsageError(f"--t-end {args.t_end:g} is not after the end of the run in {src} "
+                         f"(t = {t_file:.6g})")
+    return False
 
 
 def _is_builtin(name: str) -> bool:

@@ -129,4 +129,8 @@ def outcome_line(out: Outcome, sim, t_end: float, writer) -> str | None:
             kept = f" ({writer.path} holds a complete run and was kept)"
         return (f"rrp: interrupted by {out.signal} at t = {sim.t:.6g}; the run is in "
                 f"{path}{kept} (status interrupted): continue it with: {cont}")
+    if out.signal and out.status == "complete":  # (issue #36 item 9)
+        where = "" if path is None else f"; {path} holds it whole (status complete)"
+        return (f"rrp: stopped by {out.signal} while the run was closing: the run completed "
+                f"(t = {sim.t:.6g}){where}")
     return None

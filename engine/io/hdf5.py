@@ -251,9 +251,11 @@ class RunWriter:
                  frames: bool = True, checkpoint: bool = True, keep_frames: bool = True,
                  checkpoint_budget: float = CHECKPOINT_BUDGET,
                  background: bool = False, lock: OutputLock | None = None,
-                 keep_complete: bool = True) -> None:
+                 keep_complete: bool = True, t_end: float | None = None) -> None:
         self.path = Path(path)
+        check_output_name(self.path)
         self.sim = sim
+        self.t_end = t_end
         self.frames = frames and sim.record_frames
         self.checkpoint = checkpoint
         self._init_accounting(keep_frames, checkpoint_budget, background)
@@ -286,8 +288,7 @@ class RunWriter:
         f.attrs["record_every"] = sim.record_every
         f.attrs["energy_reference"] = sim.e_ref
         f.attrs["energy_scale"] = sim.e_scale
-        f.attrs["status"] = "running"
-        f.attrs["message"] = ""
+        self._mark_running()
         f.attrs["conserved"] = json.dumps(list(model.conserved))
         f.attrs["coordinates"] = getattr(model, "coordinates", "bodies")
         self._mark_writer()
@@ -397,17 +398,22 @@ class RunWriter:
                n_records: int, *, checkpoint: bool = True, keep_frames: bool = True,
                checkpoint_budget: float = CHECKPOINT_BUDGET,
                background: bool = False, lock: OutputLock | None = None,
-               keep_complete: bool = True) -> RunWriter:
+               keep_complete: bool = True, t_end: float | None = None,
+               source_lock: OutputLock | None = None) -> RunWriter:
         """Append ``sim`` (a run resumed from ``source``'s checkpoint, taken after
         ``n_records`` rows) to ``source`` written as ``path``: the rows the file holds
         beyond the checkpoint (a run killed between the two) are dropped.  ``source`` may
         be ``path``, a ``.partial`` of ``path`` (a killed or failed run's, old names
         ``<path>.partial`` too: continued in place, under ``path``'s lock) or another
-        run file (copied to ``<path>.<pid>.partial``; left untouched).  The other
-        arguments are the constructor's."""
+        run file (copied to ``<path>.<pid>.partial``, under a shared lock of ``source``'s
+        output, ``source_lock``, taken here if not given, and the copy verified before it
+        is written to: issue #36 item 1; left untouched).  The other arguments are the
+        constructor's."""
         self = cls.__new__(cls)
         self.path = Path(path)
+        check_output_name(self.path)
         self.sim = sim
+        self.t_end = t_end
         self.checkpoint = checkpoint
         self._init_accounting(keep_frames, checkpoint_budget, background)
         self.written = 0
@@ -427,7 +433,8 @@ class RunWriter:
             else:
                 self.partial = partial_name(self.path)
                 _check_room(self.partial, source.stat().st_size + _start_bound(sim))
-                _copy(source, self.partial)
+                _copy_verified(source, self.partial, n_records, source_lock,
+                               locked=self._extends)
         except BaseException:
             self._lock.release()
             raise
@@ -448,8 +455,7 @@ class RunWriter:
                                    f"{exc.strerror}", self.partial) from None
         # drop rows written after the checkpoint (a run killed between the two)
         self._trim_rows(self.base)
-        f.attrs["status"] = "running"
-        f.attrs["message"] = ""
+        self._mark_running()
         self._mark_writer()
         self._rows_in_file = self.base
         self._layout_known()
@@ -470,6 +476,20 @@ class RunWriter:
                 if gs[c].shape[0] > end:
                     gs[c].resize(end, axis=0)
 
+    def _mark_running(self) -> None:
+        """Status ``running``; the attributes :meth:`close` sets are made here, at their
+        final size, so that marking the file at the close rewrites them in place (no
+        metadata past the end of the file: a kill then cannot leave it unopenable,
+        issue #36 item 3); ``t_end``: the end time the run is going to (what a resume
+        without ``--t-end`` finishes it to)."""
+        a = self.f.attrs
+        a["status"] = "running"
+        a["message"] = ""
+        a["steps"] = np.int64(self.sim.step_index)
+        a["t_final"] = np.float64(self.sim.t)
+        if self.t_end is not None:
+            a["t_end"] = np.float64(self.t_end)
+
     def _mark_writer(self) -> None:
         self.f.attrs["writer_pid"] = os.getpid()
         self.f.attrs["writer_host"] = socket.gethostname()
@@ -480,12 +500,9 @@ class RunWriter:
         caller's thread while a write is in flight): whether it keeps springs, and the
         slack of a write's bound (a new chunk of every dataset, metadata)."""
         self._springs = "springs" in self.f
-        rows = _row_datasets(self.f)
-        if self._springs:
-            rows += [self.f["springs"][c] for c, _, _ in _SPRING_LISTS]
-        self._n_row_datasets = len(rows)
-        self._slack = (512 * 1024 + sum(int(np.prod(ds.chunks)) * ds.dtype.itemsize
-                                        for ds in rows if ds.chunks))
+        self._row_chunks = [_chunk_layout(ds) for ds in _row_datasets(self.f) if ds.chunks]
+        self._list_chunks = ([_chunk_layout(self.f["springs"][c]) for c, _, _ in _SPRING_LISTS]
+                             if self._springs else [])
 
     def _d(self, name: str):
         """The dataset ``name``, opened once and kept open until :meth:`close`: h5py
@@ -559,24 +576,28 @@ class RunWriter:
         return job
 
     def _bound(self, job: dict[str, Any]) -> int:
-        """At most what writing ``job`` adds to the file: twice its raw bytes (a frame
-        chunk LZF cannot shrink, a checkpoint dataset made anew), the B-tree entries
-        of its rows, a new chunk of every dataset and room for metadata."""
-        raw = 0
+        """At most what writing ``job`` adds to the file, counted from the chunks it
+        can touch (issue #36 item 13: what the write needs, not a multiple of it): in
+        every row dataset, the chunks its ``k`` rows fall in (one more for the chunk
+        under way), each at its full stored size (a chunk LZF cannot shrink is stored
+        as it is; its checksum, and its entry in the chunk index); the springs' lists
+        alike; the checkpoint's and the events' bytes (a dataset made anew takes its
+        size; rewritten in place, nothing), and room for metadata."""
         k = job["k"]
+        total = _METADATA_SLACK
         if k:
-            raw += sum(v.nbytes for v in job["rows"].values() if isinstance(v, np.ndarray))
-            raw += k * 8 * (len(self.components) + 8)
-            for sp in job.get("springs") or ():
-                if sp is not None:
-                    raw += sum(np.asarray(x).nbytes for x in sp)
+            total += sum(_chunks_touched(k, c) * nbytes for c, nbytes in self._row_chunks)
+            n_springs = sum(len(sp[0]) for sp in job.get("springs") or () if sp is not None)
+            if n_springs:
+                total += sum(_chunks_touched(n_springs, c) * nbytes
+                             for c, nbytes in self._list_chunks)
         if job["checkpoint"] is not None:
             d = job["checkpoint"][0]
-            raw += sum(v.nbytes for v in d.values() if isinstance(v, np.ndarray))
-            raw += 256 * len(d.get("events", ())) + 65536
+            total += sum(v.nbytes + 4096 for v in d.values() if isinstance(v, np.ndarray))
+            total += 256 * len(d.get("events", ())) + 65536
         if job["events"] is not None:
-            raw += 256 * len(job["events"]) + 65536
-        return 2 * raw + 128 * k * self._n_row_datasets + self._slack
+            total += 256 * len(job["events"]) + 65536
+        return total
 
     def _write_job(self, job: dict[str, Any]) -> None:
         """Write what :meth:`_collect` took (on the caller's thread or the writer's,
@@ -747,10 +768,19 @@ class RunWriter:
         (:class:`OutputWriteError`, its ``path`` set) is raised once all is done.
         Where even that cannot be written, the h5py handle is given up unclosed
         (:func:`abandoned_files`) and the file keeps its ``.partial`` name.  Only
-        :class:`OutputWriteError` leaves here; a second call returns at once."""
+        :class:`OutputWriteError` leaves here; a second call returns at once.
+
+        In this order (issue #36 item 3): the last rows and a checkpoint of the end are
+        written and flushed, and the file is ``fsync``-ed (a kill from here on leaves a
+        ``.partial`` that ``rrp run --resume`` finishes: verify, mark, rename); then the
+        status is set (in place, :meth:`_mark_running`), the file closed and synced,
+        and renamed (:meth:`_place`: only while this writer still holds the output's
+        lock file, item 12).  ``RRP_TEST_KILL_AT_CLOSE`` names a step (:data:`CLOSE_STEPS`)
+        at which the process kills itself, for the tests."""
         if self.closed:
             return self._where
         self.closed = True
+        _close_step("start")
         try:
             self._wait()
         except OutputWriteError:
@@ -763,6 +793,13 @@ class RunWriter:
                            f"{type(exc).__name__}: {_first_line(exc)}")
             else:
                 self._write_job(job)
+        _close_step("data")
+        if self.failure is None:
+            try:
+                os.fsync(self._reserve.fd)
+            except OSError as exc:
+                self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
+        _close_step("synced")
         if self.failure is None:
             try:
                 self._write_status(status, message, self.sim.step_index, self.sim.t)
@@ -781,10 +818,12 @@ class RunWriter:
                                        self._file_t)
                 except Exception:  # noqa: BLE001
                     self._healthy = False
+        _close_step("marked")
         if self._healthy:
             try:
                 self.f.close()
                 self._ds.clear()
+                os.fsync(self._reserve.fd)
             except Exception as exc:  # noqa: BLE001
                 self._healthy = False
                 if self.failure is None:
@@ -794,7 +833,9 @@ class RunWriter:
         if not self._healthy:
             self._abandon()
             raise self.failure
+        _close_step("closed")
         self._where = self._place(status)
+        _close_step("renamed")
         self._lock.release()
         if self.failure is not None:
             self.failure.path = self._where
@@ -802,11 +843,13 @@ class RunWriter:
         return self._where
 
     def _write_status(self, status: str, message: str, steps: int, t: float) -> None:
+        """Mark the file: the attributes made by :meth:`_mark_running`, rewritten in
+        place."""
         a = self.f.attrs
-        a["status"] = status
-        a["message"] = message
-        a["steps"] = steps
-        a["t_final"] = t
+        a.modify("steps", np.int64(steps))
+        a.modify("t_final", np.float64(t))
+        a.modify("message", message)
+        a.modify("status", status)
         self.f.flush()
 
     def _describe_failure(self) -> None:
@@ -843,6 +886,15 @@ class RunWriter:
             return self.partial
         dest = self.destination(status)
         if dest != self.partial:
+            if not self._lock.intact():  # (issue #36 item 12)
+                if self.failure is None:
+                    self._fail(errno.EBUSY, f"the lock file {self._lock.file} was removed "
+                               f"or replaced while this run wrote {self.path}, and another "
+                               f"writer may have written it since: {self.path} was not "
+                               f"replaced; this run (status {status}) is in {self.partial}")
+                    self.failure.safe_t = self.checkpoint_t
+                    self.failure.file_t = self._file_t
+                return self.partial
             try:
                 os.replace(self.partial, dest)
             except OSError as exc:
@@ -850,6 +902,7 @@ class RunWriter:
                     self._fail(exc.errno, f"cannot rename {self.partial} to {dest}: "
                                f"{exc.strerror or exc}")
                 return self.partial
+            _sync_dir(dest.parent)
         return dest
 
     def destination(self, status: str) -> Path:
@@ -929,6 +982,74 @@ class RunWriter:
         self.events_written = len(events)
 
 
+CLOSE_STEPS = ("start", "data", "synced", "marked", "closed", "renamed")
+"""The steps of :meth:`RunWriter.close`, in order, at which ``RRP_TEST_KILL_AT_CLOSE``
+can kill the process (tests/test_run_races.py)."""
+
+
+def _close_step(name: str) -> None:
+    """Kill this process with SIGKILL at the close step ``name`` if
+    ``RRP_TEST_KILL_AT_CLOSE`` names it (a test hook: nothing happens otherwise)."""
+    if os.environ.get("RRP_TEST_KILL_AT_CLOSE") == name:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _sync_dir(path: Path) -> None:
+    """``fsync`` a directory (a rename in it made durable); best effort."""
+    try:
+        fd = os.open(path if str(path) else ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def check_output_name(path: str | Path) -> None:
+    """A ``ValueError`` (one line) for an output name a run file cannot have: an
+    existing directory, a name that is not UTF-8 (HDF5 keeps it in the file's
+    ``output_name``); checked before anything is created (issue #36 items 6, 7)."""
+    p = Path(path)
+    try:
+        str(p).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"the output name {ascii(str(p))} is not valid UTF-8: give a name "
+                         "in UTF-8") from None
+    if p.is_dir():
+        raise ValueError(f"the output {str(p)!r} is a directory: give a file name, e.g. "
+                         f"{str(p / 'run.h5')!r}")
+
+
+_METADATA_SLACK = 64 * 1024
+"""Bytes a write may add besides its chunks: object headers, the chunk indexes' nodes."""
+
+_CHUNK_OVERHEAD = 4 + 128
+"""Stored bytes of a chunk besides its data: its Fletcher-32 checksum and (at most) its
+share of the chunk index."""
+
+
+def _chunk_layout(ds) -> tuple[int, int]:
+    """``(rows a chunk holds, stored bytes of one band of rows' chunks)`` of a dataset
+    chunked along its first axis (a frame of a large model is several chunks)."""
+    rows = int(ds.chunks[0])
+    per_band = 1
+    for n, c in zip(ds.shape[1:], ds.chunks[1:], strict=True):
+        per_band *= max(1, -(-int(n) // int(c)))
+    chunk = int(np.prod(ds.chunks)) * ds.dtype.itemsize + _CHUNK_OVERHEAD
+    return rows, per_band * chunk
+
+
+def _chunks_touched(k: int, rows: int) -> int:
+    """Chunks that ``k`` rows appended to a dataset of ``rows``-row chunks can touch:
+    those they fill, and the one under way."""
+    return -(-int(k) // rows) + 1
+
+
 def _row_datasets(f: h5py.File) -> list:
     """The datasets with one row per record."""
     out = [f["time"], *f["energy"].values(), *f["momentum"].values()]
@@ -1006,6 +1127,43 @@ def _copy(source: Path, dest: Path) -> None:
         dest.unlink(missing_ok=True)
         raise OutputWriteError(exc.errno, f"cannot copy {source} to {dest}: "
                                f"{exc.strerror or exc}", dest) from None
+
+
+def _copy_verified(source: Path, dest: Path, n_records: int,
+                   source_lock: OutputLock | None, locked: bool = False) -> None:
+    """Copy the run file ``source`` to ``dest`` (a resume to another ``--out``) under a
+    shared lock of ``source``'s output (``source_lock``, or one taken here: a writer of
+    it is refused meanwhile, and this copy is refused while one writes it,
+    :class:`~engine.io.outlock.OutputBusyError`), then verify the copy, every chunk and
+    the checkpoint resumed from (taken after ``n_records`` rows): a copy that fails
+    (the source changed while it was read, by a writer that takes no lock) is removed,
+    :class:`RunFileError` (issue #36 item 1).  The lock is released once the copy is
+    checked.  ``locked``: the caller holds ``source``'s own lock (a resume of the output
+    itself, copied to its ``.partial``)."""
+    lock = source_lock or OutputLock(output_for(source), "rrp run --resume (a copy of it)",
+                                     "wait for it to finish", shared=True)
+    if not locked:
+        lock.acquire()
+    try:
+        _copy(source, dest)
+        try:
+            with h5py.File(dest, "r", locking=False) as f:
+                report = check_run(f, dest, deep=True)
+            ck = report.checkpoint
+            same = ck is not None and ck.n_records == int(n_records)
+        except Exception as exc:  # noqa: BLE001 - a copy HDF5 cannot read: refused below
+            report, same = None, False
+            why = _first_line(exc)
+        else:
+            why = report.what() if report.problems else (
+                "its checkpoint is not the one resumed from")
+        if report is None or report.problems or not same:
+            dest.unlink(missing_ok=True)
+            raise RunFileError(f"{source}: its copy {dest} fails its checks ({why}): the "
+                               "file changed while it was copied; nothing was written, "
+                               "try again")
+    finally:
+        lock.release()
 
 
 def _open(path: str | Path, mode: str = "r") -> h5py.File:
