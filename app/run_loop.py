@@ -97,11 +97,13 @@ def drive(args, sim, writer, n_total: int, t_end: float, bar, signals,
         try:
             out.path = writer.close(out.status, out.message)
         except OutputWriteError as exc:
-            out.status, out.write_error, out.path = "failed", exc, exc.path
+            out.write_error, out.path = exc, exc.path
+            if exc.errno != errno.EBUSY:  # (EBUSY: the lock file was lost; the file
+                out.status = "failed"     # is whole, kept under its .partial name)
             if not signals.received:
                 out.code = EXIT_FAILED
-    if signals.received and writer is None:
-        out.code = signals.exit_code
+    if signals.received and (writer is None or not out.signal):
+        out.signal, out.code = signals.name, signals.exit_code  # (also one in the close)
     return out
 
 
@@ -113,6 +115,8 @@ def outcome_line(out: Outcome, sim, t_end: float, writer) -> str | None:
     if out.write_error is not None:
         exc = out.write_error
         msg = exc.message
+        if exc.errno == errno.EBUSY:  # (the lock file was lost: not replaced)
+            return f"rrp: error: {msg}"
         if "nothing was written" in msg:
             return f"rrp: error: {msg}: free some space, then run it again"
         if getattr(writer, "abandoned", False):

@@ -612,6 +612,9 @@ class RunWriter:
                                        "wrote it")
             self._reserve.ensure(self._bound(job) + CLOSE_RESERVE)
         except OutputSpaceError as exc:  # nothing written: the file is whole
+            if job["k"] > 1:  # (what fits is written, row by row if need be)
+                self._write_in_pieces(job)
+                return
             self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
             return
         except OSError as exc:
@@ -640,6 +643,43 @@ class RunWriter:
             self._fail(getattr(exc, "errno", None), f"cannot write {self.partial}: "
                        f"{_first_line(why)}")
             self._healthy = self._flushes()
+
+    def _write_in_pieces(self, job: dict[str, Any]) -> None:
+        """A write whose space cannot be held whole: its rows in pieces, halved until
+        the space of one is held, as far as they fit (issue #36 item 13: a small disk is
+        filled before the run stops), then its events and checkpoint; the first piece
+        whose space cannot be held (one row) fails the writer, the file whole up to the
+        pieces written."""
+        k, rows, springs = job["k"], job["rows"], job.get("springs")
+        at, n = 0, k
+        while at < k:
+            n = min(n, k - at)
+            sub = {**job, "k": n, "checkpoint": None, "events": None,
+                   "rows": {c: v[at:at + n] for c, v in rows.items()},
+                   "springs": springs[at:at + n] if springs else springs}
+            try:
+                self._reserve.ensure(self._bound(sub) + CLOSE_RESERVE)
+            except OutputSpaceError as exc:
+                if n > 1:
+                    n = (n + 1) // 2
+                    continue
+                self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
+                return
+            try:
+                self._write_rows(sub["rows"], n, sub["springs"], *job["e_ref"])
+                self.f.flush()
+            except Exception as exc:  # noqa: BLE001 - as in _write_job
+                why = getattr(exc, "strerror", None) or f"{type(exc).__name__}: {exc}"
+                self._fail(getattr(exc, "errno", None), f"cannot write {self.partial}: "
+                           f"{_first_line(why)}")
+                self._healthy = self._flushes()
+                return
+            at += n
+            self._rows_in_file = job["rows_end"] - (k - at)
+            self._file_t = float(sub["rows"]["t"][-1])
+            if "step" in sub["rows"]:
+                self._file_step = int(sub["rows"]["step"][-1])
+        self._write_job({**job, "k": 0, "rows": {}, "springs": None})
 
     def _fail(self, err: int | None, message: str) -> None:
         self.failure = OutputWriteError(err, message, self.partial)
