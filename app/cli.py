@@ -280,7 +280,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _check_out(out: Path) -> None:
     """``--out`` refused before the run, in one line: a directory that does not exist,
     an existing directory, a name that is not UTF-8 (issue #36 items 6, 7)."""
-    from engine.io.hdf5 import check_output_name
+    from engine.io.closing import check_output_name
 
     try:
         check_output_name(out)

@@ -66,6 +66,14 @@ import numpy as np
 from .. import __version__
 from ..layout import ENERGY_NAMES
 from ..simulation import Event, Simulation
+from .closing import (
+    _METADATA_SLACK,
+    _chunk_layout,
+    _chunks_touched,
+    _close_step,
+    _sync_dir,
+    check_output_name,
+)
 from .outlock import OutputLock
 from .reserve import OutputSpaceError, SpaceReserve
 from .verify import (
@@ -1020,74 +1028,6 @@ class RunWriter:
         arr = np.array([(e.step, e.t, e.kind, e.old, e.new) for e in events], dtype=dt)
         self.f.create_dataset("events", data=arr, fletcher32=True)
         self.events_written = len(events)
-
-
-CLOSE_STEPS = ("start", "data", "synced", "marked", "closed", "renamed")
-"""The steps of :meth:`RunWriter.close`, in order, at which ``RRP_TEST_KILL_AT_CLOSE``
-can kill the process (tests/test_run_races.py)."""
-
-
-def _close_step(name: str) -> None:
-    """Kill this process with SIGKILL at the close step ``name`` if
-    ``RRP_TEST_KILL_AT_CLOSE`` names it (a test hook: nothing happens otherwise)."""
-    if os.environ.get("RRP_TEST_KILL_AT_CLOSE") == name:
-        import signal
-
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _sync_dir(path: Path) -> None:
-    """``fsync`` a directory (a rename in it made durable); best effort."""
-    try:
-        fd = os.open(path if str(path) else ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def check_output_name(path: str | Path) -> None:
-    """A ``ValueError`` (one line) for an output name a run file cannot have: an
-    existing directory, a name that is not UTF-8 (HDF5 keeps it in the file's
-    ``output_name``); checked before anything is created (issue #36 items 6, 7)."""
-    p = Path(path)
-    try:
-        str(p).encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"the output name {ascii(str(p))} is not valid UTF-8: give a name "
-                         "in UTF-8") from None
-    if p.is_dir():
-        raise ValueError(f"the output {str(p)!r} is a directory: give a file name, e.g. "
-                         f"{str(p / 'run.h5')!r}")
-
-
-_METADATA_SLACK = 64 * 1024
-"""Bytes a write may add besides its chunks: object headers, the chunk indexes' nodes."""
-
-_CHUNK_OVERHEAD = 4 + 128
-"""Stored bytes of a chunk besides its data: its Fletcher-32 checksum and (at most) its
-share of the chunk index."""
-
-
-def _chunk_layout(ds) -> tuple[int, int]:
-    """``(rows a chunk holds, stored bytes of one band of rows' chunks)`` of a dataset
-    chunked along its first axis (a frame of a large model is several chunks)."""
-    rows = int(ds.chunks[0])
-    per_band = 1
-    for n, c in zip(ds.shape[1:], ds.chunks[1:], strict=True):
-        per_band *= max(1, -(-int(n) // int(c)))
-    chunk = int(np.prod(ds.chunks)) * ds.dtype.itemsize + _CHUNK_OVERHEAD
-    return rows, per_band * chunk
-
-
-def _chunks_touched(k: int, rows: int) -> int:
-    """Chunks that ``k`` rows appended to a dataset of ``rows``-row chunks can touch:
-    those they fill, and the one under way."""
-    return -(-int(k) // rows) + 1
 
 
 def _row_datasets(f: h5py.File) -> list:
