@@ -221,6 +221,60 @@ def test_a_kill_at_every_step_of_the_close_leaves_a_file_that_finishes(tmp_path)
                                           err_msg=f"{step}: {k}")
 
 
+MARK = """
+import sys, h5py
+from engine.io.hdf5 import mark_file
+f = h5py.File(sys.argv[1], "r+", locking=False)
+mark_file(f, "complete", "", int(sys.argv[2]), float(sys.argv[3]))
+f.close()
+"""
+"""The close's marking (``engine.io.hdf5.mark_file``, as ``RunWriter.close`` calls it)
+in a process of its own, for strace to kill at each of its writes."""
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_a_kill_at_every_write_of_the_marking_leaves_a_file_that_finishes(tmp_path):
+    """Within the marking, HDF5 rewrites the heap of the status strings, the header that
+    points into it, the superblock: killed at each of these writes (strace's syscall
+    fault injection), the file still opens (a status it cannot read is taken as not
+    closed) and ``rrp run --resume`` finishes it, bit for bit."""
+    env = _env()
+    env["RRP_TEST_KILL_AT_CLOSE"] = "synced"
+    src = tmp_path / "src"
+    src.mkdir()
+    res = _run_env(src, "run", "pendulum", "--t-end", "1", "--out", "c.h5", "-q", env=env)
+    assert res.returncode == -signal.SIGKILL, res.stderr
+    (part,) = partials(src, "c.h5")
+    with RunFile(part) as rf:
+        d, _ = rf.resume_state()
+    mark = [sys.executable, "-c", MARK, "x", str(d["step_index"]), repr(float(d["t"]))]
+    probe = tmp_path / "probe.h5"
+    shutil.copy(part, probe)
+    res = subprocess.run(["strace", "-f", "-e", "trace=pwrite64,write", "-o",
+                          str(tmp_path / "log"), *mark[:-3], str(probe), *mark[-2:]],
+                         env=_env(), capture_output=True, text=True, timeout=HANG)
+    assert res.returncode == 0, res.stderr
+    writes = [ln for ln in (tmp_path / "log").read_text().splitlines()
+              if "pwrite64(" in ln and "= " in ln]
+    assert 3 <= len(writes) < 40, writes
+    straight = read_run(probe)
+    for k in range(1, len(writes) + 1):
+        d = tmp_path / f"w{k}"
+        d.mkdir()
+        shutil.copy(part, d / part.name)
+        subprocess.run(["strace", "-f", "-o", os.devnull, "-e", "trace=pwrite64", "-e",
+                        f"inject=pwrite64:signal=KILL:when={k}", *mark[:-3],
+                        str(d / part.name), *mark[-2:]], env=_env(), capture_output=True,
+                       timeout=HANG)
+        _check_good(d / part.name)  # (it opens, and passes its checks)
+        res = _run_env(d, "run", "--resume", part.name, "-q")
+        assert res.returncode == 0, (k, res.stderr)
+        assert _check_good(d / "c.h5") == "complete", k
+        a = read_run(d / "c.h5")
+        for c in ("position", "quaternion", "velocity", "time"):
+            np.testing.assert_array_equal(a["bodies"][c], straight["bodies"][c])
+
+
 # ------------------------------------------------------------------ item 5: convert
 def test_convert_of_a_partial_being_resumed_names_its_writer(tmp_path, killed):
     pytest.importorskip("pyvista")

@@ -168,6 +168,30 @@ class OutputWriteError(OSError):
         return self.message
 
 
+def mark_file(f: h5py.File, status: str, message: str, steps: int, t: float) -> None:
+    """Mark the run file ``f``: the attributes made by ``RunWriter._mark_running``,
+    rewritten in place (nothing past the end of the file), then flushed.  A kill in the
+    middle can leave ``status`` or ``message`` unreadable (HDF5 rewrites the heap of
+    their strings before the header that points into it): a reader then takes the
+    file as not closed (:func:`read_status`), and ``rrp run --resume`` finishes it
+    (issue #36 item 3; tests/test_run_races.py kills it at every write)."""
+    a = f.attrs
+    a.modify("steps", np.int64(steps))
+    a.modify("t_final", np.float64(t))
+    a.modify("message", message)
+    a.modify("status", status)
+    f.flush()
+
+
+def read_status(f: h5py.File) -> tuple[str, str]:
+    """``(status, message)`` of the run file ``f``; ``("running", "")`` where they
+    cannot be read (a writer killed while it marked the file: :func:`mark_file`)."""
+    try:
+        return _s(f.attrs.get("status", "unknown")), _s(f.attrs.get("message", ""))
+    except OSError:
+        return "running", ""
+
+
 CLOSE_RESERVE = 256 * 1024
 """Bytes always held past the end of a file being written, beyond each write's own
 bound: what closing it (status, message) takes, even after a write was refused."""
@@ -891,14 +915,7 @@ class RunWriter:
         return self._where
 
     def _write_status(self, status: str, message: str, steps: int, t: float) -> None:
-        """Mark the file: the attributes made by :meth:`_mark_running`, rewritten in
-        place."""
-        a = self.f.attrs
-        a.modify("steps", np.int64(steps))
-        a.modify("t_final", np.float64(t))
-        a.modify("message", message)
-        a.modify("status", status)
-        self.f.flush()
+        mark_file(self.f, status, message, steps, t)
 
     def _describe_failure(self) -> None:
         """Complete the failure's message with what the file holds."""
@@ -1070,7 +1087,7 @@ def _is_complete_run(path: Path) -> bool:
         return False
     try:
         with h5py.File(path, "r", locking=False) as f:
-            return _s(f.attrs.get("status", "")) == "complete"
+            return read_status(f)[0] == "complete"
     except Exception:  # noqa: BLE001 - not a run file: not a complete run
         return False
 
@@ -1278,7 +1295,7 @@ class RunFile:
         self.e_ref = float(a.get("energy_reference", np.nan))
         self.e_scale = float(a.get("energy_scale", np.nan))
         self.coordinates = _s(a.get("coordinates", "bodies"))
-        status, message = _s(a.get("status", "unknown")), _s(a.get("message", ""))
+        status, message = read_status(f)
         self.status_text = status
         self.writer_pid = int(a["writer_pid"]) if "writer_pid" in a else None
         """The process that writes (or wrote) the file, if recorded."""

@@ -336,7 +336,10 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False) -> Integrit
     every chunk of every dataset (a resume does; a reader meets a bad chunk when it reads
     it).  Reads only; never raises for damage (:class:`Integrity` says what it is)."""
     out = Integrity(Path(path), deep=deep)
-    status = f.attrs.get("status", "")
+    try:
+        status = f.attrs.get("status", "")
+    except OSError:  # (a writer killed while it marked the file: not closed)
+        status = "running"
     out.status = status.decode() if isinstance(status, bytes) else str(status)
     strict = out.status in STRICT_STATUSES
     bad = out.problems.append
