@@ -227,7 +227,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         vtk_dir, tmp = _vtk_target(args)
     out = args.out or (str(tmp / "run.h5") if tmp is not None else None)
     if out:
-        _check_out(Path(out))
+        from .resume_checks import check_out
+
+        check_out(Path(out))
     lock = OutputLock(out).acquire() if out else None
     writer = None
     try:
@@ -275,19 +277,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             shutil.rmtree(tmp, ignore_errors=True)
     return code
-
-
-def _check_out(out: Path) -> None:
-    """``--out`` refused before the run, in one line: a directory that does not exist,
-    an existing directory, a name that is not UTF-8 (issue #36 items 6, 7)."""
-    from engine.io.closing import check_output_name
-
-    try:
-        check_output_name(out)
-    except ValueError as exc:
-        raise UsageError(f"--out: {exc}") from None
-    if not out.parent.is_dir():
-        raise UsageError(f"the output directory {str(out.parent)!r} does not exist")
 
 
 def _scheme(args: argparse.Namespace, sc, model, overridden: bool) -> str:
@@ -420,6 +409,8 @@ def _cmd_resume(args: argparse.Namespace, signals) -> int:
 
     from engine.io import output_for
 
+    from .resume_checks import check_out, resume_locks
+
     for flag, given in (("a scenario", args.scenario), ("--set", args.set),
                         ("--every", args.every), ("--no-frames", args.no_frames)):
         if given:
@@ -434,44 +425,22 @@ def _cmd_resume(args: argparse.Namespace, signals) -> int:
     if not src.exists():
         raise UsageError(f"cannot resume: {src}: no such file")
     if args.out:
-        _check_out(Path(args.out))
+        check_out(Path(args.out))
     src_out = output_for(src, read=False)
-    lock, source_lock, out = _resume_locks(args, src, src_out)
+    lock, source_lock, out = resume_locks(args, src, src_out)
     if output_for(src) != src_out:  # (a .partial whose name says less)
         lock.release()
         if source_lock is not None:
             source_lock.release()
-        lock, source_lock, out = _resume_locks(args, src, output_for(src))
+        lock, source_lock, out = resume_locks(args, src, output_for(src))
     if not args.out:
-        _check_out(out)
+        check_out(out)
     try:
         return _resume_locked(args, signals, src, out, lock, source_lock)
     finally:
         lock.release()  # (idempotent: the writer released it on close)
         if source_lock is not None:
             source_lock.release()
-
-
-def _resume_locks(args: argparse.Namespace, src, src_out):
-    """The locks of a resume, taken before anything of ``src`` is read (issue #36 item
-    1): in place (``src`` is the output or one of its ``.partial`` files), the output's,
-    exclusive; to another ``--out``, ``src``'s output's *shared* (no writer of it
-    meanwhile; other copies and conversions may read it too) and the new output's
-    exclusive.  Returns ``(lock, source_lock or None, out)``."""
-    from engine.io import OutputLock
-    from engine.io.hdf5 import _same_file
-
-    out = Path(args.out) if args.out else src_out
-    if _same_file(src_out, out):
-        return OutputLock(out, "rrp run --resume").acquire(), None, out
-    source_lock = OutputLock(src_out, f"rrp run --resume (a copy of it to {out.name})",
-                             "wait for it to finish", shared=True).acquire()
-    try:
-        lock = OutputLock(out, "rrp run --resume").acquire()
-    except BaseException:
-        source_lock.release()
-        raise
-    return lock, source_lock, out
 
 
 def _resume_locked(args: argparse.Namespace, signals, src, out, lock, source_lock) -> int:
@@ -505,7 +474,9 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock, source_loc
         print(f"note: {src} was written by RRP Studio {version}, this is {__version__}: the "
               "continuation may differ from an unbroken run in the last digits",
               file=sys.stderr)
-    finish = _finish_or_continue(args, src, d, t_file, target, status)
+    from .resume_checks import finish_or_continue
+
+    finish = finish_or_continue(args, src, d, t_file, target, status)
     try:
         sim = Simulation.from_resume_state(
             model, d, energy_tolerance=args.energy_tolerance or "keep")
@@ -562,32 +533,6 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock, source_loc
         pass  # (a file that could not be written: the summary of this part)
     args.out = str(outcome.path or out)
     return _report(args, sim, a, outcome, scenario, title, sim.h, args.t_end, t_prep, stab)
-
-
-def _finish_or_continue(args: argparse.Namespace, src, d: dict, t_file: float, target,
-                        status: str) -> bool:
-    """Whether a resume only *finishes* its file (issue #36 item 3): a run stopped while
-    its file was closed holds the whole run (its checkpoint at the end time) but is not
-    marked and renamed; ``rrp run --resume FILE`` with no ``--t-end`` (the file's
-    ``t_end``) or the same one then verifies, marks and renames it.  Else sets
-    ``args.t_end`` (the file's ``t_end`` when not given) and says no; refuses an end
-    time that is not after the run's, in one line."""
-    h, t_base = float(d["h"]), float(d.get("t_base", 0.0))
-    done = int(d["step_index"]) - int(d.get("step_base", 0))
-    unfinished = status != "complete" or str(src).endswith(".partial")
-    if args.t_end is None:
-        if target is None or not unfinished:
-            raise UsageError(f"give the new end time with --t-end (the run in {src} "
-                             f"reached t = {t_file:.6g})")
-        args.t_end = float(target)
-    left = math.ceil((args.t_end - t_base) / h - 1e-9) - done
-    if left <= 0 and unfinished and status != "failed" and \
-            abs(args.t_end - t_file) <= 1e-9 * max(1.0, abs(t_file)) + h:
-        return True
-    if args.t_end <= t_file * (1 + 1e-12):
-        raise UsageError(f"--t-end {args.t_end:g} is not after the end of the run in {src} "
-                         f"(t = {t_file:.6g})")
-    return False
 
 
 def _is_builtin(name: str) -> bool:

@@ -232,6 +232,7 @@ f.close()
 in a process of its own, for strace to kill at each of its writes."""
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
 def test_a_kill_at_every_write_of_the_marking_leaves_a_file_that_finishes(tmp_path):
     """Within the marking, HDF5 rewrites the heap of the status strings, the header that
@@ -335,7 +336,8 @@ def test_a_signal_during_the_close_says_the_run_completed(tmp_path, sig):
 
 
 # ------------------------------------------------------------------ item 12: lock deleted
-def test_a_lock_file_deleted_under_its_writer_keeps_the_other_result(tmp_path):
+def test_a_lock_file_deleted_under_its_writer_keeps_the_other_result(tmp_path,
+                                                                   monkeypatch):
     """The lock file removed while a writer holds it lets a second writer in; the first
     then must not replace the second's result: it checks, before the rename, that the
     lock file is still the one it holds, keeps its ``.partial`` and says so."""
@@ -344,6 +346,10 @@ def test_a_lock_file_deleted_under_its_writer_keeps_the_other_result(tmp_path):
     w1 = RunWriter(out, sim1)
     sim1.advance(10)
     (tmp_path / "r.h5.lock").unlink()
+    import engine.io.hdf5 as h
+
+    real = h.partial_name  # (the second writer as another process: its own .partial)
+    monkeypatch.setattr(h, "partial_name", lambda p, pid=None: real(p, 4242))
     sim2 = _pendulum()
     w2 = RunWriter(out, sim2)  # (let in: the name has no lock file any more)
     sim2.advance(20)

@@ -521,6 +521,8 @@ class RunWriter:
         a["t_final"] = np.float64(self.sim.t)
         if self.t_end is not None:
             a["t_end"] = np.float64(self.t_end)
+        elif "t_end" in a:  # (a resume to no stated end: the old one no longer holds)
+            del a["t_end"]
 
     def _mark_writer(self) -> None:
         self.f.attrs["writer_pid"] = os.getpid()
