@@ -77,7 +77,7 @@ class OutputLock:
         ``OSError`` (the directory cannot hold the lock file)."""
         if self._fd is not None:
             return self
-        for _ in range(100):
+        for attempt in range(100):
             fd = os.open(self.file, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
             try:
                 fcntl.flock(fd, (fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX)
@@ -85,6 +85,9 @@ class OutputLock:
             except BlockingIOError:
                 holder = _read_holder(fd)
                 os.close(fd)
+                if self.shared and holder.get("shared") and attempt < 20:
+                    time.sleep(0.01)  # (a reader releasing it holds it alone a moment)
+                    continue
                 raise OutputBusyError(self._busy_message(holder), holder) from None
             except BaseException:
                 os.close(fd)
