@@ -372,6 +372,36 @@ def test_a_lock_file_deleted_under_its_writer_keeps_the_other_result(tmp_path,
 
 
 # ------------------------------------------------------------------ item 13: a small disk
+def test_a_write_larger_than_the_room_left_is_written_as_far_as_it_fits(tmp_path,
+                                                                         monkeypatch):
+    """Room for 600 kB more: a flush of 5000 records (more than fits) writes the rows
+    that fit, in pieces, then fails in one line; the file holds them, whole."""
+    import errno
+
+    from engine.io.reserve import OutputSpaceError, SpaceReserve
+
+    sim = _pendulum()
+    w = RunWriter(tmp_path / "p.h5", sim)
+    cap = w._reserve.size() + 600_000
+    real = SpaceReserve.ensure
+
+    def ensure(self, n):
+        if self.size() + n > cap:
+            raise OutputSpaceError(errno.ENOSPC, "No space left on device")
+        return real(self, n)
+
+    monkeypatch.setattr(SpaceReserve, "ensure", ensure)
+    sim.advance(5000)
+    with pytest.raises(OutputWriteError, match="No space left on device"):
+        w.flush()
+    with pytest.raises(OutputWriteError, match="the file holds the run up to t = "):
+        w.close()
+    with RunFile(tmp_path / "p.h5") as rf:
+        assert rf.status == "failed" and 300 < len(rf.times) < 5001, len(rf.times)
+        assert not rf.verify(deep=True).problems and rf.n_frames == len(rf.times)
+
+
+
 def _unshare_ok() -> bool:
     if shutil.which("unshare") is None:
         return False

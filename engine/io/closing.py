@@ -64,18 +64,24 @@ _CHUNK_OVERHEAD = 4 + 128
 share of the chunk index."""
 
 
-def _chunk_layout(ds) -> tuple[int, int]:
-    """``(rows a chunk holds, stored bytes of one band of rows' chunks)`` of a dataset
-    chunked along its first axis (a frame of a large model is several chunks)."""
+def _chunk_layout(ds) -> tuple[int, int, bool]:
+    """``(rows a chunk holds, stored bytes of one band of rows' chunks, whether a chunk
+    rewritten with more rows can move)`` of a dataset chunked along its first axis (a
+    frame of a large model is several chunks; a compressed chunk that grows is stored
+    anew, elsewhere, one of a fixed size in place)."""
     rows = int(ds.chunks[0])
     per_band = 1
     for n, c in zip(ds.shape[1:], ds.chunks[1:], strict=True):
         per_band *= max(1, -(-int(n) // int(c)))
     chunk = int(np.prod(ds.chunks)) * ds.dtype.itemsize + _CHUNK_OVERHEAD
-    return rows, per_band * chunk
+    return rows, per_band * chunk, ds.compression is not None and rows > 1
 
 
-def _chunks_touched(k: int, rows: int) -> int:
-    """Chunks that ``k`` rows appended to a dataset of ``rows``-row chunks can touch:
-    those they fill, and the one under way."""
-    return -(-int(k) // rows) + 1
+def _new_chunks(k: int, rows: int, moves: bool, n0: int | None) -> int:
+    """Chunks that appending ``k`` rows to a dataset of ``n0`` rows (``None``: not
+    known) in ``rows``-row chunks allocates: those past the ones it has, and the one
+    under way again where a rewritten chunk can move."""
+    if n0 is None:
+        return -(-int(k) // rows) + 1
+    new = -(-(int(n0) + int(k)) // rows) - -(-int(n0) // rows)
+    return new + (1 if moves and n0 % rows else 0)

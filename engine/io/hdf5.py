@@ -69,8 +69,8 @@ from ..simulation import Event, Simulation
 from .closing import (
     _METADATA_SLACK,
     _chunk_layout,
-    _chunks_touched,
     _close_step,
+    _new_chunks,
     _sync_dir,
     check_output_name,
 )
@@ -191,6 +191,9 @@ def read_status(f: h5py.File) -> tuple[str, str]:
     except OSError:
         return "running", ""
 
+
+_SPACE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""A write refused for these is written in pieces, as far as they fit."""
 
 CLOSE_RESERVE = 256 * 1024
 """Bytes always held past the end of a file being written, beyond each write's own
@@ -611,20 +614,23 @@ class RunWriter:
 
     def _bound(self, job: dict[str, Any]) -> int:
         """At most what writing ``job`` adds to the file, counted from the chunks it
-        can touch (issue #36 item 13: what the write needs, not a multiple of it): in
-        every row dataset, the chunks its ``k`` rows fall in (one more for the chunk
-        under way), each at its full stored size (a chunk LZF cannot shrink is stored
-        as it is; its checksum, and its entry in the chunk index); the springs' lists
+        can add (issue #36 item 13: what the write needs, not a multiple of it): in
+        every row dataset, the chunks its ``k`` rows start (and the one under way again
+        where a rewritten chunk can move: compressed), each at its full stored size (a
+        chunk LZF cannot shrink is stored as it is; its checksum, and its entry in the
+        chunk index); the springs' lists
         alike; the checkpoint's and the events' bytes (a dataset made anew takes its
         size; rewritten in place, nothing), and room for metadata."""
         k = job["k"]
         total = _METADATA_SLACK
         if k:
-            total += sum(_chunks_touched(k, c) * nbytes for c, nbytes in self._row_chunks)
+            n0 = self._rows_in_file
+            total += sum(_new_chunks(k, c, moves, n0) * nbytes
+                         for c, nbytes, moves in self._row_chunks)
             n_springs = sum(len(sp[0]) for sp in job.get("springs") or () if sp is not None)
             if n_springs:
-                total += sum(_chunks_touched(n_springs, c) * nbytes
-                             for c, nbytes in self._list_chunks)
+                total += sum(_new_chunks(n_springs, c, moves, None) * nbytes
+                             for c, nbytes, moves in self._list_chunks)
         if job["checkpoint"] is not None:
             d = job["checkpoint"][0]
             total += sum(v.nbytes + 4096 for v in d.values() if isinstance(v, np.ndarray))
@@ -646,7 +652,7 @@ class RunWriter:
                                        "wrote it")
             self._reserve.ensure(self._bound(job) + CLOSE_RESERVE)
         except OutputSpaceError as exc:  # nothing written: the file is whole
-            if job["k"] > 1:  # (what fits is written, row by row if need be)
+            if job["k"] > 1 and exc.errno in _SPACE_ERRNOS:  # (what fits is written)
                 self._write_in_pieces(job)
                 return
             self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
