@@ -146,6 +146,37 @@ def test_two_resumes_of_one_partial_at_once_refuse_one_side_or_give_two_good_fil
     _race(tmp_path, killed, tries=1, seed=36, pairs=PAIRS[:4])
 
 
+@pytest.mark.parametrize("first, second", [("in place", "copy"), ("copy", "in place"),
+                                           ("in place", "convert")])
+def test_a_resume_holds_the_source_lock_from_its_start(tmp_path, killed, first, second):
+    """The first side is held (SIGSTOP) once it has its locks, before it has read or
+    written anything much; the second is refused at once in one line naming it (an
+    in-place resume holds the output's lock exclusive, a copy its source's shared), and
+    the first then finishes a good file."""
+    if second == "convert":
+        pytest.importorskip("pyvista")
+    part, t = killed
+    shutil.copy(part, tmp_path / part.name)
+    cmds = _race_commands(part.name, f"{t + 1:g}")
+    p1 = popen(tmp_path, *cmds[first])
+    lock = "other.h5.lock" if first == "copy" else "k.h5.lock"
+    try:
+        wait_for(lambda: (tmp_path / lock).exists(), "the first side's lock", p1)
+        p1.send_signal(signal.SIGSTOP)
+        res = rrp(tmp_path, *cmds[second])
+    finally:
+        p1.send_signal(signal.SIGCONT)
+    _, err = p1.communicate(timeout=HANG)
+    assert p1.returncode == 0, err
+    assert res.returncode == 2
+    line = one_line(res.stderr)
+    verb = "read" if first == "copy" else "written"
+    assert f"is being {verb} by rrp run --resume" in line and f"process {p1.pid}" in line, \
+        line
+    out = tmp_path / ("other.h5" if first == "copy" else "k.h5")
+    assert _check_good(out) == "complete"
+
+
 @pytest.mark.slow
 def test_resume_races_many_tries(tmp_path, killed):
     pytest.importorskip("pyvista")
