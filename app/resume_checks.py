@@ -17,11 +17,11 @@ __all__ = ["check_out", "finish_or_continue", "resume_locks"]
 def check_out(out: Path) -> None:
     """``--out`` refused before the run, in one line: a directory that does not exist,
     an existing directory, a name that is not UTF-8 (issue #36 items 6, 7)."""
-    from engine.io.closing import check_output_name
+    from engine.io.closing import OutputNameError, check_output_name
 
     try:
         check_output_name(out)
-    except ValueError as exc:
+    except OutputNameError as exc:
         raise UsageError(f"--out: {exc}") from None
     if not out.parent.is_dir():
         raise UsageError(f"the output directory {str(out.parent)!r} does not exist")

@@ -338,6 +338,8 @@ def test_an_out_that_is_a_directory_is_refused_before_the_run(tmp_path):
         line = one_line(res.stderr)
         assert line == ("rrp: error: --out: the output 'd' is a directory: give a file "
                         "name, e.g. 'd/run.h5'"), line
+    with pytest.raises(OSError, match="is a directory: give a file name"):  # (the API:
+        RunWriter(tmp_path / "d", _pendulum())  # an OSError, as the app's Save data expects)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
     assert not any((tmp_path / "d").iterdir())
 

@@ -5,12 +5,13 @@ Plain Python and NumPy: no HDF5 here."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CLOSE_STEPS", "check_output_name"]
+__all__ = ["CLOSE_STEPS", "OutputNameError", "check_output_name"]
 
 
 CLOSE_STEPS = ("start", "data", "synced", "marked", "closed", "renamed")
@@ -41,19 +42,30 @@ def _sync_dir(path: Path) -> None:
         os.close(fd)
 
 
+class OutputNameError(OSError):
+    """An output name a run file cannot have; the message is one line (``strerror``)."""
+
+    def __init__(self, err: int, message: str) -> None:
+        super().__init__(err, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
 def check_output_name(path: str | Path) -> None:
-    """A ``ValueError`` (one line) for an output name a run file cannot have: an
+    """:class:`OutputNameError` (one line) for an output name a run file cannot have: an
     existing directory, a name that is not UTF-8 (HDF5 keeps it in the file's
     ``output_name``); checked before anything is created (issue #36 items 6, 7)."""
     p = Path(path)
     try:
         str(p).encode("utf-8")
     except UnicodeEncodeError:
-        raise ValueError(f"the output name {ascii(str(p))} is not valid UTF-8: give a name "
-                         "in UTF-8") from None
+        raise OutputNameError(errno.EILSEQ, f"the output name {ascii(str(p))} is not valid "
+                              "UTF-8: give a name in UTF-8") from None
     if p.is_dir():
-        raise ValueError(f"the output {str(p)!r} is a directory: give a file name, e.g. "
-                         f"{str(p / 'run.h5')!r}")
+        raise OutputNameError(errno.EISDIR, f"the output {str(p)!r} is a directory: give a "
+                              f"file name, e.g. {str(p / 'run.h5')!r}")
 
 
 _METADATA_SLACK = 64 * 1024
