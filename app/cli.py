@@ -229,8 +229,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         n_total = step_count(t_end, h)  # SimulationError: one line, exit 2
         vtk_dir, tmp = _vtk_target(args)
     out = args.out or (str(tmp / "run.h5") if tmp is not None else None)
-    if out and not Path(out).parent.is_dir():
-        raise UsageError(f"the output directory {str(Path(out).parent)!r} does not exist")
+    if out:
+        from .resume_checks import check_out
+
+        check_out(Path(out))
     lock = OutputLock(out).acquire() if out else None
     writer = None
     try:
@@ -261,7 +263,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         signals.check()
         # the summary needs t, the energies and the momenta only: frames live in the file
         writer = (RunWriter(out, sim, scenario=sc.name, keep_frames=False, background=True,
-                            lock=lock) if out else None)
+                            lock=lock, t_end=t_end) if out else None)
         outcome = _drive(args, sim, writer, n_total, t_end, tty, signals)
         if outcome.error is not None:
             raise outcome.error
@@ -409,7 +411,9 @@ def _cmd_resume(args: argparse.Namespace, signals) -> int:
     lock of the output (taken first: a second writer of it is refused at once)."""
     from pathlib import Path
 
-    from engine.io import OutputLock, output_for
+    from engine.io import output_for
+
+    from .resume_checks import check_out, resume_locks
 
     for flag, given in (("a scenario", args.scenario), ("--set", args.set),
                         ("--every", args.every), ("--no-frames", args.no_frames)):
@@ -417,23 +421,33 @@ def _cmd_resume(args: argparse.Namespace, signals) -> int:
             raise UsageError(f"--resume continues the run as it was recorded: {flag} "
                              "cannot be given with it")
     src = Path(args.resume)
+    try:
+        str(src).encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"cannot resume: the name {ascii(str(src))} is not valid UTF-8: "
+                         "rename the file") from None
     if not src.exists():
         raise UsageError(f"cannot resume: {src}: no such file")
-    out = Path(args.out) if args.out else output_for(src, read=False)
-    if out.parent and not out.parent.is_dir():
-        raise UsageError(f"the output directory {str(out.parent)!r} does not exist")
-    lock = OutputLock(out, "rrp run --resume").acquire()
-    if not args.out and output_for(src) != out:  # (a .partial whose name says less)
+    if args.out:
+        check_out(Path(args.out))
+    src_out = output_for(src, read=False)
+    lock, source_lock, out = resume_locks(args, src, src_out)
+    if output_for(src) != src_out:  # (a .partial whose name says less)
         lock.release()
-        out = output_for(src)
-        lock = OutputLock(out, "rrp run --resume").acquire()
+        if source_lock is not None:
+            source_lock.release()
+        lock, source_lock, out = resume_locks(args, src, output_for(src))
+    if not args.out:
+        check_out(out)
     try:
-        return _resume_locked(args, signals, src, out, lock)
+        return _resume_locked(args, signals, src, out, lock, source_lock)
     finally:
         lock.release()  # (idempotent: the writer released it on close)
+        if source_lock is not None:
+            source_lock.release()
 
 
-def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
+def _resume_locked(args: argparse.Namespace, signals, src, out, lock, source_lock) -> int:
     from engine import __version__
     from engine.drivers import simulation_from_resume_state
     from engine.io import RunFile, RunFileError, RunWriter
@@ -456,6 +470,8 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
         model = rf.build_model()
         scenario, version = rf.scenario, str(d.get("version", rf.version))
         t_file = float(d["t"])
+        target = rf._f.attrs.get("t_end")
+        status = rf.status
     except RunFileError as exc:
         raise UsageError(f"cannot resume: {exc}") from None
     finally:
@@ -464,12 +480,9 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
         print(f"note: {src} was written by RRP Studio {version}, this is {__version__}: the "
               "continuation may differ from an unbroken run in the last digits",
               file=sys.stderr)
-    if args.t_end is None:
-        raise UsageError(f"give the new end time with --t-end (the run in {src} reached "
-                         f"t = {t_file:.6g})")
-    if args.t_end <= t_file * (1 + 1e-12):
-        raise UsageError(f"--t-end {args.t_end:g} is not after the end of the run in {src} "
-                         f"(t = {t_file:.6g})")
+    from .resume_checks import finish_or_continue
+
+    finish = finish_or_continue(args, src, d, t_file, target, status)
     try:
         sim = simulation_from_resume_state(
             model, d, energy_tolerance=args.energy_tolerance or "keep")
@@ -486,7 +499,8 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
             sim.set_integrator(name)
         else:
             sim.set_h(h)
-    n_total = step_count(args.t_end, sim.h, sim._t_base, sim.step_index - sim._step_base)
+    n_total = 0 if finish else step_count(args.t_end, sim.h, sim._t_base,
+                                          sim.step_index - sim._step_base)
     tty = sys.stderr.isatty() and not args.quiet
     with signals.immediate():
         t_prep = time.perf_counter()
@@ -497,9 +511,18 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock) -> int:
         print(f"warning: h = {sim.h:g} exceeds the {stab.describe()}; the run may blow up",
               file=sys.stderr)
     signals.check()
-    writer = RunWriter.resume(out, sim, src, n_records, keep_frames=False, background=True,
-                              lock=lock)
-    if not args.quiet:
+    try:
+        writer = RunWriter.resume(out, sim, src, n_records, keep_frames=False,
+                                  background=True, lock=lock, t_end=args.t_end,
+                                  source_lock=source_lock)
+    except RunFileError as exc:  # (its copy failed its checks)
+        raise UsageError(f"cannot resume: {exc}") from None
+    if args.quiet:
+        pass
+    elif finish:
+        print(f"finishing {src}: it holds the whole run, to t = {sim.t:.6g} (its writer "
+              f"stopped while closing it) → {out}", file=sys.stderr)
+    else:
         print(f"resuming {src} at t = {sim.t:.6g} (step {sim.step_index}) with "
               f"{sim.integrator.name}, h = {sim.h:g}, to t = {args.t_end:g} → {out}",
               file=sys.stderr)

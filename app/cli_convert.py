@@ -44,21 +44,60 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"rrp: warning: {message}", file=sys.stderr)
 
-    _check_integrity(args.run_file, warn)
+    lock, writer = _read_lock(args.run_file)
     try:
-        written = export_vtk(args.run_file, args.directory, every=args.every, warn=warn)
-    except VTKReadError as exc:
-        # a frame that cannot be read as written (a checksum, a digest, damaged metadata)
-        _check_integrity(args.run_file, warn, deep=True)
-        raise UsageError(f"cannot convert: {exc}; nothing was converted") from None
-    except VTKExportError as exc:
-        raise UsageError(str(exc)) from None
+        _check_integrity(args.run_file, warn)
+        try:
+            written = export_vtk(args.run_file, args.directory, every=args.every, warn=warn)
+        except VTKReadError as exc:
+            if writer:  # (not damage: it changed while it was read)
+                raise UsageError(f"cannot convert: {args.run_file} is being written by "
+                                 f"{writer} and changed while it was read: wait for it to "
+                                 "finish, then convert it; nothing was converted") from None
+            # a frame that cannot be read as written (a checksum, a digest, damaged metadata)
+            _check_integrity(args.run_file, warn, deep=True)
+            raise UsageError(f"cannot convert: {exc}; nothing was converted") from None
+        except VTKExportError as exc:
+            raise UsageError(str(exc)) from None
+    finally:
+        if lock is not None:
+            lock.release()
     if not args.quiet:
         frames = written[:-1]
         names = frames[0].name if len(frames) == 1 else f"{frames[0].name} … {frames[-1].name}"
         print(f"wrote {len(frames)} frame{'s' * (len(frames) != 1)} to {args.directory}: "
               f"{names} and {written[-1].name} (open the .pvd in ParaView)")
     return 0
+
+
+def _read_lock(run_file: str):
+    """A shared lock of the run file's output while it is converted (issue #36 item 5):
+    ``(lock, None)``; a file that ``rrp run --resume`` writes in place (it cuts and
+    rewrites it) is refused in one line naming the process, as ``--resume`` refuses it;
+    one that a run still appends to is read without the lock (its frames so far):
+    ``(None, "rrp run (process N)")``."""
+    from pathlib import Path
+
+    from engine.io import OutputBusyError, OutputLock, output_for
+
+    from .errors import UsageError
+
+    if not Path(run_file).is_file():
+        return None, ""
+    try:
+        lock = OutputLock(output_for(run_file), "rrp convert", "wait for it to finish",
+                          shared=True).acquire()
+    except OutputBusyError as exc:
+        h = exc.holder
+        who = (f"{h.get('what', 'another writer')} (process {h['pid']})" if h.get("pid")
+               else "another process")
+        if "--resume" in str(h.get("what", "")) and not h.get("shared"):
+            raise UsageError(f"cannot convert: {run_file} is being written by {who}: wait "
+                             "for it to finish, then convert it") from None
+        return None, who
+    except OSError:  # (a read-only directory: read without the lock)
+        return None, ""
+    return lock, ""
 
 
 def _check_integrity(run_file: str, warn, *, deep: bool = False) -> None:

@@ -103,11 +103,13 @@ def drive(args, sim, writer, n_total: int, t_end: float, bar, signals,
         try:
             out.path = writer.close(out.status, out.message)
         except OutputWriteError as exc:
-            out.status, out.write_error, out.path = "failed", exc, exc.path
+            out.write_error, out.path = exc, exc.path
+            if exc.errno != errno.EBUSY:  # (EBUSY: the lock file was lost; the file
+                out.status = "failed"     # is whole, kept under its .partial name)
             if not signals.received:
                 out.code = EXIT_FAILED
-    if signals.received and writer is None:
-        out.code = signals.exit_code
+    if signals.received and (writer is None or not out.signal):
+        out.signal, out.code = signals.name, signals.exit_code  # (also one in the close)
     return out
 
 
@@ -119,6 +121,8 @@ def outcome_line(out: Outcome, sim, t_end: float, writer) -> str | None:
     if out.write_error is not None:
         exc = out.write_error
         msg = exc.message
+        if exc.errno == errno.EBUSY:  # (the lock file was lost: not replaced)
+            return f"rrp: error: {msg}"
         if "nothing was written" in msg:
             return f"rrp: error: {msg}: free some space, then run it again"
         if getattr(writer, "abandoned", False):
@@ -135,4 +139,8 @@ def outcome_line(out: Outcome, sim, t_end: float, writer) -> str | None:
             kept = f" ({writer.path} holds a complete run and was kept)"
         return (f"rrp: interrupted by {out.signal} at t = {sim.t:.6g}; the run is in "
                 f"{path}{kept} (status interrupted): continue it with: {cont}")
+    if out.signal and out.status == "complete":  # (issue #36 item 9)
+        where = "" if path is None else f"; {path} holds it whole (status complete)"
+        return (f"rrp: stopped by {out.signal} while the run was closing: the run completed "
+                f"(t = {sim.t:.6g}){where}")
     return None

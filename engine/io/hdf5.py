@@ -69,7 +69,15 @@ from ..layout import ENERGY_NAMES
 from ..simulation import Event, Simulation
 from . import digests
 from .batching import CHECKPOINT_INTERVAL, batch_due, record_bytes
-from .digests import SCHEMA_VERSION, DigestMismatch
+from .closing import (
+    _METADATA_SLACK,
+    _chunk_layout,
+    _close_step,
+    _new_chunks,
+    _sync_dir,
+    check_output_name,
+)
+from .digests import SCHEMA_VERSION, DigestMismatch, read_status
 from .outlock import OutputLock
 from .reserve import OutputSpaceError, SpaceReserve
 from .verify import (
@@ -177,6 +185,25 @@ class OutputWriteError(OSError):
         return self.message
 
 
+def mark_file(f: h5py.File, status: str, message: str, steps: int, t: float) -> None:
+    """Mark the run file ``f``: the attributes made by ``RunWriter._mark_running``,
+    rewritten in place (nothing past the end of the file), then flushed.  A kill in the
+    middle can leave ``status`` or ``message`` unreadable (HDF5 rewrites the heap of
+    their strings before the header that points into it): a reader then takes the
+    file as not closed (:func:`read_status`), and ``rrp run --resume`` finishes it
+    (issue #36 item 3; tests/test_run_races.py kills it at every write)."""
+    a = f.attrs
+    a.modify("steps", np.int64(steps))
+    a.modify("t_final", np.float64(t))
+    a.modify("message", message)
+    a.modify("status", status)
+    digests.stamp_status(f)  # (last: until it is written the status reads "not closed")
+    f.flush()
+
+
+_SPACE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""A write refused for these is written in pieces, as far as they fit."""
+
 CLOSE_RESERVE = 256 * 1024
 """Bytes always held past the end of a file being written, beyond each write's own
 bound: what closing it (status, message) takes, even after a write was refused."""
@@ -268,9 +295,11 @@ class RunWriter:
                  frames: bool = True, checkpoint: bool = True, keep_frames: bool = True,
                  checkpoint_budget: float = CHECKPOINT_BUDGET,
                  background: bool = False, lock: OutputLock | None = None,
-                 keep_complete: bool = True) -> None:
+                 keep_complete: bool = True, t_end: float | None = None) -> None:
         self.path = Path(path)
+        check_output_name(self.path)
         self.sim = sim
+        self.t_end = t_end
         self.frames = frames and sim.record_frames
         self.checkpoint = checkpoint
         self._init_accounting(keep_frames, checkpoint_budget, background)
@@ -303,8 +332,7 @@ class RunWriter:
         f.attrs["record_every"] = sim.record_every
         f.attrs["energy_reference"] = sim.e_ref
         f.attrs["energy_scale"] = sim.e_scale
-        f.attrs["status"] = "running"
-        f.attrs["message"] = ""
+        self._mark_running()
         f.attrs["conserved"] = json.dumps(list(model.conserved))
         f.attrs["coordinates"] = getattr(model, "coordinates", "bodies")
         self._mark_writer()
@@ -422,17 +450,22 @@ class RunWriter:
                n_records: int, *, checkpoint: bool = True, keep_frames: bool = True,
                checkpoint_budget: float = CHECKPOINT_BUDGET,
                background: bool = False, lock: OutputLock | None = None,
-               keep_complete: bool = True) -> RunWriter:
+               keep_complete: bool = True, t_end: float | None = None,
+               source_lock: OutputLock | None = None) -> RunWriter:
         """Append ``sim`` (a run resumed from ``source``'s checkpoint, taken after
         ``n_records`` rows) to ``source`` written as ``path``: the rows the file holds
         beyond the checkpoint (a run killed between the two) are dropped.  ``source`` may
         be ``path``, a ``.partial`` of ``path`` (a killed or failed run's, old names
         ``<path>.partial`` too: continued in place, under ``path``'s lock) or another
-        run file (copied to ``<path>.<pid>.partial``; left untouched).  The other
-        arguments are the constructor's."""
+        run file (copied to ``<path>.<pid>.partial``, under a shared lock of ``source``'s
+        output, ``source_lock``, taken here if not given, and the copy verified before it
+        is written to: issue #36 item 1; left untouched).  The other arguments are the
+        constructor's."""
         self = cls.__new__(cls)
         self.path = Path(path)
+        check_output_name(self.path)
         self.sim = sim
+        self.t_end = t_end
         self.checkpoint = checkpoint
         self._init_accounting(keep_frames, checkpoint_budget, background)
         self.written = 0
@@ -452,7 +485,8 @@ class RunWriter:
             else:
                 self.partial = partial_name(self.path)
                 _check_room(self.partial, source.stat().st_size + _start_bound(sim))
-                _copy(source, self.partial)
+                _copy_verified(source, self.partial, n_records, source_lock,
+                               locked=self._extends)
         except BaseException:
             self._lock.release()
             raise
@@ -473,8 +507,7 @@ class RunWriter:
                                    f"{exc.strerror}", self.partial) from None
         # drop rows written after the checkpoint (a run killed between the two)
         self._trim_rows(self.base)
-        f.attrs["status"] = "running"
-        f.attrs["message"] = ""
+        self._mark_running()
         self._mark_writer()
         self._rows_in_file = self.base
         self._layout_known()
@@ -496,6 +529,22 @@ class RunWriter:
                 if ds.shape[0] > end:
                     ds.resize(end, axis=0)
 
+    def _mark_running(self) -> None:
+        """Status ``running``; the attributes :meth:`close` sets are made here, at their
+        final size, so that marking the file at the close rewrites them in place (no
+        metadata past the end of the file: a kill then cannot leave it unopenable,
+        issue #36 item 3); ``t_end``: the end time the run is going to (what a resume
+        without ``--t-end`` finishes it to)."""
+        a = self.f.attrs
+        a["status"] = "running"
+        a["message"] = ""
+        a["steps"] = np.int64(self.sim.step_index)
+        a["t_final"] = np.float64(self.sim.t)
+        if self.t_end is not None:
+            a["t_end"] = np.float64(self.t_end)
+        elif "t_end" in a:  # (a resume to no stated end: the old one no longer holds)
+            del a["t_end"]
+
     def _mark_writer(self) -> None:
         self.f.attrs["writer_pid"] = os.getpid()
         self.f.attrs["writer_host"] = socket.gethostname()
@@ -515,8 +564,9 @@ class RunWriter:
         self._record_bytes = record_bytes(self.sim.model.n_bodies, self.frames,
                                           len(self.components) + 9)
         self._digests = digests.RowDigests(self.f)
-        self._slack = (512 * 1024 + sum(int(np.prod(ds.chunks)) * ds.dtype.itemsize
-                                        for ds in rows if ds.chunks))
+        self._row_chunks = [_chunk_layout(ds) for ds in _row_datasets(self.f) if ds.chunks]
+        self._list_chunks = ([_chunk_layout(self.f["springs"][c]) for c, _, _ in _SPRING_LISTS]
+                             if self._springs else [])
 
     def _d(self, name: str):
         """The dataset ``name``, opened once and kept open until :meth:`close`: h5py
@@ -618,24 +668,31 @@ class RunWriter:
         return job
 
     def _bound(self, job: dict[str, Any]) -> int:
-        """At most what writing ``job`` adds to the file: twice its raw bytes (a frame
-        chunk LZF cannot shrink, a checkpoint dataset made anew), the B-tree entries
-        of its rows, a new chunk of every dataset and room for metadata."""
-        raw = 0
+        """At most what writing ``job`` adds to the file, counted from the chunks it
+        can add (issue #36 item 13: what the write needs, not a multiple of it): in
+        every row dataset, the chunks its ``k`` rows start (and the one under way again
+        where a rewritten chunk can move: compressed), each at its full stored size (a
+        chunk LZF cannot shrink is stored as it is; its checksum, and its entry in the
+        chunk index); the springs' lists
+        alike; the checkpoint's and the events' bytes (a dataset made anew takes its
+        size; rewritten in place, nothing), and room for metadata."""
         k = job["k"]
+        total = _METADATA_SLACK
         if k:
-            raw += sum(v.nbytes for v in job["rows"].values() if isinstance(v, np.ndarray))
-            raw += k * 8 * (len(self.components) + 8 + self._gap)
-            for sp in job.get("springs") or ():
-                if sp is not None:
-                    raw += sum(np.asarray(x).nbytes for x in sp)
+            n0 = self._rows_in_file
+            total += sum(_new_chunks(k, c, moves, n0) * nbytes
+                         for c, nbytes, moves in self._row_chunks)
+            n_springs = sum(len(sp[0]) for sp in job.get("springs") or () if sp is not None)
+            if n_springs:
+                total += sum(_new_chunks(n_springs, c, moves, None) * nbytes
+                             for c, nbytes, moves in self._list_chunks)
         if job["checkpoint"] is not None:
             d = job["checkpoint"][0]
-            raw += sum(v.nbytes for v in d.values() if isinstance(v, np.ndarray))
-            raw += 256 * len(d.get("events", ())) + 65536
+            total += sum(v.nbytes + 4096 for v in d.values() if isinstance(v, np.ndarray))
+            total += 256 * len(d.get("events", ())) + 65536
         if job["events"] is not None:
-            raw += 256 * len(job["events"]) + 65536
-        return 2 * raw + 128 * k * self._n_row_datasets + self._slack
+            total += 256 * len(job["events"]) + 65536
+        return total
 
     def _write_job(self, job: dict[str, Any]) -> None:
         """Write what :meth:`_collect` took (on the caller's thread or the writer's,
@@ -650,9 +707,10 @@ class RunWriter:
                                        "wrote it")
             self._reserve.ensure(self._bound(job) + CLOSE_RESERVE)
         except OutputSpaceError as exc:  # nothing written: the file is whole
-            self._write_head(job)
-            if self.failure is None:
-                self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
+            if job["k"] > 1 and exc.errno in _SPACE_ERRNOS:  # (what fits is written)
+                self._write_in_pieces(job)
+                return
+            self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
             return
         except OSError as exc:
             self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror or exc}")
@@ -682,28 +740,42 @@ class RunWriter:
                        f"{_first_line(why)}")
             self._healthy = self._flushes()
 
-    def _write_head(self, job: dict[str, Any]) -> None:
-        """A batch whose space cannot be held: write its first records, as many as the
-        space holds (at least half of that many: halving), without its checkpoint, as
-        the records were written one chunk at a time before batches (issue #36, item
-        15); the writer then fails as it would have at the next chunk."""
-        k = job["k"]
-        n = k // 2
-        while n >= 1:
-            rows = {name: a[:n] for name, a in job["rows"].items()}
-            step = rows.get("step")
-            head = {**job, "rows": rows, "k": n, "events": None, "checkpoint": None,
-                    "rows_end": job["rows_end"] - (k - n), "t": float(rows["t"][-1]),
-                    "step": int(step[-1]) if step is not None and len(step) else job["step"]}
-            if job.get("springs") is not None:
-                head["springs"] = job["springs"][:n]
+    def _write_in_pieces(self, job: dict[str, Any]) -> None:
+        """A write whose space cannot be held whole: its rows in pieces, halved until
+        the space of one is held, as far as they fit (issue #36 item 13: a small disk is
+        filled before the run stops), then its events and checkpoint; the first piece
+        whose space cannot be held (one row) fails the writer, the file whole up to the
+        pieces written."""
+        k, rows, springs = job["k"], job["rows"], job.get("springs")
+        at, n = 0, k
+        while at < k:
+            n = min(n, k - at)
+            sub = {**job, "k": n, "checkpoint": None, "events": None,
+                   "rows": {c: v[at:at + n] for c, v in rows.items()},
+                   "springs": springs[at:at + n] if springs else springs}
             try:
-                self._reserve.ensure(self._bound(head) + CLOSE_RESERVE)
-            except OSError:
-                n //= 2
-                continue
-            self._write_job(head)
-            return
+                self._reserve.ensure(self._bound(sub) + CLOSE_RESERVE)
+            except OutputSpaceError as exc:
+                if n > 1:
+                    n = (n + 1) // 2
+                    continue
+                self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
+                return
+            try:
+                self._write_rows(sub["rows"], n, sub["springs"], *job["e_ref"])
+                self.f.flush()
+            except Exception as exc:  # noqa: BLE001 - as in _write_job
+                why = getattr(exc, "strerror", None) or f"{type(exc).__name__}: {exc}"
+                self._fail(getattr(exc, "errno", None), f"cannot write {self.partial}: "
+                           f"{_first_line(why)}")
+                self._healthy = self._flushes()
+                return
+            at += n
+            self._rows_in_file = job["rows_end"] - (k - at)
+            self._file_t = float(sub["rows"]["t"][-1])
+            if "step" in sub["rows"]:
+                self._file_step = int(sub["rows"]["step"][-1])
+        self._write_job({**job, "k": 0, "rows": {}, "springs": None})
 
     def _fail(self, err: int | None, message: str) -> None:
         self.failure = OutputWriteError(err, message, self.partial)
@@ -836,10 +908,19 @@ class RunWriter:
         (:class:`OutputWriteError`, its ``path`` set) is raised once all is done.
         Where even that cannot be written, the h5py handle is given up unclosed
         (:func:`abandoned_files`) and the file keeps its ``.partial`` name.  Only
-        :class:`OutputWriteError` leaves here; a second call returns at once."""
+        :class:`OutputWriteError` leaves here; a second call returns at once.
+
+        In this order (issue #36 item 3): the last rows and a checkpoint of the end are
+        written and flushed, and the file is ``fsync``-ed (a kill from here on leaves a
+        ``.partial`` that ``rrp run --resume`` finishes: verify, mark, rename); then the
+        status is set (in place, :meth:`_mark_running`), the file closed and synced,
+        and renamed (:meth:`_place`: only while this writer still holds the output's
+        lock file, item 12).  ``RRP_TEST_KILL_AT_CLOSE`` names a step (:data:`CLOSE_STEPS`)
+        at which the process kills itself, for the tests."""
         if self.closed:
             return self._where
         self.closed = True
+        _close_step("start")
         try:
             self._wait()
         except OutputWriteError:
@@ -852,6 +933,13 @@ class RunWriter:
                            f"{type(exc).__name__}: {_first_line(exc)}")
             else:
                 self._write_job(job)
+        _close_step("data")
+        if self.failure is None:
+            try:
+                os.fsync(self._reserve.fd)
+            except OSError as exc:
+                self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
+        _close_step("synced")
         if self.failure is None:
             try:
                 self._write_status(status, message, self.sim.step_index, self.sim.t)
@@ -870,10 +958,12 @@ class RunWriter:
                                        self._file_t)
                 except Exception:  # noqa: BLE001
                     self._healthy = False
+        _close_step("marked")
         if self._healthy:
             try:
                 self.f.close()
                 self._ds.clear()
+                os.fsync(self._reserve.fd)
             except Exception as exc:  # noqa: BLE001
                 self._healthy = False
                 if self.failure is None:
@@ -883,7 +973,9 @@ class RunWriter:
         if not self._healthy:
             self._abandon()
             raise self.failure
+        _close_step("closed")
         self._where = self._place(status)
+        _close_step("renamed")
         self._lock.release()
         if self.failure is not None:
             self.failure.path = self._where
@@ -891,13 +983,7 @@ class RunWriter:
         return self._where
 
     def _write_status(self, status: str, message: str, steps: int, t: float) -> None:
-        a = self.f.attrs
-        a["status"] = status
-        a["message"] = message
-        a["steps"] = steps
-        a["t_final"] = t
-        digests.stamp_status(self.f)
-        self.f.flush()
+        mark_file(self.f, status, message, steps, t)
 
     def _describe_failure(self) -> None:
         """Complete the failure's message with what the file holds."""
@@ -933,6 +1019,15 @@ class RunWriter:
             return self.partial
         dest = self.destination(status)
         if dest != self.partial:
+            if not self._lock.intact():  # (issue #36 item 12)
+                if self.failure is None:
+                    self._fail(errno.EBUSY, f"the lock file {self._lock.file} was removed "
+                               f"or replaced while this run wrote {self.path}, and another "
+                               f"writer may have written it since: {self.path} was not "
+                               f"replaced; this run (status {status}) is in {self.partial}")
+                    self.failure.safe_t = self.checkpoint_t
+                    self.failure.file_t = self._file_t
+                return self.partial
             try:
                 os.replace(self.partial, dest)
             except OSError as exc:
@@ -940,6 +1035,7 @@ class RunWriter:
                     self._fail(exc.errno, f"cannot rename {self.partial} to {dest}: "
                                f"{exc.strerror or exc}")
                 return self.partial
+            _sync_dir(dest.parent)
         return dest
 
     def destination(self, status: str) -> Path:
@@ -1067,7 +1163,7 @@ def _is_complete_run(path: Path) -> bool:
         return False
     try:
         with h5py.File(path, "r", locking=False) as f:
-            return _s(f.attrs.get("status", "")) == "complete"
+            return read_status(f)[0] == "complete"
     except Exception:  # noqa: BLE001 - not a run file: not a complete run
         return False
 
@@ -1104,6 +1200,43 @@ def _copy(source: Path, dest: Path) -> None:
         dest.unlink(missing_ok=True)
         raise OutputWriteError(exc.errno, f"cannot copy {source} to {dest}: "
                                f"{exc.strerror or exc}", dest) from None
+
+
+def _copy_verified(source: Path, dest: Path, n_records: int,
+                   source_lock: OutputLock | None, locked: bool = False) -> None:
+    """Copy the run file ``source`` to ``dest`` (a resume to another ``--out``) under a
+    shared lock of ``source``'s output (``source_lock``, or one taken here: a writer of
+    it is refused meanwhile, and this copy is refused while one writes it,
+    :class:`~engine.io.outlock.OutputBusyError`), then verify the copy, every chunk and
+    the checkpoint resumed from (taken after ``n_records`` rows): a copy that fails
+    (the source changed while it was read, by a writer that takes no lock) is removed,
+    :class:`RunFileError` (issue #36 item 1).  The lock is released once the copy is
+    checked.  ``locked``: the caller holds ``source``'s own lock (a resume of the output
+    itself, copied to its ``.partial``)."""
+    lock = source_lock or OutputLock(output_for(source), "rrp run --resume (a copy of it)",
+                                     "wait for it to finish", shared=True)
+    if not locked:
+        lock.acquire()
+    try:
+        _copy(source, dest)
+        try:
+            with h5py.File(dest, "r", locking=False) as f:
+                report = check_run(f, dest, deep=True)
+            ck = report.checkpoint
+            same = ck is not None and ck.n_records == int(n_records)
+        except Exception as exc:  # noqa: BLE001 - a copy HDF5 cannot read: refused below
+            report, same = None, False
+            why = _first_line(exc)
+        else:
+            why = report.what() if report.problems else (
+                "its checkpoint is not the one resumed from")
+        if report is None or report.problems or not same:
+            dest.unlink(missing_ok=True)
+            raise RunFileError(f"{source}: its copy {dest} fails its checks ({why}): the "
+                               "file changed while it was copied; nothing was written, "
+                               "try again")
+    finally:
+        lock.release()
 
 
 def _open(path: str | Path, mode: str = "r") -> h5py.File:
@@ -1269,7 +1402,7 @@ class RunFile:
         self.e_ref = float(a.get("energy_reference", np.nan))
         self.e_scale = float(a.get("energy_scale", np.nan))
         self.coordinates = _s(a.get("coordinates", "bodies"))
-        status, message = _s(a.get("status", "unknown")), _s(a.get("message", ""))
+        status, message = read_status(f)
         self.status_text = status
         self.writer_pid = int(a["writer_pid"]) if "writer_pid" in a else None
         """The process that writes (or wrote) the file, if recorded."""

@@ -10,6 +10,14 @@ lock when its process ends, however it ends (a killed writer leaves at most a st
 unlocked ``.lock`` file, which the next writer takes over).  The lock file is removed
 on release while still locked, and a writer that locked a file since removed takes the
 lock again on the new one, so two writers never both hold the lock of one name.
+
+A reader that must see a file that does not change under it (``rrp run --resume``
+copying a run to another ``--out``, ``rrp convert``) takes the same lock *shared*
+(``shared=True``, issue #36 item 1): readers share it, and a writer of the name is
+refused while one reads (and a reader while one writes).  :meth:`OutputLock.intact`
+says whether the lock file at the name is still the one held (a lock file deleted
+under its holder lets a second writer in: the first must then not replace the
+output, issue #36 item 12).
 """
 
 from __future__ import annotations
@@ -51,11 +59,13 @@ class OutputLock:
     process) holds it; :meth:`release` is idempotent.  A context manager."""
 
     def __init__(self, path: str | Path, what: str = "rrp run",
-                 fix: str = "write to another --out, or wait for it to finish") -> None:
+                 fix: str = "write to another --out, or wait for it to finish", *,
+                 shared: bool = False) -> None:
         self.path = Path(path)
         self.file = lock_path(self.path)
         self.what = what
         self.fix = fix
+        self.shared = bool(shared)
         self._fd: int | None = None
 
     @property
@@ -67,13 +77,17 @@ class OutputLock:
         ``OSError`` (the directory cannot hold the lock file)."""
         if self._fd is not None:
             return self
-        for _ in range(100):
+        for attempt in range(100):
             fd = os.open(self.file, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, (fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX)
+                            | fcntl.LOCK_NB)
             except BlockingIOError:
                 holder = _read_holder(fd)
                 os.close(fd)
+                if self.shared and holder.get("shared") and attempt < 20:
+                    time.sleep(0.01)  # (a reader releasing it holds it alone a moment)
+                    continue
                 raise OutputBusyError(self._busy_message(holder), holder) from None
             except BaseException:
                 os.close(fd)
@@ -89,9 +103,24 @@ class OutputLock:
             os.close(fd)
         raise OSError(errno.EAGAIN, f"cannot lock {self.file}: it keeps being replaced")
 
+    def intact(self) -> bool:
+        """Whether the lock is held and the lock file at the name is still the one
+        locked (not deleted or replaced meanwhile: then another writer may hold the
+        name's lock now, issue #36 item 12)."""
+        if self._fd is None:
+            return False
+        try:
+            return os.path.samestat(os.fstat(self._fd), os.stat(self.file))
+        except OSError:
+            return False
+
     def _record(self) -> None:
         info = {"pid": os.getpid(), "host": socket.gethostname(), "what": self.what,
                 "since": time.strftime("%Y-%m-%d %H:%M:%S")}
+        if self.shared:  # (several readers: a reader's note stays, a dead writer's goes)
+            info["shared"] = True
+            if _read_holder(self._fd, tries=1).get("shared"):
+                return
         try:
             os.ftruncate(self._fd, 0)
             os.pwrite(self._fd, (json.dumps(info) + "\n").encode(), 0)
@@ -107,17 +136,31 @@ class OutputLock:
             if holder.get("since"):
                 who += f", since {holder['since']}"
             who += ")"
-        return f"{self.path} is being written by {who}: {self.fix}"
+        verb = "read" if holder.get("shared") else "written"
+        return f"{self.path} is being {verb} by {who}: {self.fix}"
 
     def release(self) -> None:
-        """Remove the lock file and drop the lock (idempotent)."""
+        """Remove the lock file and drop the lock (idempotent).  The file is removed
+        only while it is still the one held (never another writer's since), and a
+        shared lock's only while no other reader shares it (the lock is then taken
+        exclusive first)."""
         fd, self._fd = self._fd, None
         if fd is None:
             return
         try:
-            os.unlink(self.file)
+            mine = os.path.samestat(os.fstat(fd), os.stat(self.file))
         except OSError:
-            pass
+            mine = False
+        if mine and self.shared:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # (another reader holds it: it removes the file)
+                mine = False
+        if mine:
+            try:
+                os.unlink(self.file)
+            except OSError:
+                pass
         os.close(fd)
 
     def __enter__(self) -> OutputLock:
@@ -135,9 +178,9 @@ class OutputLock:
                 pass
 
 
-def _read_holder(fd: int) -> dict:
+def _read_holder(fd: int, tries: int = 20) -> dict:
     """What the holder wrote into the lock file (it may not have written it yet)."""
-    for _ in range(20):
+    for _ in range(tries):
         try:
             text = os.pread(fd, 4096, 0).decode(errors="replace").strip()
         except OSError:
@@ -148,5 +191,6 @@ def _read_holder(fd: int) -> dict:
                 return d if isinstance(d, dict) else {}
             except ValueError:
                 return {}
-        time.sleep(0.005)
+        if tries > 1:
+            time.sleep(0.005)
     return {}

@@ -393,8 +393,7 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False,
 
 
 def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> None:
-    status = f.attrs.get("status", "")
-    out.status = status.decode() if isinstance(status, bytes) else str(status)
+    out.status = digests.read_status(f)[0]  # ("running" where unconfirmed: issue #36)
     strict = out.status in STRICT_STATUSES
     bad = out.problems.append
     future = future_schema(f, out.path)
