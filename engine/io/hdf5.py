@@ -80,6 +80,7 @@ from .closing import (
 from .digests import SCHEMA_VERSION, DigestMismatch, read_status
 from .outlock import OutputLock
 from .reserve import OutputSpaceError, SpaceReserve
+from .schema import CHECKPOINT_GROUPS, RunFileError, open_run_file
 from .verify import (
     DIGEST_ATTR,
     READ_ERRORS,
@@ -121,8 +122,6 @@ VARIABLE_CHECKPOINT_ARRAYS = frozenset(
      "es_state_TI", "es_state_TF", "es_state_tpred", "es_state_cidx"})
 """Checkpoint arrays whose length changes from one checkpoint to the next (resume format
 2): stored resizable and resized in place."""
-CHECKPOINT_GROUPS = ("checkpoint", "checkpoint_alt")
-"""The two groups the checkpoint alternates between (docs/output.md)."""
 _CHECKPOINT_OWN_ATTRS = frozenset({"serial", "n_records", "version", DIGEST_ATTR})
 """Attributes of a checkpoint group set by the writer, not taken from the state."""
 
@@ -160,11 +159,6 @@ def frame_chunks(n_bodies: int, width: int) -> tuple[int, int, int]:
     where it is."""
     n = max(1, int(n_bodies))
     return (1, min(n, FRAME_BLOCK_BODIES), int(width))
-
-
-class RunFileError(ValueError):
-    """A file that cannot be read as a run, or lacks what was asked of it; the message
-    is one line naming the file and what is wrong."""
 
 
 class OutputWriteError(OSError):
@@ -1239,23 +1233,8 @@ def _copy_verified(source: Path, dest: Path, n_records: int,
         lock.release()
 
 
-def _open(path: str | Path, mode: str = "r") -> h5py.File:
-    """Open a run file (also one a writer still holds, or that a killed writer left)."""
-    p = Path(path)
-    if not p.exists():
-        raise RunFileError(f"{p}: no such file")
-    try:
-        return h5py.File(p, mode, locking=False)
-    except OSError as exc:
-        if not h5py.is_hdf5(p):
-            raise RunFileError(f"{p}: not an HDF5 file") from None
-        m = re.search(r"truncated file: eof = (\d+).*stored_eof = (\d+)", str(exc))
-        if m:
-            raise RunFileError(
-                f"{p}: the file is truncated ({int(m[1]):,} of {int(m[2]):,} bytes: a copy "
-                "or a write cut short); HDF5 cannot open it, so nothing of it can be read: "
-                "rerun it, or copy it again from where it came from") from None
-        raise RunFileError(f"{p}: cannot open the HDF5 file ({exc})") from None
+_open = open_run_file
+"""(the name the readers here use)"""
 
 
 def read_run(path: str | Path) -> dict[str, Any]:

@@ -43,6 +43,7 @@ import numpy as np
 from .. import __version__
 from . import digests
 from .digests import SCHEMA_VERSION, sha_digest
+from .schema import CHECKPOINT_GROUPS, open_run_file
 
 READ_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError, IndexError,
                OverflowError, MemoryError, AttributeError)
@@ -184,7 +185,6 @@ def choose_checkpoint(f: h5py.File, rows: int | None = None,
     (``rows``: the fewest rows of any row dataset; ``None``: not checked).  Returns its
     ``(arrays, attrs)`` as read (``None`` when there is none), its check, and the checks
     of all groups newest first."""
-    from .hdf5 import CHECKPOINT_GROUPS
 
     found = []
     for name in CHECKPOINT_GROUPS:
@@ -597,7 +597,6 @@ def _events_problem(f: h5py.File) -> str | None:
 
 def _datasets(f: h5py.File) -> list[tuple[str, h5py.Dataset]]:
     """Every dataset of the file outside the checkpoint groups (read on their own)."""
-    from .hdf5 import CHECKPOINT_GROUPS
 
     out: list[tuple[str, h5py.Dataset]] = []
 
@@ -662,7 +661,5 @@ def verify_run(path: str | Path, *, deep: bool = False, series: bool = False) ->
     """:func:`check_run` on the file at ``path`` (opened read-only).  Raises
     :class:`engine.io.RunFileError` (one line) for a file that cannot be opened at all:
     missing, not HDF5, truncated."""
-    from .hdf5 import _open
-
-    with _open(path) as f:
+    with open_run_file(path) as f:
         return check_run(f, path, deep=deep, series=series)

@@ -1,0 +1,42 @@
+"""The run file's names and its opening, at the bottom of ``engine.io`` (issue #34: the
+writer and reader in :mod:`engine.io.hdf5` and the checks in :mod:`engine.io.verify`
+both use them, neither imports the other's module for them).  The layout itself is
+docs/output.md; the schema version and the digests are :mod:`engine.io.digests`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import h5py
+
+__all__ = ["CHECKPOINT_GROUPS", "RunFileError", "open_run_file"]
+
+CHECKPOINT_GROUPS = ("checkpoint", "checkpoint_alt")
+"""The two groups the checkpoint alternates between (docs/output.md)."""
+
+
+class RunFileError(ValueError):
+    """A file that cannot be read as a run, or lacks what was asked of it; the message
+    is one line naming the file and what is wrong."""
+
+
+def open_run_file(path: str | Path, mode: str = "r") -> h5py.File:
+    """Open a run file (also one a writer still holds, or that a killed writer left);
+    :class:`RunFileError` (one line) for one that cannot be opened at all: missing, not
+    HDF5, truncated."""
+    p = Path(path)
+    if not p.exists():
+        raise RunFileError(f"{p}: no such file")
+    try:
+        return h5py.File(p, mode, locking=False)
+    except OSError as exc:
+        if not h5py.is_hdf5(p):
+            raise RunFileError(f"{p}: not an HDF5 file") from None
+        m = re.search(r"truncated file: eof = (\d+).*stored_eof = (\d+)", str(exc))
+        if m:
+            raise RunFileError(
+                f"{p}: the file is truncated ({int(m[1]):,} of {int(m[2]):,} bytes: a copy "
+                "or a write cut short); HDF5 cannot open it, so nothing of it can be read: "
+                "rerun it, or copy it again from where it came from") from None
+        raise RunFileError(f"{p}: cannot open the HDF5 file ({exc})") from None
