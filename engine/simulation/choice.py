@@ -34,6 +34,24 @@ def check_step(h: float) -> float:
     return h
 
 
+def check_fraction(tol: float, what: str, example: str) -> float:
+    """``tol`` as a float if it lies in ``(0, 1)`` (a solver's relative tolerance, named
+    ``what``); otherwise :class:`SimulationError` suggesting ``example``."""
+    tol = float(tol)
+    if not (math.isfinite(tol) and 0.0 < tol < 1.0):
+        raise SimulationError(f"the {what} must lie in (0, 1), got {tol:g}; "
+                              f"try e.g. {example}")
+    return tol
+
+
+def check_count(n: int, what: str) -> int:
+    """``n`` as an int if it is a positive integer (an iteration limit, named ``what``);
+    otherwise :class:`SimulationError`."""
+    if isinstance(n, bool) or int(n) != n or int(n) < 1:
+        raise SimulationError(f"the {what} must be a positive integer, got {n!r}")
+    return int(n)
+
+
 def integrator_for(model: Model, name: str) -> IntegratorInfo:
     """The registry entry of ``name`` if it can drive ``model``; otherwise
     :class:`SimulationError` naming the schemes that can.  A spheres-only scheme cannot

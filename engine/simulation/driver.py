@@ -50,7 +50,7 @@ from ..neighbours import forget_grid
 from ..rotations import quat_to_matrix
 from ..stability import StabilityEstimate, accuracy_guide, estimate_stability
 from ..state import State
-from .choice import SimulationError, check_step, integrator_for
+from .choice import SimulationError, check_count, check_fraction, check_step, integrator_for
 from .events import _EVENT_KERNELS_BUILT, EventDrivenMixin
 from .guards import DEFAULT_ENERGY_TOLERANCE, GuardsMixin, _check_start
 from .records import Event, Snapshot, StepReport, TimeSeries
@@ -108,15 +108,10 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
             raise SimulationError(f"model {model.name!r} is in {coordinates} coordinates: "
                                   "make its simulation with engine.simulation_for(model, "
                                   "…), which picks its driver")
-        self.model = model
-        self.record_state = bool(record_state)
+        self._init_settings(model, record_every, record_frames, energy_tolerance,
+                            record_state)
         self.ff: ForceField = model.forcefield.working_copy()
         self.ff.invalidate_neighbours()
-        if int(record_every) < 1:
-            raise SimulationError(f"record_every must be a positive integer, got {record_every}")
-        self.record_every = int(record_every)
-        self.record_frames = bool(record_frames)
-        self.energy_tolerance = energy_tolerance
         st = (state or model.initial_state).copy()
         n = st.n
         pi = st.aux.get("pi")
@@ -138,12 +133,7 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         """Per-scheme state: the body angular momentum ``Π`` (a view of the buffer)."""
         if pi is None or pi.shape != (n, 3):
             self._sync_momentum()
-        self.t = 0.0
-        self.step_index = 0
-        self._t_base, self._step_base = 0.0, 0  # t = t_base + (step - step_base) h
-        self.events: list[Event] = []
-        self.kernel_seconds = 0.0
-        self.kernel_steps = 0
+        self._init_clock()
         with np.errstate(over="ignore", invalid="ignore"):  # (_check_start names it)
             self._evaluate_forces()
         e0 = self._s0[6]
@@ -159,6 +149,27 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
             self._start_stepper()
         self._record_now()
 
+    def _init_settings(self, model: Model, record_every: int, record_frames: bool,
+                       energy_tolerance: float | None, record_state: bool) -> None:
+        """The model and the recording settings (the constructor's arguments; both
+        drivers, issue #34)."""
+        self.model = model
+        self.record_state = bool(record_state)
+        if int(record_every) < 1:
+            raise SimulationError(f"record_every must be a positive integer, got {record_every}")
+        self.record_every = int(record_every)
+        self.record_frames = bool(record_frames)
+        self.energy_tolerance = energy_tolerance
+
+    def _init_clock(self) -> None:
+        """The clock at 0, no events, no kernel time yet (both drivers)."""
+        self.t = 0.0
+        self.step_index = 0
+        self._t_base, self._step_base = 0.0, 0  # t = t_base + (step - step_base) h
+        self.events: list[Event] = []
+        self.kernel_seconds = 0.0
+        self.kernel_steps = 0
+
     # ------------------------------------------------------------------ properties
     @property
     def integrator(self) -> IntegratorInfo:
@@ -169,18 +180,24 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         return None if self.ff.spherical else self.ff.inertia
 
     @property
+    def _statistics(self) -> np.ndarray:
+        """The kernels' statistics (``layout.IS_*``), which they add to."""
+        return self._work[6]
+
+    @property
     def iteration_stats(self) -> dict[str, float]:
         """Iterations of the implicit schemes since the start (or the last
         :meth:`reset_iteration_stats`): ``solves`` (Newton: body-steps; fixed point:
-        steps), ``iterations`` (total), ``mean`` and ``max`` per solve."""
-        st = self._work[6]
+        steps; a generalized model: steps of its smooth solves), ``iterations`` (total),
+        ``mean`` and ``max`` per solve."""
+        st = self._statistics
         solves = float(st[IS_SOLVES])
         return {"solves": solves, "iterations": float(st[IS_ITERATIONS]),
                 "mean": float(st[IS_ITERATIONS]) / solves if solves else 0.0,
                 "max": float(st[IS_MAX])}
 
     def reset_iteration_stats(self) -> None:
-        self._work[6][:] = 0.0
+        self._statistics[:] = 0.0
 
     @property
     def contact_stats(self) -> dict[str, float]:
@@ -206,11 +223,7 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
 
     @contact_tolerance.setter
     def contact_tolerance(self, tol: float) -> None:
-        tol = float(tol)
-        if not (math.isfinite(tol) and 0.0 < tol < 1.0):
-            raise SimulationError(f"the contact tolerance must lie in (0, 1), got {tol:g}; "
-                                  "try e.g. 1e-12")
-        self._work[5][IP_CONTACT_TOL] = tol
+        self._work[5][IP_CONTACT_TOL] = check_fraction(tol, "contact tolerance", "1e-12")
 
     @property
     def contact_max_iterations(self) -> int:
@@ -219,10 +232,7 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
 
     @contact_max_iterations.setter
     def contact_max_iterations(self, n: int) -> None:
-        if isinstance(n, bool) or int(n) != n or int(n) < 1:
-            raise SimulationError(f"the contact iteration limit must be a positive integer, "
-                                  f"got {n!r}")
-        self._work[5][IP_CONTACT_MAX_IT] = int(n)
+        self._work[5][IP_CONTACT_MAX_IT] = check_count(n, "contact iteration limit")
 
     @property
     def tolerance(self) -> float:
@@ -231,11 +241,7 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
 
     @tolerance.setter
     def tolerance(self, tol: float) -> None:
-        tol = float(tol)
-        if not (math.isfinite(tol) and 0.0 < tol < 1.0):
-            raise SimulationError(f"the iteration tolerance must lie in (0, 1), got {tol:g}; "
-                                  "try e.g. 1e-14")
-        self._work[5][IP_TOL] = tol
+        self._work[5][IP_TOL] = check_fraction(tol, "iteration tolerance", "1e-14")
 
     @property
     def state(self) -> State:
@@ -554,10 +560,34 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         if self.ff.has_history:
             self.series.springs[row] = self.ff.committed_springs_sparse()
 
-    def _call_kernel_chunk(self, n: int) -> tuple[int, int]:
+    def _records_ahead(self, n: int) -> tuple[int, int]:
+        """The first of the next ``n`` steps and how many of them are recorded (both
+        drivers' compiled calls)."""
         stride = self.record_every
         first = self.step_index + 1
-        n_rec = (self.step_index + n) // stride - (first - 1) // stride
+        return first, (self.step_index + n) // stride - (first - 1) // stride
+
+    def _after_kernel(self, n: int, done: int, t0: float) -> None:
+        """Count the compiled call (started at ``t0``, ``done`` of ``n`` steps) and move
+        the clock: ``t = t_base + (step − step_base) h``, whatever the chunking."""
+        if n > 0:
+            self.kernel_seconds += time.perf_counter() - t0
+            self.kernel_steps += done
+        if done:
+            self.step_index += done
+            self.t = self._t_base + (self.step_index - self._step_base) * self.h
+
+    def _record_steps(self, first: int, nrec: int) -> tuple[np.ndarray, np.ndarray]:
+        """The step indices and times of the ``nrec`` records of a call whose first step
+        was ``first`` (times from step indices, so that they do not depend on the
+        chunking)."""
+        stride = self.record_every
+        first_rec = ((first - 1) // stride + 1) * stride
+        steps = first_rec + stride * np.arange(nrec)
+        return steps, self._t_base + (steps - self._step_base) * self.h
+
+    def _call_kernel_chunk(self, n: int) -> tuple[int, int]:
+        first, n_rec = self._records_ahead(n)
         nb = self.ff.n_bodies
         nf = n_rec if self.record_frames else 0
         ns = nf if self.record_state else 0
@@ -575,20 +605,12 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         t0 = time.perf_counter()
         ff = self.ff.arrays
         done, nrec, status = _advance_kernel(
-            self._integrator.scheme_id, n, self.h, self.t, self.step_index, stride,
+            self._integrator.scheme_id, n, self.h, self.t, self.step_index, self.record_every,
             self._s0, self._s1, ff, self._work, e_ctrl, rec, self.record_frames,
             self._info, self._scratch(ff))
-        if n > 0:
-            self.kernel_seconds += time.perf_counter() - t0
-            self.kernel_steps += done
-        if done:
-            self.step_index += done
-            self.t = self._t_base + (self.step_index - self._step_base) * self.h
+        self._after_kernel(n, done, t0)
         r = slice(0, nrec)
-        # times from step indices, so that they do not depend on the chunking
-        first_rec = ((first - 1) // stride + 1) * stride
-        steps = first_rec + stride * np.arange(nrec)
-        times = self._t_base + (steps - self._step_base) * self.h
+        steps, times = self._record_steps(first, nrec)
         extra = {"step": steps}
         state = self.record_state and self.record_frames
         if state:

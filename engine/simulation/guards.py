@@ -17,6 +17,7 @@ from ..layout import (
     ERR_NONFINITE,
     ERR_RRP_LIMIT,
 )
+from ..stability import StabilityEstimate
 from .choice import SimulationError
 from .records import Failure
 
@@ -45,6 +46,15 @@ def _check_start(s0: tuple, e0: np.ndarray) -> None:
 class GuardsMixin:
     """The failure report of :class:`~.driver.Simulation` (a compiled loop that
     stopped early: the status it returned, read with the kernel's ``info``)."""
+
+    def _what_failed(self, status: int) -> tuple[str, str]:
+        """What a blow-up ``status`` (the energy tolerance passed, a non-finite state, or
+        another) says happened, and its :class:`~.records.Failure` kind (both drivers)."""
+        if status == ERR_ENERGY:
+            return f"the relative energy error reached {float(self._info[3]):.3g}", "energy"
+        if status == ERR_NONFINITE:
+            return "the state became non-finite", "non-finite"
+        return f"the kernel returned status {status}", "error"
 
     def _failure(self, status: int) -> Failure:
         stab = self.stability()
@@ -82,18 +92,9 @@ class GuardsMixin:
                    "kept.")
             return Failure("no-convergence", t, step, msg, stab,
                            {"contacts": nc, "iterations": its, "residual": res})
-        if status == ERR_ENERGY:
-            err = float(self._info[3])
-            what = f"the relative energy error reached {err:.3g}"
-            kind = "energy"
-        elif status == ERR_NONFINITE:
-            what = "the state became non-finite"
-            kind = "non-finite"
-        else:
-            what = f"the kernel returned status {status}"
-            kind = "error"
+        what, kind = self._what_failed(status)
         tol = self.energy_tolerance
-        if status == ERR_ENERGY and tol is not None and abs(err) < 0.01:
+        if status == ERR_ENERGY and tol is not None and abs(float(self._info[3])) < 0.01:
             msg = (f"the run stopped in the step after t = {t:.6g}: {what}, beyond the "
                    f"energy tolerance {tol:g} (the scheme's own error at h = {h:g}, not a "
                    "blow-up); raise the energy tolerance (rrp run --energy-tolerance) or "
@@ -107,6 +108,14 @@ class GuardsMixin:
         else:
             hint = (f"h = {h:g} is within the {limit}, but a stiffer interaction was "
                     "met; lower h")
-        msg = (f"the run blew up in the step after t = {t:.6g} ({what}): {hint}, then "
+        return self._blow_up("the run", what, kind, hint, stab)
+
+    def _blow_up(self, who: str, what: str, kind: str, hint: str,
+                 stab: StabilityEstimate) -> Failure:
+        """The :class:`~.records.Failure` of a blow-up in the step after :attr:`t`
+        (``what`` happened to ``who``; ``hint``: what to do), the last good state kept
+        (both drivers)."""
+        t = self.t
+        msg = (f"{who} blew up in the step after t = {t:.6g} ({what}): {hint}, then "
                f"resume from the last good state (t = {t:.6g}, kept).")
-        return Failure(kind, t, step, msg, stab, {"h": h})
+        return Failure(kind, t, self.step_index, msg, stab, {"h": self.h})
