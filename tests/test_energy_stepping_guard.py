@@ -158,11 +158,12 @@ def test_the_api_raises_on_a_broken_bound(monkeypatch):
     real = EnergyStepper.advance_to
     calls = {"n": 0}
 
-    def spun_up(self, t):
-        real(self, t)
+    def spun_up(self, t, poll=None):
+        done = real(self, t, poll)
         calls["n"] += 1
         if calls["n"] == 30 and hasattr(self._impl, "om"):
             self._impl.om *= 1.1
+        return done
 
     monkeypatch.setattr(EnergyStepper, "advance_to", spun_up)
     with pytest.raises(SimulationError) as err:
