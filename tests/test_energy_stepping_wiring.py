@@ -321,9 +321,9 @@ def test_a_resume_keeps_the_eps_of_a_run_saved_under_another_default(monkeypatch
     sim.advance(5)
     d = sim.resume_state()
     assert d["es_eps_rel"] == DEFAULT_EPS_REL
-    import engine.simulation as simulation
+    import engine.simulation.resume as resume  # (where the resume reads the default)
 
-    monkeypatch.setattr(simulation, "DEFAULT_EPS_REL", 10 * DEFAULT_EPS_REL)
+    monkeypatch.setattr(resume, "DEFAULT_EPS_REL", 10 * DEFAULT_EPS_REL)
     r = Simulation.from_resume_state(pendulum(), d)
     assert r.integrator.eps_rel == DEFAULT_EPS_REL
 

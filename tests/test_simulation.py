@@ -183,3 +183,24 @@ def test_check_h_and_check_integrator_change_nothing():
         sim.check_integrator("nope")
     assert sim.check_integrator("rk4").name == "rk4"
     assert sim.h == 1e-2 and sim.integrator.name == "rrp-newmark" and not sim.events
+
+
+def test_the_driver_package_keeps_its_names_and_shares_its_parts():
+    """Issue #34 §2, §4: ``engine.simulation`` is a package of modules under 800 lines,
+    every name imported from it before the split still is, and the generalized driver
+    inherits the shared parts instead of repeating them."""
+    from pathlib import Path
+
+    import engine.simulation as pkg
+    from engine.generalized.simulation import GeneralizedSimulation
+
+    for name in pkg.__all__:
+        assert getattr(pkg, name) is not None
+    for path in Path(pkg.__file__).parent.glob("*.py"):
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 800, path.name
+    own = vars(GeneralizedSimulation)
+    for shared in ("check_h", "check_integrator", "_check_integrator", "iteration_stats",
+                   "reset_iteration_stats", "_init_settings", "_init_clock",
+                   "_records_ahead", "_after_kernel", "_record_steps", "_what_failed",
+                   "_blow_up"):
+        assert shared not in own and hasattr(GeneralizedSimulation, shared), shared

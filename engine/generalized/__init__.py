@@ -7,5 +7,5 @@ schemes that drive them (docs/physics.md §3.9, generalized, physics.md §3.9, �
 * :mod:`.schemes` — ``moreau``, ``moreau-symmetric`` and ``moreau-variational`` as Numba
   kernels and their compiled stepping loop;
 * :mod:`.simulation` — :class:`GeneralizedSimulation`, the driver that
-  ``engine.simulation.Simulation`` returns for such a model.
+  ``engine.drivers.simulation_for`` makes for such a model.
 """

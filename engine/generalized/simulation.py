@@ -1,6 +1,8 @@
 """The driver of models in generalized coordinates (the spring pendulum): the interface
-of :class:`engine.simulation.Simulation` (which returns this class for a model with
-``coordinates == "generalized"``) over the compiled loop of :mod:`.schemes`.
+of :class:`engine.simulation.Simulation` (whose shared parts it inherits: the settings,
+the clock, the record bookkeeping, the checks and the blow-up report, issue #34 §4)
+over the compiled loop of :mod:`.schemes`; made for a model with
+``coordinates == "generalized"`` by :func:`engine.drivers.simulation_for`.
 
 The physical state shared by all schemes is the node ``(q_k, v_k)``; each scheme keeps
 its own velocity variable (``u_k`` for ``moreau``, ``u_{k−1}`` for the two-step schemes)
@@ -20,19 +22,14 @@ from ..layout import (
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_TOLERANCE,
     ERR_CONTACT,
-    ERR_ENERGY,
     ERR_NO_CONVERGENCE,
-    ERR_NONFINITE,
     IS_CONTACT_ITERATIONS,
     IS_CONTACT_MAX,
     IS_CONTACT_SOLVES,
     IS_CONTACTS,
     IS_IMPACTS,
-    IS_ITERATIONS,
-    IS_MAX,
     IS_PENETRATION,
     IS_PERCUSSIONS,
-    IS_SOLVES,
     N_ENERGY,
     N_IS,
     OK,
@@ -48,8 +45,8 @@ from ..simulation import (
     StepReport,
     TimeSeries,
     check_step,
-    integrator_for,
 )
+from ..simulation.choice import check_count, check_fraction
 from ..stability import StabilityEstimate
 from ..state import State
 from . import schemes as S
@@ -76,23 +73,13 @@ class GeneralizedSimulation(Simulation):
         if getattr(model, "coordinates", "bodies") != self.COORDINATES:
             raise SimulationError(f"model {model.name!r} is not in generalized coordinates: "
                                   "make its simulation with engine.simulation_for(model, …)")
-        self.model = model
-        self.record_state = bool(record_state)
+        self._init_settings(model, record_every, record_frames, energy_tolerance,
+                            record_state)
         self.system = model.system
         self.sp = np.ascontiguousarray(self.system.sp, dtype=np.float64)
-        if int(record_every) < 1:
-            raise SimulationError(f"record_every must be a positive integer, got {record_every}")
-        self.record_every = int(record_every)
-        self.record_frames = bool(record_frames)
-        self.energy_tolerance = energy_tolerance
         self.ff = model.forcefield
         self.aux: dict[str, np.ndarray] = {}
-        self.t = 0.0
-        self.step_index = 0
-        self._t_base, self._step_base = 0.0, 0
-        self.events: list[Event] = []
-        self.kernel_seconds = 0.0
-        self.kernel_steps = 0
+        self._init_clock()
         self._stats = np.zeros(N_IS)
         self._ctrl = np.zeros(S.N_CTRL)
         self._ctrl[S.C_TOL] = DEFAULT_TOLERANCE
@@ -113,8 +100,7 @@ class GeneralizedSimulation(Simulation):
         self._set_node(q0, q1, v0, v1, 0.0)
         e0 = self.energy
         self.e_ref = float(e0.sum())
-        self.e_scale = abs(self.e_ref) if self.e_ref != 0.0 else max(1.0, float(
-            np.abs(e0).sum()))
+        self.e_scale = _energy_scale(e0)
         snap = self.snapshot()
         m = self.system.mass
         self.p_scale = max(m * float(np.linalg.norm(snap.v[0])), m * math.sqrt(
@@ -130,14 +116,10 @@ class GeneralizedSimulation(Simulation):
         return S.SCHEME_IDS[self._integrator.name]
 
     @property
-    def iteration_stats(self) -> dict[str, float]:
-        """Newton iterations of the smooth solves (steps of the implicit schemes):
-        ``solves``, ``iterations``, ``mean`` and ``max`` per solve."""
-        st = self._stats
-        solves = float(st[IS_SOLVES])
-        return {"solves": solves, "iterations": float(st[IS_ITERATIONS]),
-                "mean": float(st[IS_ITERATIONS]) / solves if solves else 0.0,
-                "max": float(st[IS_MAX])}
+    def _statistics(self) -> np.ndarray:
+        """The loop's statistics (``layout.IS_*``): Newton iterations of the smooth
+        solves (steps of the implicit schemes) and the contact solves."""
+        return self._stats
 
     @property
     def contact_stats(self) -> dict[str, float]:
@@ -152,9 +134,6 @@ class GeneralizedSimulation(Simulation):
                 "max_iterations": float(st[IS_CONTACT_MAX]),
                 "penetration": float(st[IS_PENETRATION])}
 
-    def reset_iteration_stats(self) -> None:
-        self._stats[:] = 0.0
-
     @property
     def tolerance(self) -> float:
         """Newton tolerance on the size of the update relative to ``1 + |u|``."""
@@ -162,11 +141,7 @@ class GeneralizedSimulation(Simulation):
 
     @tolerance.setter
     def tolerance(self, tol: float) -> None:
-        tol = float(tol)
-        if not (math.isfinite(tol) and 0.0 < tol < 1.0):
-            raise SimulationError(f"the iteration tolerance must lie in (0, 1), got {tol:g}; "
-                                  "try e.g. 1e-14")
-        self._ctrl[S.C_TOL] = tol
+        self._ctrl[S.C_TOL] = check_fraction(tol, "iteration tolerance", "1e-14")
 
     @property
     def max_iterations(self) -> int:
@@ -175,9 +150,7 @@ class GeneralizedSimulation(Simulation):
 
     @max_iterations.setter
     def max_iterations(self, n: int) -> None:
-        if isinstance(n, bool) or int(n) != n or int(n) < 1:
-            raise SimulationError(f"the iteration cap must be a positive integer, got {n!r}")
-        self._ctrl[S.C_MAX_IT] = int(n)
+        self._ctrl[S.C_MAX_IT] = check_count(n, "iteration cap")
 
     @property
     def node(self) -> tuple[np.ndarray, np.ndarray]:
@@ -282,15 +255,6 @@ class GeneralizedSimulation(Simulation):
         om = math.sqrt(sp[SP_K] / sp[SP_M] + sp[SP_G] / sp[SP_L0])
         return StabilityEstimate(2.0 / om, om, "spring and gravity", 0, math.inf)
 
-    def check_h(self, h: float, integrator: str | None = None) -> float:
-        info = self._integrator if integrator is None else self._check_integrator(integrator)
-        return self._check_h(h, info)
-
-    def check_integrator(self, name: str) -> IntegratorInfo:
-        info = self._check_integrator(name)
-        self._check_h(self.h, info)
-        return info
-
     def checkpoint(self) -> tuple:
         """Everything needed to come back to this instant (copies)."""
         return (self._s.copy(), self.t, self.step_index, self._integrator, self.h,
@@ -343,15 +307,10 @@ class GeneralizedSimulation(Simulation):
         else:
             self._s[4] = D
         if energy_reference is None:
-            e = self.energy
-            e_ref = float(e.sum())
-            self.e_scale = abs(e_ref) if e_ref != 0.0 else max(1.0, float(np.abs(e).sum()))
+            self.e_scale = _energy_scale(self.energy)
         self._after_frame(keep_clock, energy_reference, frame)
 
     # ------------------------------------------------------------------ internals
-    def _check_integrator(self, name: str) -> IntegratorInfo:
-        return integrator_for(self.model, name)
-
     def _check_h(self, h: float, info: IntegratorInfo) -> float:
         return check_step(h)
 
@@ -378,9 +337,7 @@ class GeneralizedSimulation(Simulation):
         return {"v": np.array([[[vx, vy, 0.0]]]), "gq": q[None], "gv": v[None]}
 
     def _call_kernel_chunk(self, n: int) -> tuple[int, int]:
-        stride = self.record_every
-        first = self.step_index + 1
-        n_rec = (self.step_index + n) // stride - (first - 1) // stride
+        first, n_rec = self._records_ahead(n)
         nf = n_rec if self.record_frames else 0
         rec = (np.empty((n_rec, N_ENERGY)), np.empty((n_rec, 3)), np.empty((n_rec, 3)),
                np.empty((nf, 1, 3)), np.empty((nf, 1, 4)), np.empty((nf, 1, 3)))
@@ -389,20 +346,14 @@ class GeneralizedSimulation(Simulation):
         c[S.C_E_SCALE] = getattr(self, "e_scale", 1.0)
         c[S.C_E_TOL] = self.energy_tolerance if self.energy_tolerance is not None else 0.0
         t0 = time.perf_counter()
-        done, nrec, status = S.run(self._scheme, n, self.h, self.step_index, stride, self.sp,
+        done, nrec, status = S.run(self._scheme, n, self.h, self.step_index,
+                                   self.record_every, self.sp,
                                    self._s, self._s1, c, self._stats, self._info, self._o,
                                    self._e_row, self._pl, self._frame, *rec,
                                    self.record_frames)
-        if n > 0:
-            self.kernel_seconds += time.perf_counter() - t0
-            self.kernel_steps += done
-        if done:
-            self.step_index += done
-            self.t = self._t_base + (self.step_index - self._step_base) * self.h
+        self._after_kernel(n, done, t0)
         r = slice(0, nrec)
-        first_rec = ((first - 1) // stride + 1) * stride
-        steps = first_rec + stride * np.arange(nrec)
-        times = self._t_base + (steps - self._step_base) * self.h
+        steps, times = self._record_steps(first, nrec)
         extra = {"step": steps}
         if self.record_state and self.record_frames:
             extra.update(self._state_row() if nrec else {
@@ -428,17 +379,16 @@ class GeneralizedSimulation(Simulation):
             msg = (f"{name}: the contact solve at t = {t:.6g} gave a negative percussion "
                    f"(the impact law has no solution at h = {h:g}); lower h; {keep}.")
             return Failure("no-convergence", t, step, msg, stab, {})
-        if status == ERR_ENERGY:
-            what, kind = f"the relative energy error reached {float(self._info[3]):.3g}", \
-                "energy"
-        elif status == ERR_NONFINITE:
-            what, kind = "the state became non-finite", "non-finite"
-        else:
-            what, kind = f"the kernel returned status {status}", "error"
+        what, kind = self._what_failed(status)
         hint = (f"h = {h:g} exceeds the {stab.describe()}; lower h below "
                 f"{stab.h_stable:.2g}" if h > stab.h_stable else
                 f"h = {h:g} is within the {stab.describe()}; lower h or use "
                 "moreau-symmetric (moreau is first order with a velocity-dependent h)")
-        msg = (f"{name} blew up in the step after t = {t:.6g} ({what}): {hint}, then "
-               f"resume from the last good state (t = {t:.6g}, kept).")
-        return Failure(kind, t, step, msg, stab, {"h": h})
+        return self._blow_up(name, what, kind, hint, stab)
+
+
+def _energy_scale(e: np.ndarray) -> float:
+    """The energy scale of a generalized model from its energy components ``e``: ``|E|``,
+    or ``max(1, Σ|eᵢ|)`` where ``E = 0``."""
+    e_ref = float(e.sum())
+    return abs(e_ref) if e_ref != 0.0 else max(1.0, float(np.abs(e).sum()))
