@@ -215,8 +215,9 @@ def read_status(f: h5py.File) -> tuple[str, str]:
     ``("running", "")`` — not closed — where they cannot be read or do not match
     ``status_digest`` (a writer killed while it marked the file: the attributes are
     rewritten before their digest, so a kill in between leaves them unconfirmed, and
-    ``rrp run --resume`` verifies the data and finishes the file; issue #36 items 2b, 3).
-    A file written before the digest is read as it says."""
+    ``rrp run --resume`` verifies the data and finishes the file; issue #36 items 2b, 3;
+    only a ``.partial`` can be left so: in a renamed file :func:`header_problems` calls
+    it damage).  A file written before the digest is read as it says."""
     try:
         a = f.attrs
         status, message = _s(a.get("status", "unknown")), _s(a.get("message", ""))
@@ -268,7 +269,18 @@ def header_problems(f: h5py.File) -> list[str]:
     elif stored is not None and _s(stored) != header_digest(f):
         out.append("its header (the run's attributes, parameters and constants) does not "
                    "match its digest: changed after writing")
-    return out  # (the status attributes: read_status, "not closed" where unconfirmed)
+    if not str(f.filename).endswith(".partial"):
+        try:
+            stored = a.get(STATUS_DIGEST)
+            ok = stored is None or _s(stored) == status_digest(f)
+        except OSError:
+            ok = False
+        if not ok:
+            out.append("its status attributes do not match their digest: changed after "
+                       "writing")
+    # (a .partial's status may be unconfirmed by a writer killed while it marked the
+    # file: read_status reads it as not closed, and --resume finishes it)
+    return out
 
 
 def missing_from_layout(f: h5py.File) -> list[str] | None:
