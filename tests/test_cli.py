@@ -102,6 +102,8 @@ def test_run_json_summary(pendulum_summary):
     assert s["identically_zero"] == ["P_x", "P_y", "P_z"]  # (issue #33 item 10)
     assert s["us_per_step"] > 0 and s["steps_per_second"] > 0
     assert s["steps_per_second"] == pytest.approx(1e6 / s["us_per_step"], rel=1e-9)
+    # the stepping thread's own CPU a step (issue #36 item 15): not more than its wall time
+    assert 0 < s["us_per_step_cpu"] <= 1.05 * s["us_per_step"] + 0.05
     assert s["version"] == __version__
     assert s["parameters"] == {p.name: p.default for p in MODELS["pendulum"].schema}
 

@@ -86,6 +86,7 @@ class GeneralizedSimulation(Simulation):
         self._t_base, self._step_base = 0.0, 0
         self.events: list[Event] = []
         self.kernel_seconds = 0.0
+        self.kernel_cpu_seconds = 0.0  # (the stepping thread's CPU: issue #36 item 15)
         self.kernel_steps = 0
         self._stats = np.zeros(N_IS)
         self._ctrl = np.zeros(S.N_CTRL)
@@ -382,13 +383,14 @@ class GeneralizedSimulation(Simulation):
         c[S.C_E_REF] = getattr(self, "e_ref", 0.0)
         c[S.C_E_SCALE] = getattr(self, "e_scale", 1.0)
         c[S.C_E_TOL] = self.energy_tolerance if self.energy_tolerance is not None else 0.0
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         done, nrec, status = S.run(self._scheme, n, self.h, self.step_index, stride, self.sp,
                                    self._s, self._s1, c, self._stats, self._info, self._o,
                                    self._e_row, self._pl, self._frame, *rec,
                                    self.record_frames)
         if n > 0:
             self.kernel_seconds += time.perf_counter() - t0
+            self.kernel_cpu_seconds += time.thread_time() - c0
             self.kernel_steps += done
         if done:
             self.step_index += done
