@@ -765,7 +765,7 @@ class RunWriter:
         self._put(d("momentum/linear"), a["P"])
         self._put(d("momentum/angular"), a["L"])
         if not self.frames:
-            self._digests.write(self._d, self._append)
+            self._digests.write(self._d, self._put)
             return
         gb = self.f["bodies"]
         self._put(d("bodies/position"), a["x"])
@@ -785,7 +785,7 @@ class RunWriter:
                 self._put(d(f"generalized/{c}"), a.get("g" + c, np.full((k, 2), np.nan)))
         if self._springs:
             self._append_springs(springs or [None] * k)
-        self._digests.write(self._d, self._append)  # (after the data: issue #36 item 2)
+        self._digests.write(self._d, self._put)  # (after the data: issue #36 item 2)
 
     def _checkpoint_due(self) -> bool:
         """Whether a flush writes the checkpoint: always while the last one was cheap,
