@@ -114,7 +114,6 @@ def test_a_frame_that_reads_as_the_fill_value_is_damage(pend, tmp_path):
     assert report.frames == 16 and not report.resumable
     with RunFile(bad) as rf:
         rf.frame(15)
-        rf.frame(20)  # (the next chunk)
         with pytest.raises(RunFileError, match="frame 17 cannot be read"):
             rf.frame(17)
         assert not rf.can_branch(17)[0]
@@ -334,7 +333,7 @@ def test_damaged_metadata_is_one_line_on_every_read_path(pend, tmp_path):
     pytest.importorskip("pyvista")
     meta = _metadata_bytes(pend)
     rng = random.Random(36)
-    cases = [(int(meta[rng.randrange(len(meta))]), rng.randrange(1, 256)) for _ in range(50)]
+    cases = [(int(meta[rng.randrange(len(meta))]), rng.randrange(1, 256)) for _ in range(100)]
     data = pend.read_bytes()
     cases.append((data.find(b"HEAP"), ord("H") ^ ord("X")))  # bad local heap signature
     cases.append((data.find(b"TREE"), ord("T") ^ ord("X")))  # wrong B-tree signature
@@ -345,7 +344,9 @@ def test_damaged_metadata_is_one_line_on_every_read_path(pend, tmp_path):
         wrong, seen = _every_read_path(bad, tmp_path)
         assert not wrong, f"byte {at} ^ {x}: {wrong}"
         damaged += seen
-    assert damaged >= 10  # (the flips do reach what is read: most of the rest is free)
+    # (the flips do reach what is read: most of the rest is free; 100 flips since the
+    # frames' chunks are fewer, issue #36 item 15, and so are their index's entries)
+    assert damaged >= 10
 
 
 def test_the_campaigns_bad_local_heap_is_one_line_in_resume_and_gui(pend, tmp_path):
