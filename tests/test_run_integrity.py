@@ -489,7 +489,7 @@ def test_the_springs_are_checked_too(tmp_path):
 
 # ------------------------------------------------------------------ the window
 @pytest.mark.gui
-def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, good, tmp_path):
+def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, tmp_path):
     pytest.importorskip("pytestqt")
     pytest.importorskip("pyvistaqt")
     if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
@@ -499,10 +499,13 @@ def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, good, 
     from app.gui.main_window import MainWindow
 
     qtbot = request.getfixturevalue("qtbot")
-    bad = tmp_path / "run.h5"
-    shutil.copy(good, bad)
+    bad = tmp_path / "run.h5"  # (the torus: 151 frames, chunks of 64, issue #36 item 15)
+    sim = Simulation(load_scenario("torus").build_model(), "rrp-newmark", 1e-3,
+                     record_every=1)
+    with RunWriter(bad, sim, scenario="torus"):
+        assert sim.advance(150).ok
     _damage(bad, "no-momentum-linear")
-    flip(bad, "bodies/position", row=5)
+    flip(bad, "bodies/position", row=70)  # the chunk of frames 64–127
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     w = MainWindow(None, settings=settings, run=bad)
     w.resize(1000, 700)
@@ -512,10 +515,10 @@ def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, good, 
     text = w.banner.text()
     assert w.banner.isVisible() and "\n" not in text
     assert text.startswith("damaged run file: ") and "/momentum/linear is missing" in text
-    w.timeline.slider.setValue(4)
-    assert w.replay_index == 4
-    w.timeline.slider.setValue(5)  # fails its checksum: a banner, the view stays
-    assert w.replay_index == 4 and "frame 5 cannot be read" in w.banner.text()
+    w.timeline.slider.setValue(63)
+    assert w.replay_index == 63
+    w.timeline.slider.setValue(64)  # fails its checksum: a banner, the view stays
+    assert w.replay_index == 63 and "frame 64 cannot be read" in w.banner.text()
     assert "\n" not in w.banner.text()
 
 
