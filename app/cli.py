@@ -363,6 +363,8 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
     drift = momentum_drift(a["P"], a["L"])
     scale = {k: (sim.p_scale if k.startswith("P") else sim.l_scale) for k in drift}
     us = 1e6 * sim.kernel_seconds / sim.kernel_steps if sim.kernel_steps else float("nan")
+    cpu = (1e6 * sim.kernel_cpu_seconds / sim.kernel_steps if sim.kernel_steps
+           else float("nan"))  # (the stepping thread's own CPU: issue #36 item 15)
     events = _event_summary(sim, a, total) if sim.integrator.event_driven else {}
     summary: dict[str, Any] = {
         "scenario": scenario,
@@ -383,6 +385,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         "stability_limit_h": stab.h_stable,
         "accuracy_guide_h": sim.accuracy_guide() if guide is None else guide,
         "us_per_step": us,
+        "us_per_step_cpu": cpu,
         "steps_per_second": 1e6 / us if us == us and us > 0 else None,
         "startup_seconds": t_prep,
         "records": int(len(a["t"])),
@@ -600,7 +603,8 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
               "µs per recording interval (engine only: JIT and I/O excluded)")
     elif s["us_per_step"] == s["us_per_step"]:
         print(f"  speed       {s['us_per_step']:.3g} µs/step, {s['steps_per_second']:,.0f} "
-              "steps/s (engine only: JIT and I/O excluded)")
+              "steps/s (engine only: JIT and I/O excluded); "
+              f"{s['us_per_step_cpu']:.3g} µs/step of the stepping thread's CPU")
     if s["output"]:
         print(f"  output      {s['output']} ({s['records']} records)")
 

@@ -9,8 +9,9 @@ pairs), as ``rrp run`` drives it: the scenario's model, scheme, ``h`` and record
 file's layout, frame 0 and the first checkpoint) is timed inside the run with ``--out``,
 as the command pays it.  Reported per case: the wall time of each (median of the
 repeats), their ratio, the cost of a record (the difference over the records written),
-the "engine only" figure of the summary (µs a step in the compiled loop) with and
-without the file, and the writer's own account (its thread's time in records and
+the "engine only" figure of the summary (µs a step in the compiled loop, wall clock)
+and the stepping thread's own CPU a step (``us_per_step_cpu``) with and without the
+file, and the writer's own account (its thread's time in records and
 checkpoints, the stepping's time blocked in ``flush``, the datasets' write calls).
 
 Cases (``--cases``): ``torus`` (the scenario's defaults, ``--t-end`` 10: 1 001
@@ -24,6 +25,7 @@ command, the commit, the date, the machine and the load average) unless ``--no-s
 
     python benchmarks/bench_record_cost.py [--cases torus pile ...] [--commands torus]
         [--repeat 5] [--t-end 10] [--pile-t-end 1] [--threads N] [--json] [--no-save]
+        [--save-as record_cost.json]
 """
 
 from __future__ import annotations
@@ -91,9 +93,11 @@ def run_once(scenario: str, overrides: dict, every: int | None, t_end: float,
     if o.status != "complete":
         raise RuntimeError(f"{scenario}: {o.status}: {o.message}")
     r = {"wall_s": wall, "records": int(sim.series.n), "steps": int(sim.step_index),
-         "engine_us_per_step": 1e6 * sim.kernel_seconds / max(1, sim.kernel_steps)}
+         "engine_us_per_step": 1e6 * sim.kernel_seconds / max(1, sim.kernel_steps),
+         "engine_cpu_us_per_step": 1e6 * sim.kernel_cpu_seconds / max(1, sim.kernel_steps)}
     if writer is not None:
         r.update({"writer_records_s": writer.seconds["records"],
+                  "writer_records_cpu_s": writer.seconds.get("records_cpu"),
                   "writer_checkpoint_s": writer.seconds["checkpoint"],
                   "blocked_s": writer.seconds["blocked"],
                   "checkpoints": writer.checkpoints_written,
@@ -127,7 +131,8 @@ def command_once(scenario: str, overrides: dict, every: int | None, t_end: float
     if out is not None:
         out.unlink()
     return {"wall_s": wall, "records": int(s["records"]), "steps": int(s["steps"]),
-            "engine_us_per_step": float(s["us_per_step"])}
+            "engine_us_per_step": float(s["us_per_step"]),
+            "engine_cpu_us_per_step": float(s["us_per_step_cpu"])}
 
 
 def measure(case: str, repeat: int, t_end: float, directory: Path,
@@ -162,8 +167,13 @@ def measure(case: str, repeat: int, t_end: float, directory: Path,
             "us_per_record": 1e6 * (out - plain) / records,
             "engine_us_per_step_plain": med("plain", "engine_us_per_step"),
             "engine_us_per_step_out": med("out", "engine_us_per_step"),
+            "engine_cpu_us_per_step_plain": med("plain", "engine_cpu_us_per_step"),
+            "engine_cpu_us_per_step_out": med("out", "engine_cpu_us_per_step"),
             "writer_records_s": med("out", "writer_records_s"),
             "writer_us_per_record": None if writer is None else 1e6 * writer / records,
+            "writer_cpu_us_per_record": (None if med("out", "writer_records_cpu_s") is None
+                                         else 1e6 * med("out", "writer_records_cpu_s")
+                                         / records),
             "writer_checkpoint_s": med("out", "writer_checkpoint_s"),
             "blocked_s": med("out", "blocked_s"),
             "checkpoints": med("out", "checkpoints"),
@@ -189,6 +199,8 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--no-save", action="store_true",
                     help="do not write benchmarks/results/record_cost.json")
+    ap.add_argument("--save-as", default="record_cost.json",
+                    help="the file in benchmarks/results/ the result is written to")
     args = ap.parse_args()
     if args.threads is not None:
         from engine.parallel import set_threads
@@ -215,16 +227,21 @@ def main() -> None:
                       f"{r['ratio']:.2f}× (pairs {min(r['ratio_per_pair']):.2f}–"
                       f"{max(r['ratio_per_pair']):.2f}); {r['us_per_record']:.1f} µs a "
                       f"record; engine {r['engine_us_per_step_plain']:.3g} → "
-                      f"{r['engine_us_per_step_out']:.3g} µs/step; load "
+                      f"{r['engine_us_per_step_out']:.3g} µs/step (CPU "
+                      f"{r['engine_cpu_us_per_step_plain']:.3g} → "
+                      f"{r['engine_cpu_us_per_step_out']:.3g}); load "
                       f"{r['load'][0]:.2f}", flush=True)
             elif not args.json:
                 print(f"{case:>24}: {r['records']} records, {r['steps']} steps: plain "
                       f"{r['wall_plain_s']:.3f} s, --out {r['wall_out_s']:.3f} s = "
                       f"{r['ratio']:.2f}× (pairs {min(r['ratio_per_pair']):.2f}–"
                       f"{max(r['ratio_per_pair']):.2f}); {r['us_per_record']:.1f} µs a "
-                      f"record (writer thread {r['writer_us_per_record']:.1f}); engine "
+                      f"record (writer thread {r['writer_us_per_record']:.1f}, its CPU "
+                      f"{r['writer_cpu_us_per_record']:.1f}); engine "
                       f"{r['engine_us_per_step_plain']:.3g} → "
-                      f"{r['engine_us_per_step_out']:.3g} µs/step; checkpoints "
+                      f"{r['engine_us_per_step_out']:.3g} µs/step (CPU "
+                      f"{r['engine_cpu_us_per_step_plain']:.3g} → "
+                      f"{r['engine_cpu_us_per_step_out']:.3g}); checkpoints "
                       f"{r['checkpoints']} ({r['writer_checkpoint_s']:.3f} s), blocked "
                       f"{r['blocked_s']:.3f} s, dataset writes {r['dataset_writes']}; "
                       f"load {r['load'][0]:.2f}", flush=True)
@@ -233,7 +250,7 @@ def main() -> None:
     meta["load_after"] = os.getloadavg()
     result = {**meta, "cases": rows}
     if not args.no_save:
-        dest = ROOT / "benchmarks" / "results" / "record_cost.json"
+        dest = ROOT / "benchmarks" / "results" / args.save_as
         dest.write_text(json.dumps(result, indent=1, default=float) + "\n")
     if args.json:
         print(json.dumps(result, indent=1, default=float))

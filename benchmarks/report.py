@@ -314,6 +314,47 @@ def es_records(results: dict) -> str:
     return "\n\n".join(texts + [table(cols, rows, "llrr")])
 
 
+def record_cost_round2(results: dict) -> str:
+    """What a record costs after round 2 of issue #36 item 15 (small models' frames
+    several to a chunk, uncompressed; ``record_cost_round2.json``): the wall ratio, the
+    writer's CPU a record and the stepping thread's wall and CPU µs a step."""
+    data = results["record_cost_round2"]
+    rows = []
+    for c in sorted(data["cases"], key=lambda c: (c["mode"] == "run loop", c["case"])):
+        whole = c["mode"] != "run loop"
+        name = CASE_NAMES.get((c["case"], "command" if whole else "run loop"),
+                              f"{c['case']}, {c['mode']}")
+        pairs = c["ratio_per_pair"]
+        wcpu = c.get("writer_cpu_us_per_record")
+        rows.append([
+            f"{name} ({c['records']:,})".replace(",", " "),
+            f"{sig(c['wall_plain_s'])} → {sig(c['wall_out_s'])} s",
+            f"{c['ratio']:.2f}× ({min(pairs):.2f}–{max(pairs):.2f})",
+            f"{sig(wcpu)} µs" if wcpu is not None and not whole else "—",
+            f"{sig(c['engine_us_per_step_plain'])} → {sig(c['engine_us_per_step_out'])}",
+            f"{sig(c['engine_cpu_us_per_step_plain'])} → "
+            f"{sig(c['engine_cpu_us_per_step_out'])}"])
+    cols = ["case (records)", "plain → `--out`", "ratio (pairs)", "writer's CPU a record",
+            "engine wall µs/step", "engine CPU µs/step"]
+    return caption(data) + "\n\n" + table(cols, rows)
+
+
+def frame_filters(results: dict) -> str:
+    """The frames' filters and chunking (``bench_frame_filters.py``,
+    ``frame_filters.json``): the writer's CPU a record and the file against the raw
+    frames, by filter (none and LZF; the file has shuffle and gzip too) and frames a chunk
+    K."""
+    data = results["frame_filters"]
+    loads = [r["load"] for r in data["rows"] if "load" in r]
+    head = dict(data, load=f"load average {min(loads):.1f}–{max(loads):.1f} on the 2 CPUs"
+                f"{' (other jobs)' if max(loads) > 3 else ''}") if loads else data
+    rows = [[f"{r['case']} ({r['bodies']:,} bodies)".replace(",", " "), r["filter"],
+             str(r["k"]), f"{sig(r['cpu_us_per_record'])} µs", f"{r['of_raw']:.2f}"]
+            for r in data["rows"] if r["filter"] in ("none", "lzf")]
+    cols = ["frames", "filter", "K", "writer's CPU a record", "file / raw"]
+    return caption(head) + "\n\n" + table(cols, rows, "llrrr")
+
+
 COMPUTED: dict[str, Callable[[dict], str]] = {
     "claims": claims,
     "es_records": es_records,
@@ -323,6 +364,8 @@ COMPUTED: dict[str, Callable[[dict], str]] = {
     "pile_lammps": pile_lammps,
     "pile_curve": pile_curve,
     "record_cost": record_cost,
+    "record_cost_round2": record_cost_round2,
+    "frame_filters": frame_filters,
 }
 
 

@@ -102,6 +102,8 @@ def test_run_json_summary(pendulum_summary):
     assert s["identically_zero"] == ["P_x", "P_y", "P_z"]  # (issue #33 item 10)
     assert s["us_per_step"] > 0 and s["steps_per_second"] > 0
     assert s["steps_per_second"] == pytest.approx(1e6 / s["us_per_step"], rel=1e-9)
+    # the stepping thread's own CPU a step (issue #36 item 15): not more than its wall time
+    assert 0 < s["us_per_step_cpu"] <= 1.05 * s["us_per_step"] + 0.05
     assert s["version"] == __version__
     assert s["parameters"] == {p.name: p.default for p in MODELS["pendulum"].schema}
 
@@ -138,7 +140,9 @@ def test_torus_output_layout(torus_run):
     with h5py.File(torus_run, "r") as f:
         assert {"time", "energy", "momentum", "bodies", "parameters"} <= set(f)
         assert set(f) <= {"time", "energy", "momentum", "bodies", "parameters", "events",
-                          "model", "checkpoint", "checkpoint_alt"}  # schema 2 (output.md)
+                          "model", "checkpoint", "checkpoint_alt",
+                          "checks"}  # schema 2 (output.md); /checks: the row digests (#36)
+        assert "checks" in f and {"series", "frames"} <= set(f["checks"])
         assert f.attrs["schema_version"] == 2
         np.testing.assert_array_equal(f["model/bonds"][()], model.forcefield.bonds)
         t = f["time"][()]

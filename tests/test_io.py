@@ -299,21 +299,51 @@ def _torus_run(tmp_path, name, every=5, steps=40, **kw):
     return sim, w
 
 
-def test_frames_are_chunked_by_whole_frames_and_compressed(tmp_path):
-    from engine.io.hdf5 import FRAME_BLOCK_BODIES, frame_chunks
+def test_frames_are_chunked_by_whole_frames(tmp_path):
+    """Issue #36 item 15: a small model's frames are chunks of several frames,
+    uncompressed (rewritten in place as they fill); a large model's frame is a chunk of
+    its own, LZF-compressed, split into blocks of bodies."""
+    from engine.io.hdf5 import FRAME_BLOCK_BODIES, FRAME_CHUNK_FRAMES, frame_chunks
 
     _torus_run(tmp_path, "t.h5")
     with h5py.File(tmp_path / "t.h5", "r") as f:
         for c in FRAME_COLUMNS:
             ds = f["bodies"][c]
             n, w = ds.shape[1:]
-            assert ds.chunks == frame_chunks(n, w) == (1, 80, w), c
-            assert ds.compression == "lzf", c
+            assert ds.chunks == frame_chunks(n, w) == (FRAME_CHUNK_FRAMES, 80, w), c
+            assert ds.compression is None and ds.fletcher32, c
             assert ds.shape[0] == 9 and np.all(np.isfinite(ds[()])), c
-    # a large model: one frame per chunk, split into blocks of bodies
+    # the same number of frames a chunk for every width; one frame from 4 097 bodies
+    assert frame_chunks(4096, 3)[0] == frame_chunks(4096, 4)[0] == 2
+    assert frame_chunks(4097, 4) == (1, 4097, 4)
     assert frame_chunks(10**6, 4) == (1, FRAME_BLOCK_BODIES, 4)
     assert frame_chunks(50_000, 3) == (1, 50_000, 3)
-    assert frame_chunks(1, 3) == (1, 1, 3)
+    assert frame_chunks(1, 3) == (FRAME_CHUNK_FRAMES, 1, 3)
+
+
+def test_a_chunk_of_frames_is_rewritten_where_it_is(tmp_path):
+    """Issue #36 item 15: the chunk that takes the frames of one flush after another
+    keeps its place and length in the file (never moved: the frames written before
+    stay where the chunk index on disk points), and a large model's frames are
+    compressed, one frame a chunk."""
+    from engine.io.hdf5 import frame_chunks, frame_filters
+
+    sc = load_scenario("torus")
+    sim = Simulation(sc.build_model(), sc.run.integrator, sc.run.h, record_every=1)
+    w = RunWriter(tmp_path / "t.h5", sim)
+    places = set()
+    for _ in range(5):
+        sim.advance(3)
+        w.flush()
+        info = w.f["bodies/position"].id.get_chunk_info(0)
+        places.add((info.byte_offset, info.size))
+    w.close()
+    assert len(places) == 1, places
+    with h5py.File(tmp_path / "t.h5", "r") as f:
+        assert f["bodies/position"].shape[0] == 16
+        assert f["bodies/position"].id.get_num_chunks() == 1
+    assert frame_filters(frame_chunks(10**5, 4)) == {"compression": "lzf"}
+    assert frame_filters(frame_chunks(80, 4)) == {}
 
 
 def test_cli_every_writes_a_frame_every_so_many_steps(tmp_path):

@@ -20,6 +20,7 @@ import pytest
 
 from engine.io import RunFile, RunFileError, RunWriter, read_run
 from engine.io.digests import stamp_status
+from engine.io.hdf5 import frame_filters
 from engine.io.verify import check_run, checkpoint_digest, verify_run
 from engine.scenarios import load_scenario
 from engine.simulation import Simulation
@@ -125,8 +126,10 @@ def test_every_dataset_carries_a_checksum_and_every_checkpoint_a_digest(good):
                 "bodies/mass"} <= set(names)
         for n in names:
             assert f[n].fletcher32, n
-        # LZF and Fletcher-32 compose on the frames
-        assert f["bodies/position"].compression == "lzf"
+        # the frames' filters (issue #36 item 15: a chunk of several frames uncompressed,
+        # one frame a chunk LZF) compose with Fletcher-32
+        ds = f["bodies/position"]
+        assert ds.compression == frame_filters(ds.chunks).get("compression")
         for g in CHECKPOINTS:
             assert str(f[g].attrs["digest"]).startswith("sha256:")
     report = verify_run(good, deep=True)
@@ -200,7 +203,10 @@ DAMAGE = [
     ("checkpoint-digest", DIGEST, ALL),
     ("checkpoint-newer", "both its checkpoints are damaged: taken after 11 records, the file "
                          "holds 5", "t = 0.04 (5 records)"),
-    ("frame-checksum", "a checksum error in /bodies/position at frame 5", "and 5 frames"),
+    # (the pendulum's 11 frames share one chunk of 64, issue #36 item 15: the damage is
+    # named at its first frame; a later chunk's: test_a_frame_that_fails_its_checksum_…)
+    ("frame-checksum", "a checksum error in /bodies/position at frame 0",
+     "(none of its frames)"),
     ("series-checksum", "a checksum error in /time at record 0", "none of the series"),
     ("truncated", "the file is truncated", "nothing of it can be read"),
 ]
@@ -219,7 +225,7 @@ def test_a_damaged_file_is_refused_in_one_line_and_nothing_is_written(
     assert line.startswith("rrp: error: cannot resume: run.h5: "), line
     assert what in line and readable in line, line
     if case not in ("truncated", "series-checksum"):  # (those: RunFile cannot open it)
-        assert "can still be read, but it cannot be resumed: rerun it" in line, line
+        assert "can still be read" in line and "but it cannot be resumed: rerun it" in line, line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]  # no .partial
     assert bad.read_bytes() == before
 
@@ -277,7 +283,8 @@ def test_a_good_file_resumes_and_an_old_one_without_checks_too(good, straight, t
     without_checks(good, old)
     with h5py.File(old, "r") as f:
         assert not f["bodies/position"].fletcher32 and "digest" not in f["checkpoint"].attrs
-        assert f["bodies/position"].compression == "lzf"
+        ds = f["bodies/position"]
+        assert ds.compression == frame_filters(ds.chunks).get("compression")
     report = verify_run(old, deep=True)
     assert report.ok and report.checkpoint.state == "unverifiable"
     with RunFile(old) as rf:  # reads as before
@@ -316,25 +323,28 @@ def test_a_ragged_tail_of_a_cut_short_run_is_not_damage(good, tmp_path):
 
 
 def test_a_frame_that_fails_its_checksum_is_one_line_in_the_reader(tmp_path):
-    """The torus (80 bodies, LZF frames): the reader names the frame, the others read."""
+    """The torus (80 bodies, chunks of 64 frames, issue #36 item 15): the reader names
+    the frame, the frames of the other chunks read."""
     model = load_scenario("torus").build_model()
     path = tmp_path / "t.h5"
-    sim = Simulation(model, "rrp-newmark", 1e-3, record_every=10)
+    sim = Simulation(model, "rrp-newmark", 1e-3, record_every=1)
     with RunWriter(path, sim, scenario="torus"):
-        assert sim.advance(50).ok
-    flip(path, "bodies/velocity", row=3)
+        assert sim.advance(150).ok
+    with h5py.File(path, "r") as f:
+        assert f["bodies/velocity"].chunks[0] == 64
+    flip(path, "bodies/velocity", row=70)  # the chunk of frames 64–127
     with RunFile(path) as rf:
-        assert rf.frame(2).v is not None
-        with pytest.raises(RunFileError, match="frame 3 cannot be read") as exc:
-            rf.frame(3)
+        assert rf.frame(63).v is not None and rf.frame(128).v is not None
+        with pytest.raises(RunFileError, match="frame 70 cannot be read") as exc:
+            rf.frame(70)
         assert "\n" not in str(exc.value)
         report = rf.verify(deep=True)
     assert [p.text for p in report.problems] == [
-        "a checksum error in /bodies/velocity at frame 3"]
-    assert report.frames == 3 and report.series_rows == 6 and not report.resumable
+        "a checksum error in /bodies/velocity at frame 64"]
+    assert report.frames == 64 and report.series_rows == 151 and not report.resumable
     with h5py.File(path, "r") as f:
         assert check_run(f, path).ok  # the structure alone is whole
-    with pytest.raises(RunFileError, match="a checksum error in /bodies/velocity at frame 3"):
+    with pytest.raises(RunFileError, match="a checksum error in /bodies/velocity at frame 64"):
         read_run(path)
 
 
@@ -350,7 +360,7 @@ def test_a_series_checksum_error_is_one_line_when_opening(good, tmp_path):
 
 # ------------------------------------------------------------------ rrp convert
 CONVERT_REFUSED = [("frames-differ", "/bodies/quaternion holds 8 frames"),
-                   ("frame-checksum", "a checksum error in /bodies/position at frame 5"),
+                   ("frame-checksum", "a checksum error in /bodies/position at frame 0"),
                    ("truncated", "the file is truncated")]
 
 
@@ -479,7 +489,7 @@ def test_the_springs_are_checked_too(tmp_path):
 
 # ------------------------------------------------------------------ the window
 @pytest.mark.gui
-def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, good, tmp_path):
+def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, tmp_path):
     pytest.importorskip("pytestqt")
     pytest.importorskip("pyvistaqt")
     if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
@@ -489,10 +499,13 @@ def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, good, 
     from app.gui.main_window import MainWindow
 
     qtbot = request.getfixturevalue("qtbot")
-    bad = tmp_path / "run.h5"
-    shutil.copy(good, bad)
+    bad = tmp_path / "run.h5"  # (the torus: 151 frames, chunks of 64, issue #36 item 15)
+    sim = Simulation(load_scenario("torus").build_model(), "rrp-newmark", 1e-3,
+                     record_every=1)
+    with RunWriter(bad, sim, scenario="torus"):
+        assert sim.advance(150).ok
     _damage(bad, "no-momentum-linear")
-    flip(bad, "bodies/position", row=5)
+    flip(bad, "bodies/position", row=70)  # the chunk of frames 64–127
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     w = MainWindow(None, settings=settings, run=bad)
     w.resize(1000, 700)
@@ -502,10 +515,10 @@ def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, good, 
     text = w.banner.text()
     assert w.banner.isVisible() and "\n" not in text
     assert text.startswith("damaged run file: ") and "/momentum/linear is missing" in text
-    w.timeline.slider.setValue(4)
-    assert w.replay_index == 4
-    w.timeline.slider.setValue(5)  # fails its checksum: a banner, the view stays
-    assert w.replay_index == 4 and "frame 5 cannot be read" in w.banner.text()
+    w.timeline.slider.setValue(63)
+    assert w.replay_index == 63
+    w.timeline.slider.setValue(64)  # fails its checksum: a banner, the view stays
+    assert w.replay_index == 63 and "frame 64 cannot be read" in w.banner.text()
     assert "\n" not in w.banner.text()
 
 

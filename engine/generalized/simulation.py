@@ -345,13 +345,13 @@ class GeneralizedSimulation(Simulation):
         c[S.C_E_REF] = getattr(self, "e_ref", 0.0)
         c[S.C_E_SCALE] = getattr(self, "e_scale", 1.0)
         c[S.C_E_TOL] = self.energy_tolerance if self.energy_tolerance is not None else 0.0
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         done, nrec, status = S.run(self._scheme, n, self.h, self.step_index,
                                    self.record_every, self.sp,
                                    self._s, self._s1, c, self._stats, self._info, self._o,
                                    self._e_row, self._pl, self._frame, *rec,
                                    self.record_frames)
-        self._after_kernel(n, done, t0)
+        self._after_kernel(n, done, t0, c0)
         r = slice(0, nrec)
         steps, times = self._record_steps(first, nrec)
         extra = {"step": steps}

@@ -135,6 +135,15 @@ without shuffle) at ≈ 57 MB/s to 0.62-0.64: three times the time for 5 % less 
 FRAME_BLOCK_BODIES = 131072
 """Bodies per chunk of a frame of a large model (4 MB of quaternions)."""
 
+FRAME_CHUNK_BYTES = 256 * 1024
+"""A chunk of a small model's frames holds as many frames as fit in this many bytes of
+quaternions (the widest frame dataset), at most :data:`FRAME_CHUNK_FRAMES` (issue #36,
+item 15)."""
+
+FRAME_CHUNK_FRAMES = 64
+"""At most this many frames a chunk (a pendulum's chunk would otherwise hold thousands
+of frames, allocated whole at its first frame)."""
+
 CHECKPOINT_BUDGET = 0.05
 """At most this fraction of the wall-clock time since the writer started goes into
 checkpoints: a flush skips the checkpoint while the checkpoints written so far already
@@ -151,14 +160,31 @@ large model (up to 4 MB each) are compressed and written from the cache at the f
 
 
 def frame_chunks(n_bodies: int, width: int) -> tuple[int, int, int]:
-    """The chunk shape of a ``(frames, n_bodies, width)`` frame dataset: one frame, in
-    blocks of at most :data:`FRAME_BLOCK_BODIES` bodies.  Never several frames: a
-    compressed chunk that takes one more frame is rewritten, in a new place in the file,
-    and a writer killed meanwhile could leave the frames before it unreadable (seen with
-    64-frame chunks in ``tests/test_resume.py``'s killed run); a chunk written once stays
-    where it is."""
+    """The chunk shape of a ``(frames, n_bodies, width)`` frame dataset (issue #36, item
+    15): ``K`` frames, as many as fit in :data:`FRAME_CHUNK_BYTES` of quaternions (1 to
+    :data:`FRAME_CHUNK_FRAMES`; the same ``K`` for every frame dataset of a model), in
+    blocks of at most :data:`FRAME_BLOCK_BODIES` bodies.  A batch of records is then a
+    few chunk writes, not one a frame (a chunk's fixed cost in HDF5 was most of a small
+    model's record).  Chunks of several frames are stored without compression
+    (:func:`frame_filters`), so every write of the chunk has the same length and HDF5
+    rewrites it where it is, as the series' chunks are: a compressed chunk that takes
+    one more frame grows, is moved elsewhere in the file and its old place freed for
+    reuse before the chunk index on disk points at the new one, and a writer killed
+    meanwhile could leave the frames before it unreadable (seen with 64-frame LZF chunks
+    in ``tests/test_resume.py``'s killed run).  A large model's frame (over
+    :data:`FRAME_CHUNK_BYTES` / 2 of quaternions: more than 4 096 bodies) is a chunk of its
+    own, compressed, written once."""
     n = max(1, int(n_bodies))
-    return (1, min(n, FRAME_BLOCK_BODIES), int(width))
+    k = max(1, min(FRAME_CHUNK_FRAMES, FRAME_CHUNK_BYTES // (8 * 4 * n)))
+    return (k, min(n, FRAME_BLOCK_BODIES), int(width))
+
+
+def frame_filters(chunks: tuple[int, ...]) -> dict[str, Any]:
+    """The filters of a frame dataset chunked ``chunks`` (:func:`frame_chunks`):
+    :data:`FRAME_COMPRESSION` for a chunk of one frame (written once), none for a chunk
+    of several frames (rewritten in place as it fills; issue #36, item 15); Fletcher-32
+    is the caller's, always."""
+    return dict(FRAME_COMPRESSION) if chunks[0] == 1 else {}
 
 
 class OutputWriteError(OSError):
@@ -374,9 +400,9 @@ class RunWriter:
                                           chunks=(65536, *w), **FRAME_COMPRESSION,
                                           fletcher32=True)
             for c, w in cols:
+                ch = frame_chunks(n, w)
                 gb.create_dataset(c, (0, n, w), maxshape=(None, n, w), dtype="f8",
-                                  chunks=frame_chunks(n, w), **FRAME_COMPRESSION,
-                                  fletcher32=True)
+                                  chunks=ch, **frame_filters(ch), fletcher32=True)
             gb.create_dataset("time", (0,), maxshape=(None,), dtype="f8", chunks=(4096,),
                               fletcher32=True)
             gb.create_dataset("step", (0,), maxshape=(None,), dtype="i8", chunks=(4096,),
@@ -421,7 +447,8 @@ class RunWriter:
             raise ValueError(f"checkpoint_budget must be in (0, 1], got {checkpoint_budget}")
         self.keep_frames = bool(keep_frames)
         self.checkpoint_budget = float(checkpoint_budget)
-        self.seconds = {"records": 0.0, "checkpoint": 0.0, "blocked": 0.0}
+        self.seconds = {"records": 0.0, "checkpoint": 0.0, "blocked": 0.0,
+                        "records_cpu": 0.0}  # (its thread's CPU in the records)
         self.checkpoints_written = 0
         self._pending: threading.Thread | None = None
         self._error: BaseException | None = None
@@ -710,7 +737,7 @@ class RunWriter:
             self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror or exc}")
             return
         try:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             if job["k"]:
                 self._write_rows(job["rows"], job["k"], job.get("springs"), *job["e_ref"])
                 self.batches += 1
@@ -720,6 +747,7 @@ class RunWriter:
             self._rows_in_file = job["rows_end"]
             self._file_t, self._file_step = job["t"], job["step"]
             self.seconds["records"] += time.perf_counter() - t0
+            self.seconds["records_cpu"] += time.thread_time() - c0
             if job["checkpoint"] is not None:
                 t0 = time.perf_counter()
                 self._write_checkpoint(*job["checkpoint"])

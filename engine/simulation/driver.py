@@ -168,6 +168,11 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         self._t_base, self._step_base = 0.0, 0  # t = t_base + (step - step_base) h
         self.events: list[Event] = []
         self.kernel_seconds = 0.0
+        self.kernel_cpu_seconds = 0.0
+        """The stepping thread's own CPU time in the compiled calls (``time.thread_time``;
+        issue #36 item 15: unlike :attr:`kernel_seconds`, the wall-clock time, it does not
+        grow when another thread, a run file's writer, takes the core meanwhile; with the
+        parallel kernels it is this thread's share only)."""
         self.kernel_steps = 0
 
     # ------------------------------------------------------------------ properties
@@ -567,11 +572,13 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         first = self.step_index + 1
         return first, (self.step_index + n) // stride - (first - 1) // stride
 
-    def _after_kernel(self, n: int, done: int, t0: float) -> None:
-        """Count the compiled call (started at ``t0``, ``done`` of ``n`` steps) and move
-        the clock: ``t = t_base + (step − step_base) h``, whatever the chunking."""
+    def _after_kernel(self, n: int, done: int, t0: float, c0: float) -> None:
+        """Count the compiled call (started at ``t0`` wall, ``c0`` this thread's CPU;
+        ``done`` of ``n`` steps) and move the clock: ``t = t_base + (step − step_base) h``,
+        whatever the chunking."""
         if n > 0:
             self.kernel_seconds += time.perf_counter() - t0
+            self.kernel_cpu_seconds += time.thread_time() - c0
             self.kernel_steps += done
         if done:
             self.step_index += done
@@ -602,13 +609,13 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
             # buffers, which the steps swap, so that the chunking does not show in it
             self._s1[7][...] = self._s0[7]
         self._ensure_scratch()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         ff = self.ff.arrays
         done, nrec, status = _advance_kernel(
             self._integrator.scheme_id, n, self.h, self.t, self.step_index, self.record_every,
             self._s0, self._s1, ff, self._work, e_ctrl, rec, self.record_frames,
             self._info, self._scratch(ff))
-        self._after_kernel(n, done, t0)
+        self._after_kernel(n, done, t0, c0)
         r = slice(0, nrec)
         steps, times = self._record_steps(first, nrec)
         extra = {"step": steps}

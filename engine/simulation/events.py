@@ -191,7 +191,7 @@ class EventDrivenMixin:
         rows: list[tuple] = []
         done, message = 0, None
         self._event_ff = None
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         try:
             for _ in range(n):
                 step = self.step_index + 1
@@ -207,6 +207,7 @@ class EventDrivenMixin:
             message = str(exc)
         finally:
             self.kernel_seconds += time.perf_counter() - t0
+            self.kernel_cpu_seconds += time.thread_time() - c0
             self.kernel_steps += done
             self._append_event_rows(rows)
         self._evaluate_forces()
