@@ -68,20 +68,24 @@ def settings(tmp_path):
 def make_window(qtbot, settings):
     """``make(request=LoadRequest("torus"))``: a shown main window, loaded and with a
     first frame (``make(None)``: the session the settings remember); closed after the
-    test."""
+    test.  ``run``: a run file to open (replay: not waited for); ``size``: the window's
+    size (``None``: its own); ``timeout``: the wait for the first frame, in ms.  The
+    one maker of the GUI tests' windows (issue #34)."""
     from app.gui.main_window import MainWindow
     from app.gui.worker import LoadRequest
 
     made = []
 
-    def make(request=_TORUS):
+    def make(request=_TORUS, *, run=None, size=(1280, 800), timeout=GUI_WAIT):
         w = MainWindow(LoadRequest("torus") if request is _TORUS else request,
-                       settings=settings)
-        w.resize(1280, 800)
+                       settings=settings, run=run)
+        if size is not None:
+            w.resize(*size)
         w.show()
         qtbot.addWidget(w)
-        qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
-                        timeout=GUI_WAIT)
+        if run is None:
+            qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
+                            timeout=timeout)
         made.append(w)
         return w
 

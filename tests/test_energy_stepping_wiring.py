@@ -470,17 +470,13 @@ def test_a_replay_shows_the_recorded_terrace_gap_and_old_files_still_read(tmp_pa
 
 
 def test_gui_replay_of_an_energy_stepping_run_draws_its_gap_under_the_error(
-        qtbot, settings, tmp_path):
+        qtbot, make_window, tmp_path):
     """``rrp gui es.h5``: the terrace gap's curve is drawn from the file, and the
     scheme's own error above it (the dashed gap hid it, issue #33 item 6)."""
     pytest.importorskip("pytestqt")
-    from app.gui.main_window import MainWindow
-
     path = tmp_path / "es.h5"
     _es_run_file(path)
-    w = MainWindow(None, settings=settings, run=path)
-    w.show()
-    qtbot.addWidget(w)
+    w = make_window(None, run=path, size=None)
     qtbot.waitUntil(lambda: w.recording is not None and bool(w.plots.runs), timeout=60_000)
     assert w.plots.gap_curve_labels() == ["energy"]
     w.plots.redraw()

@@ -10,13 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gui_needs import skip_without_gui
 
-pytest.importorskip("pytestqt")
-pytest.importorskip("pyvistaqt")
-
-if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
-    pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
-                allow_module_level=True)
+skip_without_gui()
 
 from PyQt6.QtCore import Qt  # noqa: E402
 

@@ -5,18 +5,11 @@ Xvfb in CI, like tests/test_gui.py; without a display these are skipped, never f
 
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 import pytest
+from gui_needs import skip_without_gui
 
-pytest.importorskip("pytestqt")
-pytest.importorskip("pyvistaqt")
-
-if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
-    pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
-                allow_module_level=True)
+skip_without_gui()
 
 from PyQt6.QtWidgets import QComboBox  # noqa: E402
 

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -13,16 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gui_needs import skip_without_gui
 
-pytest.importorskip("pytestqt")
-pytest.importorskip("pyvistaqt")
+skip_without_gui()
 h5py = pytest.importorskip("h5py")
-
-if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
-    pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
-                allow_module_level=True)
-
-from PyQt6.QtCore import QSettings  # noqa: E402
 
 from app.gui.main_window import MainWindow  # noqa: E402
 from app.gui.worker import LoadRequest  # noqa: E402
@@ -54,25 +47,13 @@ def torus_run(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    made = []
+def window(make_window):
+    """``make(request=None, run=None)``: conftest's window, a small torus by default."""
 
     def make(request: LoadRequest | None = None, run=None) -> MainWindow:
-        settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-        w = MainWindow(request or LoadRequest("torus", {"n_particles": 12}),
-                       settings=settings, run=run)
-        w.resize(1280, 800)
-        w.show()
-        qtbot.addWidget(w)
-        if run is None:
-            qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
-                            timeout=WAIT)
-        made.append(w)
-        return w
+        return make_window(request or LoadRequest("torus", {"n_particles": 12}), run=run)
 
-    yield make
-    for w in made:
-        w.close()
+    return make
 
 
 def _wait_branch(qtbot, w: MainWindow) -> None:

@@ -14,13 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gui_needs import skip_without_gui
 
-pytest.importorskip("pytestqt")
-pytest.importorskip("pyvistaqt")
-
-if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
-    pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
-                allow_module_level=True)
+skip_without_gui()
 
 from app.gui.plots import MAX_BUCKETS, PeakCache, PlotPanel, decimate  # noqa: E402
 from app.gui.worker import Frame, Loaded, LoadRequest, Series  # noqa: E402

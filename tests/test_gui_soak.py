@@ -12,23 +12,14 @@ this run are printed (``-s``).
 
 from __future__ import annotations
 
-import os
-import sys
 import traceback
 
 import pytest
+from gui_needs import skip_without_gui
 
-pytest.importorskip("pytestqt")
-pytest.importorskip("pyvistaqt")
+skip_without_gui()
 pytest.importorskip("psutil")
 
-if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
-    pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
-                allow_module_level=True)
-
-from PyQt6.QtCore import QSettings  # noqa: E402
-
-from app.gui.main_window import MainWindow  # noqa: E402
 from app.gui.worker import LoadRequest  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
@@ -37,18 +28,10 @@ RSS_LIMIT = 50e6  # bytes, growth over the last half
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
+def window(make_window):
     from soak_actions import WAIT
 
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    w = MainWindow(LoadRequest("pendulum"), settings=settings)
-    w.resize(1100, 700)
-    w.show()
-    qtbot.addWidget(w)
-    qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
-                    timeout=int(1000 * WAIT))
-    yield w
-    w.close()
+    return make_window(LoadRequest("pendulum"), size=(1100, 700), timeout=int(1000 * WAIT))
 
 
 def test_a_thousand_random_actions(qtbot, window):

@@ -5,18 +5,11 @@ a busy bar, then switches."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 import pytest
+from gui_needs import skip_without_gui
 
-pytest.importorskip("pytestqt")
-pytest.importorskip("pyvistaqt")
-
-if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
-    pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
-                allow_module_level=True)
+skip_without_gui()
 
 from app.gui.main_window import MainWindow  # noqa: E402
 from app.gui.worker import LoadRequest  # noqa: E402

@@ -12,15 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gui_needs import skip_without_gui
 
-pytest.importorskip("pytestqt")
-pytest.importorskip("pyvistaqt")
+skip_without_gui()
 
-if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
-    pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)",
-                allow_module_level=True)
-
-from PyQt6.QtCore import QPoint, QPointF, QSettings, Qt  # noqa: E402
+from PyQt6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PyQt6.QtGui import QImage  # noqa: E402
 
 from app.gui.main_window import MainWindow  # noqa: E402
@@ -31,26 +27,6 @@ from engine.layout import ENERGY_NAMES  # noqa: E402
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parent.parent
 WAIT = 180_000
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    made = []
-
-    def make(request: LoadRequest) -> MainWindow:
-        settings = QSettings(str(tmp_path / f"s{len(made)}.ini"), QSettings.Format.IniFormat)
-        w = MainWindow(request, settings=settings)
-        w.resize(1280, 800)
-        w.show()
-        qtbot.addWidget(w)
-        qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
-                        timeout=WAIT)
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        w.close()
 
 
 def _play_until(qtbot, w: MainWindow, t: float) -> None:

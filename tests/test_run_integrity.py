@@ -494,11 +494,7 @@ def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, tmp_pa
     pytest.importorskip("pyvistaqt")
     if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
         pytest.skip("the 3D view needs an X display (CI runs these under Xvfb)")
-    from PyQt6.QtCore import QSettings
-
-    from app.gui.main_window import MainWindow
-
-    qtbot = request.getfixturevalue("qtbot")
+    make_window = request.getfixturevalue("make_window")
     bad = tmp_path / "run.h5"  # (the torus: 151 frames, chunks of 64, issue #36 item 15)
     sim = Simulation(load_scenario("torus").build_model(), "rrp-newmark", 1e-3,
                      record_every=1)
@@ -506,11 +502,7 @@ def test_the_window_names_the_damage_and_a_bad_frame_in_one_line(request, tmp_pa
         assert sim.advance(150).ok
     _damage(bad, "no-momentum-linear")
     flip(bad, "bodies/position", row=70)  # the chunk of frames 64–127
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    w = MainWindow(None, settings=settings, run=bad)
-    w.resize(1000, 700)
-    w.show()
-    qtbot.addWidget(w)  # (closed by qtbot)
+    w = make_window(None, run=bad, size=(1000, 700))  # (closed after the test)
     assert w.recording is not None  # what can be read is shown
     text = w.banner.text()
     assert w.banner.isVisible() and "\n" not in text
