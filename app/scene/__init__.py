@@ -33,77 +33,25 @@ Large models (issue #9: piles of 10³–10⁵ spheres) change three things, abov
 The package (issue #34: one module of 1156 lines before): the look in :mod:`.style`, the
 plotter and the sphere sets in :mod:`.meshes`, :class:`BodyScene` (the bodies, their
 axes and colours) in :mod:`.bodies`, its wall, pendulum parts, trail, highlight and
-ghosts in :mod:`.decorations` and its camera and picking in :mod:`.camera`; the names
-imported from ``app.scene`` before stay importable from here.
+ghosts in :mod:`.decorations` and its camera and picking in :mod:`.camera`.  The names
+imported from ``app.scene`` elsewhere stay importable from here; the other constants
+are in :mod:`.style`, and a test that changes one patches the module that reads it
+(``app.scene.bodies.SPRITE_MIN_SPHERES``).
 """
 
 from __future__ import annotations
 
 from .bodies import BodyScene
 from .meshes import body_groups, make_plotter, set_lighting
-from .style import (
-    AXES_ALL_LIMIT,
-    AXES_DETAILS,
-    AXIS_LENGTH,
-    AXIS_RGB,
-    BACKGROUND,
-    BACKGROUND_TOP,
-    CMAP,
-    COIL_POINTS_PER_TURN,
-    COIL_TURNS,
-    COLOUR_MODES,
-    FOLLOW_EASE,
-    FOLLOW_FILL,
-    GHOST_COLOURS,
-    GHOST_OPACITY,
-    GROUP_CMAP,
-    GROUP_COLOURS,
-    HIGHLIGHT_COLOUR,
-    PIVOT_AXIS_REACH,
-    PLANAR_WALL_COLOUR,
-    ROD_COLOUR,
-    SPHERE_COLOUR,
-    SPHERE_SPLAT,
-    SPRING_COLOUR,
-    SPRITE_MIN_SPHERES,
-    SWING_REACH,
-    TRAIL_CAPACITY,
-    TRAIL_COLOUR,
-    UNITS,
-    WALL_COLOUR,
-)
+from .style import AXES_ALL_LIMIT, AXES_DETAILS, COLOUR_MODES, GHOST_COLOURS, GROUP_COLOURS
 
 __all__ = [
     "AXES_ALL_LIMIT",
     "AXES_DETAILS",
-    "AXIS_LENGTH",
-    "AXIS_RGB",
-    "BACKGROUND",
-    "BACKGROUND_TOP",
     "BodyScene",
-    "CMAP",
-    "COIL_POINTS_PER_TURN",
-    "COIL_TURNS",
     "COLOUR_MODES",
-    "FOLLOW_EASE",
-    "FOLLOW_FILL",
     "GHOST_COLOURS",
-    "GHOST_OPACITY",
-    "GROUP_CMAP",
     "GROUP_COLOURS",
-    "HIGHLIGHT_COLOUR",
-    "PIVOT_AXIS_REACH",
-    "PLANAR_WALL_COLOUR",
-    "ROD_COLOUR",
-    "SPHERE_COLOUR",
-    "SPHERE_SPLAT",
-    "SPRING_COLOUR",
-    "SPRITE_MIN_SPHERES",
-    "SWING_REACH",
-    "TRAIL_CAPACITY",
-    "TRAIL_COLOUR",
-    "UNITS",
-    "WALL_COLOUR",
     "body_groups",
     "make_plotter",
     "set_lighting",

@@ -52,6 +52,8 @@ from ..layout import (
 )
 from ..specialize import CELLS, SMALL_LIST_MAX, gated, unless
 from .cells import (
+    PARALLEL_SEARCH_MIN,
+    PARTIAL_RESET_SHARE,
     _lower_bound,
     _partial_update,
     _search_chunks,
@@ -60,8 +62,6 @@ from .cells import (
 )
 from .scratch import (
     MOVED_BLOCK,
-    PARALLEL_SEARCH_MIN,
-    PARTIAL_RESET_SHARE,
     SEARCH_CHUNK,
     _built,
     _excluded,

@@ -34,8 +34,6 @@ from .scratch import (
     _PH_WORDS,
     _PH_Z,
     MOVED_BLOCK,
-    PARALLEL_SEARCH_MIN,
-    PARTIAL_RESET_SHARE,
     SEARCH_CHUNK,
     _built,
     _excluded,
@@ -43,6 +41,14 @@ from .scratch import (
     neighbour_scratch_size,
     scratch_places,
 )
+
+PARALLEL_SEARCH_MIN = 4096
+"""Lists of at least this many bodies are searched in parallel, chunk by chunk of the cell
+order, each chunk writing its pairs to its own share of the list, then moved together
+and sorted: the same list as the serial search, for any thread count."""
+PARTIAL_RESET_SHARE = 32
+"""Between two full builds, partial updates (:func:`_partial_update`) reset at most
+``max(16, n // PARTIAL_RESET_SHARE)`` bodies, each at most once."""
 
 
 def _launch_threading_layer() -> None:

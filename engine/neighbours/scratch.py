@@ -17,15 +17,8 @@ from ..layout import (
 
 SEARCH_CHUNK = 1024
 """Bodies per task of the parallel pair search (from ``PARALLEL_SEARCH_MIN`` bodies)."""
-PARALLEL_SEARCH_MIN = 4096
-"""Lists of at least this many bodies are searched in parallel, chunk by chunk of the cell
-order, each chunk writing its pairs to its own share of the list, then moved together
-and sorted: the same list as the serial search, for any thread count."""
 MOVED_BLOCK = 64
 """Bodies a word of the skin check's flags (:func:`moved_blocks`)."""
-PARTIAL_RESET_SHARE = 32
-"""Between two full builds, partial updates (:func:`_partial_update`) reset at most
-``max(16, n // PARTIAL_RESET_SHARE)`` bodies, each at most once."""
 
 # the header of the partial updates in the scratch (scratch_places(n)[6]), 16 words
 _PH_WORDS = 16
