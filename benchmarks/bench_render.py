@@ -1,4 +1,4 @@
-"""Speed of the 3D scene (app/scene.py) and of ``rrp export``.
+"""Speed of the 3D scene (app/scene/) and of ``rrp export``.
 
     python benchmarks/bench_render.py            # off-screen (EGL without DISPLAY)
     xvfb-run -a -s "-screen 0 1280x1024x24" python benchmarks/bench_render.py --qt

@@ -101,6 +101,7 @@ from .potentials.binder import (
 from .potentials.contact import wall_contacts_range
 from .potentials.friction import (
     H_DISSIPATED,
+    add_hit,
     close_trial,
     sphere_pair,
     sphere_wall,
@@ -535,34 +536,21 @@ def _history_of_chunk(i0, i1, x, q, m, D, pairs, p, p_end, xin, a0, a1, k_contac
              gd) = sphere_pair(i, j, x, q, D, m, k_contact, k_t, mu, zeta, hist)
             if not hit:
                 continue
-            F[i, 0] += h0
-            F[i, 1] += h1
-            F[i, 2] += h2
-            RM[i, 0] += ti0
-            RM[i, 1] += ti1
-            RM[i, 2] += ti2
+            add_hit(F, RM, i, h0, h1, h2, ti0, ti1, ti2)
             if j < i1:
-                F[j, 0] -= h0
-                F[j, 1] -= h1
-                F[j, 2] -= h2
-                RM[j, 0] += tj0
-                RM[j, 1] += tj1
-                RM[j, 2] += tj2
+                add_hit(F, RM, j, -h0, -h1, -h2, tj0, tj1, tj2)
             e_contact += e
             diss += dd
             if track and not store_trial(hist, i, j, t0, t1, t2, gd):
                 over = 1.0
+        # (friction.history_contacts' wall step, body by body here: not merged, the
+        # order of these sums fixes the bits for any thread count, tests/test_bits.py)
         for w in range(nw):
             (hit, h0, h1, h2, ti0, ti1, ti2, e, dd, t0, t1, t2,
              gd) = sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist)
             if not hit:
                 continue
-            F[i, 0] += h0
-            F[i, 1] += h1
-            F[i, 2] += h2
-            RM[i, 0] += ti0
-            RM[i, 1] += ti1
-            RM[i, 2] += ti2
+            add_hit(F, RM, i, h0, h1, h2, ti0, ti1, ti2)
             e_wall += e
             diss += dd
             if track and not store_trial(hist, i, n + w, t0, t1, t2, gd):
@@ -578,12 +566,7 @@ def _history_of_chunk(i0, i1, x, q, m, D, pairs, p, p_end, xin, a0, a1, k_contac
         (hit, h0, h1, h2, ti0, ti1, ti2, tj0, tj1, tj2, e, dd, t0, t1, t2,
          gd) = sphere_pair(i, j, x, q, D, m, k_contact, k_t, mu, zeta, hist)
         if hit:
-            F[j, 0] -= h0
-            F[j, 1] -= h1
-            F[j, 2] -= h2
-            RM[j, 0] += tj0
-            RM[j, 1] += tj1
-            RM[j, 2] += tj2
+            add_hit(F, RM, j, -h0, -h1, -h2, tj0, tj1, tj2)
     return e_contact, e_wall, e_g, diss, over
 
 

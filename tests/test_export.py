@@ -1,4 +1,4 @@
-"""The 3D scene (app/scene.py) and the headless export (``rrp export``): the drawn
+"""The 3D scene (app/scene/) and the headless export (``rrp export``): the drawn
 spheres sit at the bodies and their axes turn with the attitude, colour modes and
 ghosts work, GIF and MP4 files hold frames that differ, bad input is one line on stderr
 and leaves an existing file untouched, a blow-up keeps the frames so far."""

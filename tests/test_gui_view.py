@@ -311,10 +311,10 @@ def test_spheres_are_lit_and_shaded(qtbot, make_window, monkeypatch, impostors):
     plotter's lights; the export, on a fresh plotter, kept them): across the pendulum
     bob's disc the brightness must spread as on a lit sphere, as mesh spheres and as the
     point impostors of large models (forced here for the one bob)."""
-    import app.scene
+    import app.scene.bodies
 
-    if impostors:
-        monkeypatch.setattr(app.scene, "SPRITE_MIN_SPHERES", 1)
+    if impostors:  # (read where BodyScene is defined: issue #34 split app.scene)
+        monkeypatch.setattr(app.scene.bodies, "SPRITE_MIN_SPHERES", 1)
     w = make_window(LoadRequest("pendulum"))
     assert w.scene.sprites == impostors
     assert len(w.view.renderer.lights) > 0

@@ -1,4 +1,4 @@
-"""The Verlet neighbour list (engine/neighbours.py): exactly the pairs within
+"""The Verlet neighbour list (engine/neighbours/): exactly the pairs within
 ``σ_ij + skin`` of an all-pairs search, ``i < j`` sorted by ``(i, j)`` (the parallel
 kernels' chunks rely on the order by ``i``; the whole order fixes the order of the force
 sums), the same for any thread count, rebuilt only past ``skin/2``; and the parallel

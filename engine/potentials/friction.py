@@ -346,6 +346,19 @@ def close_trial(hist, i, k_t):
     return released
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def add_hit(F, RM, i, f0, f1, f2, t0, t1, t2):
+    """Add a contact's force ``f`` and torque ``t`` on body ``i`` to ``F`` and ``RM``:
+    the one place for the serial kernel here and ``engine.parallel`` (issue #34; the
+    partner's reaction is the call with ``−f``, the same bits as subtracting ``f``)."""
+    F[i, 0] += f0
+    F[i, 1] += f1
+    F[i, 2] += f2
+    RM[i, 0] += t0
+    RM[i, 1] += t1
+    RM[i, 2] += t2
+
+
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def history_contacts(x, q, D, m, pairs, n_pairs, walls, n_walls, k_contact, k_wall, k_t,
                      mu, zeta, hist, F, RM, energy):
@@ -372,34 +385,21 @@ def history_contacts(x, q, D, m, pairs, n_pairs, walls, n_walls, k_contact, k_wa
          gd) = sphere_pair(i, j, x, q, D, m, k_contact, k_t, mu, zeta, hist)
         if not hit:
             continue
-        F[i, 0] += f0
-        F[i, 1] += f1
-        F[i, 2] += f2
-        F[j, 0] -= f0
-        F[j, 1] -= f1
-        F[j, 2] -= f2
-        RM[i, 0] += ti0
-        RM[i, 1] += ti1
-        RM[i, 2] += ti2
-        RM[j, 0] += tj0
-        RM[j, 1] += tj1
-        RM[j, 2] += tj2
+        add_hit(F, RM, i, f0, f1, f2, ti0, ti1, ti2)
+        add_hit(F, RM, j, -f0, -f1, -f2, tj0, tj1, tj2)
         e_c += e
         diss += dd
         if track and not store_trial(hist, i, j, t0, t1, t2, gd):
             status = ERR_HISTORY_OVERFLOW
+    # (the wall step of engine.parallel._history_of_chunk, wall by wall here: not merged,
+    # the order of these sums fixes the serial runs' bits, tests/test_bits.py; issue #34)
     for w in range(n_walls):
         for i in range(n):
             (hit, f0, f1, f2, ti0, ti1, ti2, e, dd, t0, t1, t2,
              gd) = sphere_wall(i, w, x, q, D, m, walls, k_wall, k_t, mu, zeta, hist)
             if not hit:
                 continue
-            F[i, 0] += f0
-            F[i, 1] += f1
-            F[i, 2] += f2
-            RM[i, 0] += ti0
-            RM[i, 1] += ti1
-            RM[i, 2] += ti2
+            add_hit(F, RM, i, f0, f1, f2, ti0, ti1, ti2)
             e_w += e
             diss += dd
             if track and not store_trial(hist, i, n + w, t0, t1, t2, gd):
