@@ -21,7 +21,7 @@ from ..layout import (
 )
 from ..rotations import quat_from_rrp_t, quat_mul_t
 from ..solver_counts import count_solve
-from .pieces import drift, kick, rotate_rrp
+from .pieces import drift, rotate_rrp
 from .verlet import renormalise_quats, state_shapes_ok
 
 
@@ -42,7 +42,17 @@ def campello_step_ws(h, s0, s1, ff, info, ws):
     x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
     m = ff[0]
     J = ff[1]
-    kick(h, m, J, v0, o0, F0, RM0, v1, o1)
+    n = x0.shape[0]
+    # (v and Ω in two loops, not pieces.kick's one, on purpose: with kick the torus read 2.8-3.0
+    # against 2.7-2.9 µs/step, bench_kernels.py, benchmarks/results/dedup_kernels_2026-11-28.txt)
+    for i in range(n):
+        c = h / m[i]
+        for k in range(3):
+            v1[i, k] = v0[i, k] + c * F0[i, k]
+    for i in range(n):
+        c = h / J[i]
+        for k in range(3):
+            o1[i, k] = o0[i, k] + c * RM0[i, k]
     drift(h, x0, v1, x1)
     rotate_rrp(h, o1, q0, q1)
     return compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)

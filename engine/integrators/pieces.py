@@ -21,8 +21,9 @@ def drift(c, x0, v, x1):
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def kick(c, m, J, v0, o0, F, RM, v1, o1):
-    """``v₁ = v₀ + (c/m) F``, ``Ω₁ = Ω₀ + (c/J) RM`` for every body (B&G eq. (27);
-    CEL §3 and eq. (12) with ``P = 0``)."""
+    """``v₁ = v₀ + (c/m) F``, ``Ω₁ = Ω₀ + (c/J) RM`` for every body (CEL §3 and eq. (12)
+    with ``P = 0``; Campello's step keeps its two loops: one per update was faster there,
+    benchmarks/results/dedup_kernels_2026-11-28.txt)."""
     for i in range(v0.shape[0]):
         a = c / m[i]
         b = c / J[i]
