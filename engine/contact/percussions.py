@@ -40,6 +40,7 @@ from ..layout import (
     IS_PERCUSSIONS,
     OK,
 )
+from ..solver_counts import count_solve
 from .detect import apply_percussion, contact_velocity
 from .laws import prox_disc, prox_normal
 
@@ -147,10 +148,7 @@ def solve_percussions_ws(cw, m, J, u0, w0, u1, w1, e_n, mu, e_t, tol, max_it, st
         if dmax <= tol * tol * scale:
             converged = True
             break
-    stats[IS_CONTACT_SOLVES] += 1.0
-    stats[IS_CONTACT_ITERATIONS] += sweeps
-    if sweeps > stats[IS_CONTACT_MAX]:
-        stats[IS_CONTACT_MAX] = sweeps
+    count_solve(stats, sweeps, IS_CONTACT_SOLVES, IS_CONTACT_ITERATIONS, IS_CONTACT_MAX)
     if not converged:
         info[0] = nc
         info[1] = sweeps

@@ -45,6 +45,7 @@ from ..layout import (
     IS_SOLVES,
     OK,
 )
+from ..solver_counts import count_solve
 from .spring_pendulum import (
     CARTESIAN,
     SP_COORD,
@@ -387,16 +388,10 @@ def run(scheme, n, dt, step0, stride, sp, s, s1, ctrl, stats, info, o, e_row, pl
         # statistics (layout.IS_*)
         nit = o[O_NEWTON]
         if nit > 0:
-            stats[IS_SOLVES] += 1.0
-            stats[IS_ITERATIONS] += nit
-            if nit > stats[IS_MAX]:
-                stats[IS_MAX] = nit
+            count_solve(stats, nit, IS_SOLVES, IS_ITERATIONS, IS_MAX)
         cit = o[O_CONTACT_IT]
         if cit > 0:
-            stats[IS_CONTACT_SOLVES] += 1.0
-            stats[IS_CONTACT_ITERATIONS] += cit
-            if cit > stats[IS_CONTACT_MAX]:
-                stats[IS_CONTACT_MAX] = cit
+            count_solve(stats, cit, IS_CONTACT_SOLVES, IS_CONTACT_ITERATIONS, IS_CONTACT_MAX)
         stats[IS_CONTACTS] = o[O_ACTIVE]
         stats[IS_PERCUSSIONS] = 1.0 if o[O_P] > 0.0 else 0.0
         if o[O_P] > 0.0:

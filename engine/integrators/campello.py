@@ -20,6 +20,8 @@ from ..layout import (
     OK,
 )
 from ..rotations import quat_from_rrp_t, quat_mul_t
+from ..solver_counts import count_solve
+from .pieces import drift, rotate_rrp
 from .verlet import renormalise_quats, state_shapes_ok
 
 
@@ -32,8 +34,8 @@ def campello_step(h, s0, s1, ff, info):
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def campello_step_ws(h, s0, s1, ff, info, ws):
-    """:func:`campello_step` with the force field's scratch ``ws`` supplied (one loop per
-    update, so that each vectorises; see ``engine.integrators.verlet``)."""
+    """:func:`campello_step` with the force field's scratch ``ws`` supplied (the loops
+    of ``engine.integrators.pieces``, each of which vectorises)."""
     if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
         return ERR_SHAPE
     x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
@@ -41,6 +43,8 @@ def campello_step_ws(h, s0, s1, ff, info, ws):
     m = ff[0]
     J = ff[1]
     n = x0.shape[0]
+    # (v and Ω in two loops, not pieces.kick's one, on purpose: with kick the torus read 2.8-3.0
+    # against 2.7-2.9 µs/step, bench_kernels.py, benchmarks/results/dedup_kernels_2026-11-28.txt)
     for i in range(n):
         c = h / m[i]
         for k in range(3):
@@ -49,15 +53,8 @@ def campello_step_ws(h, s0, s1, ff, info, ws):
         c = h / J[i]
         for k in range(3):
             o1[i, k] = o0[i, k] + c * RM0[i, k]
-    for i in range(n):
-        for k in range(3):
-            x1[i, k] = x0[i, k] + h * v1[i, k]
-    for i in range(n):
-        d = quat_from_rrp_t(h * o1[i, 0], h * o1[i, 1], h * o1[i, 2])
-        q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = quat_mul_t(
-            d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3]
-        )
-    renormalise_quats(q1)
+    drift(h, x0, v1, x1)
+    rotate_rrp(h, o1, q0, q1)
     return compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
 
 
@@ -119,10 +116,7 @@ def campello_implicit_step_ws(h, s0, s1, ff, work, info, ws):
         if it > 1 and change <= tol * (1.0 + xmax):
             converged = True
             break
-    stats[IS_SOLVES] += 1.0
-    stats[IS_ITERATIONS] += it
-    if it > stats[IS_MAX]:
-        stats[IS_MAX] = it
+    count_solve(stats, it, IS_SOLVES, IS_ITERATIONS, IS_MAX)
     if not converged:
         info[0] = -1.0
         info[1] = it

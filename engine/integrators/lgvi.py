@@ -30,6 +30,7 @@ from ..layout import (
     OK,
 )
 from ..rotations import quat_from_rotvec_t, quat_from_rrp_t, quat_mul_t, quat_rotate_t
+from ..solver_counts import count_solve
 from .verlet import (
     drift_positions,
     kick_velocities,
@@ -191,10 +192,7 @@ def lgvi_step_ws(h, rot_map, s0, s1, ff, work, info, ws):
         y2 = P0[i, 2] + hh * M2
         f0, f1, f2, it, step, ok = solve_increment(rot_map, Jt, i, h * y0, h * y1, h * y2,
                                                    tol, max_it)
-        stats[IS_SOLVES] += 1.0
-        stats[IS_ITERATIONS] += it
-        if it > stats[IS_MAX]:
-            stats[IS_MAX] = it
+        count_solve(stats, it, IS_SOLVES, IS_ITERATIONS, IS_MAX)
         if not ok:
             info[0] = i
             info[1] = it

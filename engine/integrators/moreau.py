@@ -60,19 +60,8 @@ from ..layout import (
     P_E_T,
     P_MU,
 )
-from ..rotations import quat_from_rrp_t, quat_mul_t
-from .verlet import renormalise_quats, state_shapes_ok
-
-
-@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def rotate_rrp(c, w, q0, q1):
-    """``q₁ = q(Δα) ⊗ q₀`` with ``Δα = c w`` for every body (the RRP map, B&G eq. (25)),
-    renormalised."""
-    for i in range(q0.shape[0]):
-        d = quat_from_rrp_t(c * w[i, 0], c * w[i, 1], c * w[i, 2])
-        q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = quat_mul_t(
-            d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3])
-    renormalise_quats(q1)
+from .pieces import drift, kick, rotate_rrp
+from .verlet import state_shapes_ok
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
@@ -103,23 +92,13 @@ def moreau_symmetric_step_ws(h, s0, s1, ff, work, info, ws):
     w = work[3]
     n = x0.shape[0]
     hh = 0.5 * h
-    for i in range(n):
-        a = hh / m[i]
-        b = hh / J[i]
-        for k in range(3):
-            u[i, k] = v0[i, k] + a * F0[i, k]
-            w[i, k] = o0[i, k] + b * RM0[i, k]
-            x1[i, k] = x0[i, k] + h * u[i, k]
+    kick(hh, m, J, v0, o0, F0, RM0, u, w)
+    drift(h, x0, u, x1)
     rotate_rrp(h, w, q0, q1)
     st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
     if st != OK:
         return st
-    for i in range(n):
-        a = h / m[i]
-        b = h / J[i]
-        for k in range(3):
-            v1[i, k] = u[i, k] + a * F1[i, k]
-            o1[i, k] = w[i, k] + b * RM1[i, k]
+    kick(h, m, J, u, w, F1, RM1, v1, o1)
     st, dd = _percussions(x1, ff, work, u, w, v1, o1, info, ws)
     if st != OK:
         return st
@@ -146,27 +125,17 @@ def moreau_step_ws(h, s0, s1, ff, work, info, ws):
     J = ff[1]
     xm = work[1]
     qm = work[2]
-    n = x0.shape[0]
     hh = 0.5 * h
-    for i in range(n):
-        for k in range(3):
-            xm[i, k] = x0[i, k] + hh * v0[i, k]
+    drift(hh, x0, v0, xm)
     rotate_rrp(hh, o0, q0, qm)
     st = compute_forces_ws(xm, qm, ff, F1, RM1, e1, ws)
     if st != OK:
         return st
-    for i in range(n):
-        a = h / m[i]
-        b = h / J[i]
-        for k in range(3):
-            v1[i, k] = v0[i, k] + a * F1[i, k]
-            o1[i, k] = o0[i, k] + b * RM1[i, k]
+    kick(h, m, J, v0, o0, F1, RM1, v1, o1)
     st, dd = _percussions(xm, ff, work, v0, o0, v1, o1, info, ws)
     if st != OK:
         return st
-    for i in range(n):
-        for k in range(3):
-            x1[i, k] = xm[i, k] + hh * v1[i, k]
+    drift(hh, xm, v1, x1)
     rotate_rrp(hh, o1, qm, q1)
     st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
     if st != OK:

@@ -114,6 +114,8 @@ def rk4_rigid_step_ws(h, s0, s1, ff, work, info, ws):
         L0[i, 0], L0[i, 1], L0[i, 2] = _apply_inertia(Jt, i, q0[i, 0], q0[i, 1], q0[i, 2],
                                                       q0[i, 3], o0[i, 0], o0[i, 1], o0[i, 2])
     _begin_stages(s0, s1, work, L0)
+    # (four stages written out, as in rk4_step_ws, on purpose: a loop of stages made the
+    # pendulum's RK4 step 30 % slower, bench_kernels.py, BENCHMARKS.md "Tried and not kept")
     set_anchor_time(ff, 0.5 * h)  # (history contacts: the stage's time)
     _stage_rigid(0.5, 1.0, s0, s1, ff, work, h)
     st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
@@ -217,6 +219,8 @@ def rk4_step_ws(h, s0, s1, ff, work, info, ws):
     x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
     x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
     _begin_stages(s0, s1, acc, o0)
+    # (four stages written out, as in rk4_rigid_step_ws, on purpose: a loop of stages made
+    # the pendulum's RK4 step 30 % slower, bench_kernels.py, BENCHMARKS.md "Tried and not kept")
     set_anchor_time(ff, 0.5 * h)  # (history contacts: the stage's time)
     _stage(0.5, 1.0, s0, s1, ff, acc, h)
     st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
