@@ -34,9 +34,9 @@ from engine.scenarios import load_scenario
 from engine.simulation import Simulation
 
 REFUSED = ("is being written by", "is being read by", "is still being written",
-           "no such file")
-"""What a side refused in a race says (the last: the other side finished and renamed
-the ``.partial`` before this one looked)."""
+           "no such file", "no such run file")
+"""What a side refused in a race says (the last two: the other side finished and renamed
+the ``.partial`` before this one looked — ``rrp run --resume`` and ``rrp convert``)."""
 
 
 def _pendulum(every: int = 1) -> Simulation:
