@@ -251,6 +251,16 @@ def test_a_stepper_error_is_a_failure_that_keeps_the_state():
         return real(t, poll)
 
     sim._stepper.advance_to = fail_on_the_fifth
+    chunked = sim._stepper.advance_records  # (the pendulum's records a chunk at a time:
+    # the error comes in the fifth interval of its chunk, after four records)
+
+    def fail_in_the_fifth(times, first, stride, out, poll=None):
+        done = chunked(times[:4], first, stride, out, poll)
+        assert done == 4
+        raise EnergySteppingError("energy-stepping stopped: stuck at a tangency "
+                                  "(events without flight); change ε")
+
+    sim._stepper.advance_records = fail_in_the_fifth
     ref = es_sim()
     ref.advance(24)
     rep = sim.advance(10)

@@ -30,6 +30,21 @@ from .pendulum import (
     jump,
     potential,
 )
+from .pendulum_records import (
+    F_T_EV,
+    I_BUDGET,
+    I_DONE,
+    I_EVENTS,
+    I_LEVEL,
+    I_ON,
+    I_RECORDS,
+    I_REFL,
+    I_STATUS,
+    I_W_START,
+    N_IV,
+    RecordChunk,
+    advance_records,
+)
 
 
 class PendulumImpl:
@@ -132,12 +147,47 @@ class PendulumImpl:
         self.n_reflections += int(refl)
         return status == STATUS_OK
 
+    def advance_records(self, times: np.ndarray, done: int, first: int, stride: int,
+                        budget: int, out: RecordChunk) -> tuple[bool, int]:
+        """:meth:`advance` to ``times[done]``, ``times[done + 1]``, … in turn in one
+        compiled call (``pendulum_records.advance_records``, issue #33 item 2), at most
+        ``budget`` events: a record into ``out`` at each time reached whose step
+        ``first + k`` is a multiple of ``stride``.  Returns ``(all reached, events of
+        the call before the time under way began)``; ``out.records`` and
+        :attr:`n_events` move on with what was done (also when stuck: then
+        :class:`EnergySteppingError`), the times reached are ``out.done``."""
+        room = self._dts.shape[0] - self._n_dts
+        dts = self._dts[self._n_dts:] if room > 0 else self._no_dts
+        fs, _ = self._packed()
+        fs[F_T_EV] = self.t_ev
+        iv = self._iv_rec
+        iv[:] = 0
+        iv[I_LEVEL], iv[I_ON], iv[I_BUDGET] = self.level, self.on, budget
+        iv[I_DONE], iv[I_RECORDS] = done, out.records
+        out.x, out.v = self.x, self.v
+        advance_records(self.q_ev, self.om, fs, iv, dts, times, first, stride, out.m, out.J,
+                        self.x, self.v, out.q1, out.o1, out.q, out.om, out.s, out.P, out.L)
+        events = int(iv[I_EVENTS])
+        if room > 0:
+            self._n_dts += min(events, room)
+        self.level, self.on = int(iv[I_LEVEL]), int(iv[I_ON])
+        self.t_ev = float(fs[F_T_EV])
+        self.n_events += events
+        self.n_reflections += int(iv[I_REFL])
+        out.records, out.done = int(iv[I_RECORDS]), int(iv[I_DONE])
+        status = int(iv[I_STATUS])
+        if status not in (STATUS_OK, STATUS_MAX_EVENTS):
+            raise EnergySteppingError("energy-stepping stopped: stuck at a tangency "
+                                      "(events without flight); change ε")
+        return status == STATUS_OK, int(iv[I_W_START])
+
     def _packed(self) -> tuple[np.ndarray, np.ndarray]:
         """The scalars of :func:`~.pendulum.advance_packed` (made once)."""
         if getattr(self, "_fs", None) is None:
             p = self.params
             self._fs = np.array([p.mg, p.J, *p.rho0, self.eps, self.v0, 0.0, 0.0])
             self._iv = np.zeros(6, dtype=np.int64)
+            self._iv_rec = np.zeros(N_IV, dtype=np.int64)
         return self._fs, self._iv
 
     @property

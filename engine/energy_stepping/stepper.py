@@ -174,6 +174,63 @@ class EnergyStepper:
         self._interval = (math.nan, 0, 0.0, 0)
         return True
 
+    @property
+    def records_in_chunks(self) -> bool:
+        """Whether :meth:`advance_records` can drive this model (the pendulum; the
+        spheres' records need the force kernel: their intervals go one at a time)."""
+        return hasattr(self._impl, "advance_records")
+
+    def advance_records(self, times: np.ndarray, first: int, stride: int, out,
+                        poll: Callable[[], bool] | None = None) -> int:
+        """:meth:`advance_to` each of ``times`` (increasing, from :attr:`t` on) in turn,
+        recording there when the step ``first + k`` of ``times[k]`` is a multiple of
+        ``stride``, in compiled calls that each run up to :attr:`budget` events and read
+        every record on the way into ``out`` (a ``pendulum_records.RecordChunk`` at
+        least ``len(times)`` long; ``out.records`` rows), issue #33 item 2.  The same
+        events, states and records, bit for bit, as :meth:`advance_to` one time after
+        the other with :meth:`state_arrays` and :meth:`record_potential` at each; the
+        same stops: ``poll()`` between two calls (True: return, :attr:`t` the last time
+        reached), the same pace checks per interval, the same errors.  Returns how many
+        times were reached (``out.done``; :attr:`t` is the last of them)."""
+        impl = self._impl
+        out.records = out.done = 0
+        if times.shape[0] == 0:
+            return 0
+        if not float(times[0]) >= self.t:
+            raise EnergySteppingError(f"energy-stepping: cannot go back from t = "
+                                      f"{self.t:g} to {float(times[0]):g}")
+        while True:
+            t = float(times[out.done])
+            if self._interval[0] != t:  # (a new interval: its pace is judged from here)
+                if self._interval[0] > t:
+                    raise EnergySteppingError(
+                        f"energy-stepping: the events have gone past t = {t:g} (towards "
+                        f"t = {self._interval[0]:g}, where a stopped advance was going); "
+                        f"start the terraces anew from the state at t = {self.t:g}")
+                self._interval = (t, impl.work, self.t, impl.work)
+            w0, start = impl.work, time.perf_counter()
+            try:
+                finished, w_start = impl.advance_records(times, out.done, first, stride,
+                                                         self.budget, out)
+            finally:
+                if out.done:
+                    self.t = float(times[out.done - 1])
+            if finished:
+                break
+            spent = time.perf_counter() - start
+            if spent > 0.0:  # (a call that used its whole budget: the pace)
+                self.budget = int(min(max(self.budget * SLICE_SECONDS / spent,
+                                          self.budget / 4, BUDGET_MIN),
+                                      4 * self.budget, BUDGET_MAX))
+            t = float(times[out.done])
+            if self._interval[0] != t:  # (the interval under way began in the call)
+                self._interval = (t, w0 + w_start, self.t, w0 + w_start)
+            self._check_progress(t, impl.work, impl.clock_now())
+            if poll is not None and poll():
+                return out.done
+        self._interval = (math.nan, 0, 0.0, 0)
+        return out.done
+
     def _check_progress(self, t: float, work: int, clock: float) -> None:
         """Stop (one line) when the interval to ``t`` would need more than
         :data:`MAX_EVENTS_PER_INTERVAL` events at the pace of the last

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..energy_stepping.pendulum_records import R_GAP, RecordChunk
 from ..energy_stepping.records import kinetic_and_momenta
 from ..forcefield import compute_forces_ws
 from ..integrators.registry import IntegratorInfo
@@ -18,6 +19,9 @@ from ..layout import OK
 from ..state import State
 from .choice import SimulationError
 from .records import Failure, StepReport
+
+RECORD_CHUNK = 1024
+"""Recording intervals per ``EnergyStepper.advance_records`` (issue #33 item 2)."""
 
 _EVENT_KERNELS_BUILT: set[str] = set()
 """The models (by name) whose event-driven kernels ran in this process
@@ -168,6 +172,9 @@ class EventDrivenMixin:
         state = tuple(a.copy() for a in self._s0[:4])  # (a record's kernels, on the
         probe.state_arrays(state)  # buffer's layout: issue #33 items 1, 2)
         probe.terrace_gap(state)
+        if probe.records_in_chunks:  # (and the chunked records': issue #33 item 2)
+            probe.advance_records(np.array([probe.t + 1e-3 * self.h]), 1, 1,
+                                  RecordChunk(1, self.ff.m, self.ff.J))
         kinetic_and_momenta(self.ff.m, self.ff.J, state[0], state[1], state[3],
                             np.empty(3), np.empty(3))
         _EVENT_KERNELS_BUILT.add(self.model.name)
@@ -193,7 +200,9 @@ class EventDrivenMixin:
         self._event_ff = None
         t0, c0 = time.perf_counter(), time.thread_time()
         try:
-            for _ in range(n):
+            if st.records_in_chunks:
+                done, message = self._advance_event_chunks(st, n)
+            for _ in range(0 if st.records_in_chunks else n):
                 step = self.step_index + 1
                 t = self._t_base + (step - self._step_base) * self.h
                 if not st.advance_to(t, self.stop_check):
@@ -215,6 +224,58 @@ class EventDrivenMixin:
             self._drop_stepper()  # (its state is part-way: the next step makes a new one)
             return StepReport(done, self._event_failure(message))
         return StepReport(done, self._bound_failure())
+
+    def _advance_event_chunks(self, st, n: int) -> tuple[int, str | None]:
+        """``n`` recording intervals as :meth:`_advance_events` takes them, up to
+        :data:`RECORD_CHUNK` in each ``EnergyStepper.advance_records`` (issue #33 item
+        2: the events and the records of a chunk in compiled calls, the records appended
+        at once): the same records, bit for bit, as one interval at a time.  Returns the
+        intervals done and the message of an ``EnergySteppingError`` (or ``None``)."""
+        from ..energy_stepping import EnergySteppingError
+
+        out = RecordChunk(min(n, RECORD_CHUNK), self.ff.m, self.ff.J)
+        done, message = 0, None
+        try:
+            while done < n and message is None:
+                steps = self.step_index + 1 + np.arange(min(n - done, RECORD_CHUNK),
+                                                        dtype=np.int64)
+                times = self._t_base + (steps - self._step_base) * self.h
+                try:
+                    st.advance_records(times, int(steps[0]), self.record_every, out,
+                                       self.stop_check)
+                except EnergySteppingError as exc:
+                    message = str(exc)
+                finally:  # (what was done is kept, whatever stopped it)
+                    k = out.done
+                    if k:
+                        self.step_index, self.t = int(steps[k - 1]), float(times[k - 1])
+                        done += k
+                        self._append_event_chunk(out, steps[:k], times[:k])
+                if k < len(steps):
+                    break  # (asked to stop mid-interval, or an error)
+        finally:
+            if done:  # (read at the last time reached: the events may have gone on)
+                out.state_into(*self._s0[:4])
+        return done, message
+
+    def _append_event_chunk(self, out, steps: np.ndarray, times: np.ndarray) -> None:
+        """The records of a chunk (``out``: a ``RecordChunk``; ``steps``, ``times``: the
+        intervals reached) appended at once, as :meth:`_event_row` makes each."""
+        r = out.records
+        if not r:
+            return
+        keep = steps % self.record_every == 0
+        e = out.energies(self._s0[6])
+        self._s0[6][...] = e[-1]  # (as a record leaves it: the forces follow the advance)
+        x = q = o = None
+        extra = {"step": steps[keep], "terrace_gap": out.s[:r, R_GAP].copy()}
+        if self.record_frames:
+            x = np.repeat(out.x[None], r, axis=0)
+            q, o = out.q[:r, None, :], out.om[:r, None, :]
+            if self.record_state:
+                extra.update({"v": np.repeat(out.v[None], r, axis=0),
+                              "pi": np.repeat(self._s0[7][None], r, axis=0)})
+        self.series.append(times[keep], e, out.P[:r], out.L[:r], x, q, o, **extra)
 
     def _event_row(self) -> tuple:
         """One record of the event-driven scheme at the current state (read on the
