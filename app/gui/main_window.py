@@ -231,6 +231,7 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         self.banner.hide()
         self.controls.set_playing(False)
         self.load_status.announce(request)
+        self.worker.ask_pause()  # (the run under way stops at once: the load follows)
         self.request_load.emit(request)
 
     def play(self) -> None:
@@ -249,6 +250,7 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         if self.recording is not None:
             self.timeline.set_playing(False)
             return
+        self.worker.ask_pause()  # (at once, from this thread: the run under way stops)
         self.request_pause.emit()
 
     def pause_and_settle(self, timeout_s: float = 5.0) -> None:
@@ -287,6 +289,7 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         if self.scene is not None:
             self.scene.clear_trail()
         self.controls.set_playing(False)
+        self.worker.ask_pause()
         self.request_reset.emit()
 
     def set_h(self, h: float) -> None:
@@ -632,6 +635,7 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         """Ask the worker to stop its timer and end its thread, in that order and in its
         own thread (``shutdown``, queued after what it was asked before); a worker busy
         beyond ``wait_ms`` (a long compile) has its event loop ended from here."""
+        self.worker.ask_pause()  # (a long energy-stepping interval stops at once)
         self.request_shutdown.emit()
         if not self.thread.wait(wait_ms):
             self.thread.quit()

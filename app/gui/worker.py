@@ -87,6 +87,8 @@ class SimulationWorker(QObject):
         self.playing = False
         self._failed = False
         self._frame_in_flight = threading.Event()  # set while the GUI draws a frame
+        self._pause_asked = threading.Event()
+        """Set by :meth:`ask_pause` from the window's thread: the runs' ``stop_check``."""
         self._last_stability: StabilityEstimate | None = None
         self._stability_at = -1.0
         self._rate = (0.0, 0.0, 0.0)  # µs/step, steps/s, events/s over the last second
@@ -103,10 +105,20 @@ class SimulationWorker(QObject):
         """Called (from any thread) by the window when it has drawn a frame."""
         self._frame_in_flight.clear()
 
+    def ask_pause(self) -> None:
+        """Called by the window directly (any thread; not a queued slot) before it asks
+        for :meth:`pause`: an event-driven run inside a long recording interval stops at
+        its next compiled call (``Simulation.stop_check``, within the event budget of
+        ~0.05 s) instead of finishing the chunk of intervals first, as ``rrp run`` does
+        on a signal (issue #33 item 4); the queued :meth:`pause` then follows at once.
+        A stepping scheme returns between its chunks anyway."""
+        self._pause_asked.set()
+
     def _halt(self) -> None:
         """Stop stepping: the timer stopped, the sibling processes ended (a compile for
         a cache nobody will read now)."""
         self.playing = False
+        self._pause_asked.clear()  # (the runs under way have stopped: nothing to ask)
         for proc in self._siblings:
             if proc.poll() is None:
                 proc.kill()
@@ -271,6 +283,7 @@ class SimulationWorker(QObject):
             return
         self.playing = True
         self._failed = False
+        self._pause_asked.clear()
         self._ensure_timer().start()
         self.state_changed.emit("running", "running")
 
@@ -401,11 +414,15 @@ class SimulationWorker(QObject):
     def _advance(self, n: int) -> None:
         t0 = time.perf_counter()
         done = events = 0
+        # (a Pause may stop a run part-way, issue #33: each run goes to the same step,
+        # so that the compare runs stay in lock-step)
+        target = max(r.sim.step_index for r in self._runs) + n
         for r in self._runs:
             es = r.sim.integrator.event_driven  # (its events: the status bar's rate)
             e0 = r.sim.event_stats()["events"] if es else 0
+            r.sim.stop_check = self._pause_asked.is_set
             try:
-                rep = r.sim.advance(n)
+                rep = r.sim.advance(target - r.sim.step_index)
             except Exception as exc:  # an engine bug: pause, say so, keep the window
                 self._fail(r, None, f"the engine raised {type(exc).__name__}: {exc}")
                 break
