@@ -70,7 +70,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_lock(run_file: str):
+def _read_lock(run_file: str, verb: str = "convert"):
     """A shared lock of the run file's output while it is converted (issue #36 item 5):
     ``(lock, None)``; a file that ``rrp run --resume`` writes in place (it cuts and
     rewrites it) is refused in one line naming the process, as ``--resume`` refuses it;
@@ -85,22 +85,23 @@ def _read_lock(run_file: str):
     if not Path(run_file).is_file():
         return None, ""
     try:
-        lock = OutputLock(output_for(run_file), "rrp convert", "wait for it to finish",
+        lock = OutputLock(output_for(run_file), f"rrp {verb}", "wait for it to finish",
                           shared=True).acquire()
     except OutputBusyError as exc:
         h = exc.holder
         who = (f"{h.get('what', 'another writer')} (process {h['pid']})" if h.get("pid")
                else "another process")
         if "--resume" in str(h.get("what", "")) and not h.get("shared"):
-            raise UsageError(f"cannot convert: {run_file} is being written by {who}: wait "
-                             "for it to finish, then convert it") from None
+            raise UsageError(f"cannot {verb}: {run_file} is being written by {who}: wait "
+                             f"for it to finish, then {verb} it") from None
         return None, who
     except OSError:  # (a read-only directory: read without the lock)
         return None, ""
     return lock, ""
 
 
-def _check_integrity(run_file: str, warn, *, deep: bool = False) -> None:
+def _check_integrity(run_file: str, warn, *, deep: bool = False, verb: str = "convert"
+                     ) -> None:
     """Refuse a run file whose frames, header or metadata are damaged (one line: what is
     wrong, what can still be read) before anything is written; damage elsewhere (the
     series, read whole here, a checkpoint) is one warning line, the frames being whole
@@ -114,21 +115,21 @@ def _check_integrity(run_file: str, warn, *, deep: bool = False) -> None:
 
     path = Path(run_file)
     if path.is_dir():
-        raise UsageError(f"cannot convert: {run_file} is a directory, not a run file")
+        raise UsageError(f"cannot {verb}: {run_file} is a directory, not a run file")
     if not path.is_file():
         return  # export_vtk says so (after naming a missing extra)
     try:
         report = verify_run(run_file, deep=deep, series=True)
     except RunFileError as exc:
-        raise UsageError(f"cannot convert: {exc}") from None
+        raise UsageError(f"cannot {verb}: {exc}") from None
     if report.damaged("frames", "header", "metadata") or (report.problems
                                                           and not report.frames):
-        raise UsageError(f"cannot convert: {report.line()}, but its frames are damaged: "
-                         "nothing was converted" if report.damaged("frames") else
-                         f"cannot convert: {report.line()}: nothing was converted")
+        raise UsageError(f"cannot {verb}: {report.line()}, but its frames are damaged: "
+                         f"nothing was {verb}ed" if report.damaged("frames") else
+                         f"cannot {verb}: {report.line()}: nothing was {verb}ed")
     damaged = [c for c in report.checkpoints if c.state == "damaged"]
     if report.problems:
-        warn(f"{report.line()}; its frames are whole and are converted")
+        warn(f"{report.line()}; its frames are whole and are {verb}ed")
     elif damaged:
         warn(f"{run_file}: its checkpoint /{damaged[0].name} is damaged ({damaged[0].why}); "
-             "its frames are whole and are converted")
+             f"its frames are whole and are {verb}ed")
