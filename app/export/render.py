@@ -57,6 +57,7 @@ class FrameInfo:
     integrator: str
     h: str
     cursor: int | None
+    ghosts: int = 0
 
 
 def _window(track: RunTrack, t0: float | None, t1: float | None) -> tuple[float, float]:
@@ -141,14 +142,12 @@ def export_run(run_file: str | Path, *, out: Path | str, t0: float | None = None
     check_layout(layout)
     check_camera(camera)
     size = check_size(size)
-    size, note = even_size(out, size)
-    say = warn or (lambda _m: None)
-    if note:
-        say(note)
     if isinstance(fps, bool) or not isinstance(fps, int) or not 1 <= fps <= MAX_FPS:
         raise ExportError(f"fps must be an integer in [1, {MAX_FPS}], got {fps!r}")
     if not (isinstance(speed, int | float) and np.isfinite(speed) and speed > 0):
         raise ExportError(f"speed must be a positive number, got {speed!r}")
+    size, note = even_size(out, size)
+    say = warn or (lambda _m: None)
     t_wall = time.perf_counter()
     with ExitStack() as stack:
         rf = _open(run_file)
@@ -174,9 +173,9 @@ def export_run(run_file: str | Path, *, out: Path | str, t0: float | None = None
                               "--speed")
         n_frames = frame_count(a, b, fps, speed)
         dt = speed / fps
-        sparse = sparse_note(track, dt, interpolate)
-        if sparse:
-            say(sparse)
+        for line in (note, sparse_note(track, dt, interpolate)):
+            if line:
+                say(line)
         result = _render(track, others, out, a, dt, n_frames, fps, size, layout, title,
                          colour_by, camera, list(labels), progress, check, on_frame)
     frames, t_last, times = result
@@ -260,7 +259,7 @@ def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: fl
             frames, t_last = frames + 1, t
             if on_frame is not None:
                 on_frame(FrameInfo(k, n_frames, t, scene.centres.copy(), text, integ, hh,
-                                   cursor))
+                                   cursor, scene.n_ghosts))
             if bar is not None:
                 bar.update(1)
         t0 = time.perf_counter()

@@ -61,7 +61,7 @@ def _setup(sc, integrator: str | None, h: float | None, size: tuple[int, int],
            colour_by: str, follow: bool | None = None):
     """Simulation, plotter, scene and the caption text actor of the loaded scenario
     (``follow``: the scene's camera follows the bodies; ``None``: the scene's default)."""
-    from .scene import BodyScene, make_plotter
+    from ..scene import BodyScene, make_plotter
 
     model = sc.build_model()
     sim = _simulation(sc, model, integrator, h)

@@ -149,10 +149,12 @@ def schemes_at(rf: RunFile) -> tuple[str, str, list[tuple[float, str, str]]]:
 
 def scheme_at(start: tuple[str, str], switches: list[tuple[float, str, str]],
               t: float) -> tuple[str, str]:
-    """The integrator and ``h`` in use at ``t`` (a switch at ``t`` counts from ``t``)."""
+    """The integrator and ``h`` in use at ``t`` (a switch at ``t`` counts from ``t``,
+    within :data:`TIME_EPS` of rounding: a switch recorded at ``t = 1.0000000000000007``
+    shows on the frame of ``t = 1``)."""
     integ, h = start
     for ts, kind, new in switches:
-        if ts > t:
+        if ts > t + TIME_EPS * max(1.0, abs(t)):
             break
         if kind == "integrator":
             integ = new
