@@ -133,7 +133,7 @@ def _writer(path: Path, size: tuple[int, int], fps: int):
         gen = imageio_ffmpeg.write_frames(str(path), size, fps=fps, codec="libx264",
                                           pix_fmt_out="yuv420p", quality=None,
                                           macro_block_size=2, ffmpeg_log_level="error",
-                                          output_params=["-crf", "20", "-preset", "fast",
+                                          output_params=["-crf", "20", "-preset", "veryfast",
                                                          "-movflags", "+faststart",
                                                          "-f", "mp4"])
     gen.send(None)

@@ -192,17 +192,21 @@ class PlotStrip:
                                   color=AXIS_COLOURS[j], label=f"Δ{sym}_{c}")
             self._style(ax, ttl, sym, font)
         axes[-1].set_xlabel("t", fontsize=font, labelpad=1)
-        # the change markers (in every plot, labelled in the energy plot)
-        self.marker_times = [te for te, _ in first.events if self.t0 <= te <= self.t1]
+        # the change markers (in every plot, labelled in the energy plot; the changes
+        # made at one instant share a marker, their labels one under the other)
+        marks: dict[float, list[str]] = {}
         for te, lab in first.events:
-            if not self.t0 <= te <= self.t1:
-                continue
+            if self.t0 <= te <= self.t1:
+                key = next((k for k in marks if abs(k - te) <= 1e-9 * max(1.0, abs(te))), te)
+                marks.setdefault(key, []).append(lab)
+        self.marker_times = list(marks)
+        for te, labs in marks.items():
             for j, ax in enumerate(axes):
                 ax.axvline(te, color=MARKER_COLOUR, lw=0.9, ls="--", zorder=150)
                 if j == 0:
-                    ax.annotate(lab, (te, 0.92), xycoords=("data", "axes fraction"),
-                                xytext=(2, 0), textcoords="offset points", fontsize=font - 0.5,
-                                color="#333", zorder=160, va="top",
+                    ax.annotate("\n".join(labs), (te, 0.95), xycoords=("data", "axes fraction"),
+                                xytext=(3, 0), textcoords="offset points",
+                                fontsize=font - 0.5, color="#333", zorder=160, va="top",
                                 bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1})
         span = self.t1 - self.t0
         for ax in axes:
