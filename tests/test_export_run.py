@@ -303,3 +303,29 @@ def test_odd_mp4_sizes_are_rounded_up_and_sparse_frames_are_said(can_render, tmp
     assert "rounded up to 162x122" in err and "162x122" in out and "11 frames" in out
     sparse = [ln for ln in err.splitlines() if "--every" in ln]
     assert len(sparse) == 1 and "a frame every 0.01 s" in sparse[0]
+
+
+@pytest.mark.parametrize("layout", ["view", "view+plots"])
+def test_a_scenario_export_has_the_frames_of_the_rule(can_render, tmp_path, capsys, layout):
+    """A scenario, simulated (``view``: frame by frame; ``view+plots``: through a run
+    file of its own): the same count, the window from ``--t0``."""
+    out = tmp_path / "s.gif"
+    code = main(["export", "torus", "--set", "n_particles=12", "--t0", "0.1", "--t-end",
+                 "0.4", "--fps", "10", "--size", "200x150", "--layout", layout, "--out",
+                 str(out)])
+    stdout, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"{frame_count(0.1, 0.4, 10, 1.0)} frames" in stdout and "t = 0.1 → 0.4" in stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.gif"]
+
+
+def test_an_energy_stepping_run_shows_its_terrace_gap(tmp_path):
+    """The error plot of an energy-stepping run has the dashed terrace gap
+    ``(V − V_ε)/|E₀|`` beside ``ΔE/|E₀|`` (as the app's, issue #33 item 6)."""
+    path = _write(tmp_path / "es.h5", "pendulum", {}, "energy-stepping:1e-3", 0.01, 1,
+                  [(40, None)])
+    with RunFile(path) as rf:
+        s = run_series(rf)
+        strip = PlotStrip([s], 0.0, float(rf.times[-1]), (300, 400))
+    assert s.gap is not None and np.isfinite(s.gap).all()
+    assert strip.legends[1] == ["ΔE/|E₀|", "terrace gap V − V_ε/|E₀|"]
