@@ -80,7 +80,21 @@ def test_export_while_playing_renders_the_watched_run(qtbot, make_window, tmp_pa
     w.pause()
 
 
-def test_cancel_half_way_leaves_no_file_and_keeps_the_old_one(qtbot, make_window, tmp_path):
+def test_cancel_half_way_leaves_no_file_and_keeps_the_old_one(qtbot, make_window, tmp_path,
+                                                              monkeypatch):
+    import threading
+
+    from app.gui.export_dialog import ExportJob
+
+    gate = threading.Event()  # the export waits at its 4th frame until Cancel is pressed
+    check = ExportJob.check
+
+    def held(self) -> None:
+        if len(self.frames_seen) >= 3:
+            gate.wait(60)
+        check(self)
+
+    monkeypatch.setattr(ExportJob, "check", held)
     w = make_window(SMALL)
     _play_to(qtbot, w, 0.3)
     w.pause()
@@ -90,8 +104,9 @@ def test_cancel_half_way_leaves_no_file_and_keeps_the_old_one(qtbot, make_window
     d.start()
     qtbot.waitUntil(lambda: len(d.job.frames_seen) >= 3, timeout=WAIT)
     d.cancel()
+    gate.set()
     _finish(qtbot, d)
-    assert len(d.job.frames_seen) < frame_count(0.0, d.source.t_end, 60, 1.0)
+    assert len(d.job.frames_seen) == 3 < frame_count(0.0, d.source.t_end, 60, 1.0) // 2
     assert "cancelled" in d.status.text() and d.finished_path is None
     assert out.read_bytes() == b"precious"
     assert _files(tmp_path) == ["keep.gif"]
