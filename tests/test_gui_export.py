@@ -161,3 +161,31 @@ def test_export_of_a_replayed_file_and_after_a_branch(qtbot, make_window, tmp_pa
     assert seen[0].t == pytest.approx(0.1)
     with RunFile(small_run) as rf:
         np.testing.assert_array_equal(seen[0].centres, rf.frame(10).x)
+
+
+def test_closing_the_window_cancels_a_running_export(qtbot, make_window, tmp_path,
+                                                     monkeypatch):
+    import threading
+    import time
+
+    from app.gui.export_dialog import ExportJob
+
+    started = threading.Event()
+    check = ExportJob.check
+
+    def slow(self) -> None:  # (50 ms a frame: the export outlasts the close)
+        if self.frames_seen:
+            started.set()
+            time.sleep(0.05)
+        check(self)
+
+    monkeypatch.setattr(ExportJob, "check", slow)
+    w = make_window(SMALL)
+    _play_to(qtbot, w, 0.5)
+    w.pause()
+    d = _dialog(w, tmp_path / "x.gif", fps=120, size="96x64", layout="view")
+    job = d.start()
+    qtbot.waitUntil(started.is_set, timeout=WAIT)
+    w.close()
+    assert job.isFinished()
+    assert _files(tmp_path) == []

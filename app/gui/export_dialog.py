@@ -247,6 +247,21 @@ class ExportDialog(QDialog):
         else:
             self.reject()
 
+    def stop(self, wait_ms: int = 30_000) -> None:
+        """Cancel a running export and wait for its thread (the dialog or the window is
+        closing: a running QThread must not be destroyed); nothing is left behind."""
+        if self.job is not None and self.job.isRunning():
+            self.job.cancel()
+            self.job.wait(wait_ms)
+
+    def reject(self) -> None:  # (Escape, the close button, Cancel when idle)
+        self.stop()
+        super().reject()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        self.stop()
+        super().closeEvent(event)
+
     def _progress(self, k: int, n: int, text: str) -> None:
         self.bar.setRange(0, n)
         self.bar.setValue(k)

@@ -79,6 +79,12 @@ class RecordingMixin:
         elif self.recorder is not None:
             self.stop_recording()
 
+    def stop_exports(self) -> None:
+        """Cancel a running export and wait for it (the window is closing)."""
+        dialog = getattr(self, "export_dialog", None)
+        if dialog is not None:
+            dialog.stop()
+
     def watched_source(self):
         """What File → Export animation… renders: the replayed run file's path, or the
         live run as a :class:`~app.export.watched.Watched` (its scenario or branch frame,
@@ -118,6 +124,11 @@ class RecordingMixin:
         else:
             t0 = float(getattr(source.frame, "t", 0.0)) if source.frame is not None else 0.0
             t_range = (t0, source.t_end)
+        old = getattr(self, "export_dialog", None)
+        if old is not None and old.job is not None and old.job.isRunning():
+            old.show()  # one export at a time: the running one's dialog
+            old.raise_()
+            return old
         dialog = ExportDialog(source, t_range, parent=self)
         self.export_dialog = dialog
         if show:
