@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.io import RunFile, RunFileError
+from engine.io.text_frames import stem
 
 from .common import (
     MAX_FPS,
@@ -113,6 +114,11 @@ def _extent(track: RunTrack, a: float, b: float) -> tuple[np.ndarray, np.ndarray
     return lo, hi
 
 
+def _label(rf: RunFile) -> str:
+    """A run's name in the plots' legend: its file, scheme and step."""
+    return f"{stem(rf.path)} ({rf.integrator}, h = {rf.h:g})"
+
+
 def _open(path: str | Path) -> RunFile:
     try:
         return RunFile(path)
@@ -203,10 +209,8 @@ def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: fl
     strip = None
     if layout == "view+plots":
         wv = max(16, int(round(w * VIEW_SHARE)) // 2 * 2)
-        names = labels or [rf.scenario, *(o.rf.path.stem for o in others)]
-        runs = [run_series(rf, names[0])]
-        runs += [run_series(o.rf, names[k + 1] if k + 1 < len(names) else o.rf.path.stem)
-                 for k, o in enumerate(others)]
+        names = list(labels) + [_label(t.rf) for t in (track, *others)][len(labels):]
+        runs = [run_series(t.rf, names[k]) for k, t in enumerate((track, *others))]
         strip = PlotStrip(runs, a, max(b, a + dt * 1e-6), (w - wv, h))
     else:
         wv = w
