@@ -1,6 +1,9 @@
-"""``rrp convert RUN.h5 --to vtk DIR [--every N]`` — a run file's frames as ParaView
-files: one ``.vtp`` per frame and a ``.pvd`` collection (docs/output.md, "ParaView /
-VTK output").
+"""``rrp convert RUN.h5 [TARGET] --to vtk|xyz|lammps-dump [--every N] [--compress]`` — a
+run file's frames for the tools DEM users render with (issue #37 item 7): ``vtk``, one
+``.vtp`` per frame and a ``.pvd`` collection (OVITO and ParaView; ``--compress``: zlib
+arrays with the bonds, ParaView only); ``xyz``, one extended XYZ file (OVITO, ASE);
+``lammps-dump``, one LAMMPS text dump (OVITO).  docs/output.md, "ParaView / VTK output"
+and "OVITO".
 
 Only argparse here: the engine and PyVista are imported when the command runs.
 """
@@ -10,8 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-FORMATS = ("vtk",)
-"""The formats of ``--to``."""
+FORMATS = ("vtk", "xyz", "lammps-dump")
+"""The formats of ``--to`` (room for more: one entry and one branch in
+:func:`cmd_convert`)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,24 +23,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     from .cli import _positive_int
 
     p = sub.add_parser(
-        "convert", help="convert a run file's frames for ParaView (--to vtk DIR)",
+        "convert", help="convert a run file's frames for OVITO or ParaView "
+                        "(--to vtk|xyz|lammps-dump)",
         description="Write the frames of a run file (rrp run --out, also a .h5.partial "
-                    "file) as one VTK PolyData file (.vtp) per frame and a .pvd "
-                    "collection with their times; open the .pvd in ParaView. See "
+                    "file) for OVITO or ParaView: --to vtk, one VTK PolyData file (.vtp) "
+                    "per frame and a .pvd collection with their times (open the .pvd); "
+                    "--to xyz, one extended XYZ file (positions, radius, velocity, the "
+                    "orientation quaternion as OVITO's Orientation X Y Z W, angular "
+                    "velocity, group, the time in each frame's comment line); --to "
+                    "lammps-dump, a LAMMPS text dump with the same columns. See "
                     "docs/output.md.")
     p.add_argument("run_file", metavar="RUN.h5", help="a run file written by 'rrp run --out'")
-    p.add_argument("directory", metavar="DIR",
-                   help="output directory (created if missing; its parent must exist)")
-    p.add_argument("--to", required=True, choices=FORMATS, metavar="FORMAT",
-                   help="output format: vtk (ParaView .vtp files and a .pvd collection)")
+    p.add_argument("directory", metavar="TARGET", nargs="?", default=None,
+                   help="vtk: the output directory (created if missing; default "
+                        "<run>_vtk next to the run file); xyz, lammps-dump: the output "
+                        "file or a directory (default <run>.xyz / <run>.dump next to it)")
+    p.add_argument("--out", "-o", default=None, metavar="TARGET",
+                   help="the same as TARGET (which must come right after RUN.h5)")
+    p.add_argument("--to", required=True, nargs="+", metavar="FORMAT",
+                   help="output format: vtk, xyz or lammps-dump (TARGET may follow it: "
+                        "'--to vtk DIR')")
     p.add_argument("--every", type=_positive_int, default=1,
                    help="write every N-th frame of the file (default 1: all)")
+    p.add_argument("--compress", action="store_true",
+                   help="vtk: zlib-compressed arrays with the bonds as lines (ParaView "
+                        "only: OVITO reads neither)")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p.set_defaults(handler=cmd_convert)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from engine.io.vtk import VTKExportError, VTKReadError, export_vtk
+    from engine.io.vtk import VTKExportError, VTKReadError
 
     from .errors import UsageError
 
@@ -48,7 +65,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     try:
         _check_integrity(args.run_file, warn)
         try:
-            written = export_vtk(args.run_file, args.directory, every=args.every, warn=warn)
+            written = _convert(args, warn)
         except VTKReadError as exc:
             if writer:  # (not damage: it changed while it was read)
                 raise UsageError(f"cannot convert: {args.run_file} is being written by "
@@ -62,15 +79,61 @@ def cmd_convert(args: argparse.Namespace) -> int:
     finally:
         if lock is not None:
             lock.release()
-    if not args.quiet:
+    if not args.quiet and not isinstance(written, list):
+        path, n = written
+        print(f"wrote {n} frame{'s' * (n != 1)} to {path} (open it in OVITO)")
+    elif not args.quiet:
         frames = written[:-1]
         names = frames[0].name if len(frames) == 1 else f"{frames[0].name} … {frames[-1].name}"
-        print(f"wrote {len(frames)} frame{'s' * (len(frames) != 1)} to {args.directory}: "
-              f"{names} and {written[-1].name} (open the .pvd in ParaView)")
+        print(f"wrote {len(frames)} frame{'s' * (len(frames) != 1)} to "
+              f"{written[-1].parent}: {names} and {written[-1].name} (open the .pvd in "
+              + ("ParaView)" if args.compress else "OVITO or ParaView; the bonds are in "
+                 "ParaView files only: --compress)"))
     return 0
 
 
-def _read_lock(run_file: str):
+def _convert(args: argparse.Namespace, warn):
+    """The conversion itself: the paths written (vtk) or ``(path, frames)``."""
+    from pathlib import Path
+
+    from engine.io.vtk import VTKExportError, VTKReadError, export_vtk
+
+    fmt, *rest = args.to
+    if fmt not in FORMATS or len(rest) > 1:
+        raise VTKExportError(f"--to takes a format ({', '.join(FORMATS)}) and at most one "
+                             f"target, got {' '.join(args.to)!r}")
+    args.to = fmt
+    for extra in rest:
+        if args.out is not None:
+            raise VTKExportError(f"two targets: {extra} and --out {args.out}; give one")
+        args.out = extra
+    if args.directory is not None and args.out is not None:
+        raise VTKExportError(f"two targets: {args.directory} and --out {args.out}; give one")
+    args.directory = args.directory if args.directory is not None else args.out
+    if args.to == "vtk":
+        out = args.directory
+        if out is None:
+            from engine.io.text_frames import stem
+
+            out = Path(args.run_file).with_name(stem(Path(args.run_file)) + "_vtk")
+        return export_vtk(args.run_file, out, every=args.every, warn=warn,
+                          ovito=not args.compress)
+    from engine.io import RunFileError
+    from engine.io.text_frames import TrajectoryError
+
+    if args.to == "xyz":
+        from engine.io.xyz import export_xyz as write
+    else:
+        from engine.io.lammps_dump import export_lammps_dump as write
+    try:
+        return write(args.run_file, args.directory, every=args.every)
+    except TrajectoryError as exc:
+        raise VTKExportError(str(exc)) from None
+    except RunFileError as exc:  # a frame that cannot be read as written
+        raise VTKReadError(str(exc)) from None
+
+
+def _read_lock(run_file: str, verb: str = "convert"):
     """A shared lock of the run file's output while it is converted (issue #36 item 5):
     ``(lock, None)``; a file that ``rrp run --resume`` writes in place (it cuts and
     rewrites it) is refused in one line naming the process, as ``--resume`` refuses it;
@@ -85,22 +148,23 @@ def _read_lock(run_file: str):
     if not Path(run_file).is_file():
         return None, ""
     try:
-        lock = OutputLock(output_for(run_file), "rrp convert", "wait for it to finish",
+        lock = OutputLock(output_for(run_file), f"rrp {verb}", "wait for it to finish",
                           shared=True).acquire()
     except OutputBusyError as exc:
         h = exc.holder
         who = (f"{h.get('what', 'another writer')} (process {h['pid']})" if h.get("pid")
                else "another process")
         if "--resume" in str(h.get("what", "")) and not h.get("shared"):
-            raise UsageError(f"cannot convert: {run_file} is being written by {who}: wait "
-                             "for it to finish, then convert it") from None
+            raise UsageError(f"cannot {verb}: {run_file} is being written by {who}: wait "
+                             f"for it to finish, then {verb} it") from None
         return None, who
     except OSError:  # (a read-only directory: read without the lock)
         return None, ""
     return lock, ""
 
 
-def _check_integrity(run_file: str, warn, *, deep: bool = False) -> None:
+def _check_integrity(run_file: str, warn, *, deep: bool = False, verb: str = "convert"
+                     ) -> None:
     """Refuse a run file whose frames, header or metadata are damaged (one line: what is
     wrong, what can still be read) before anything is written; damage elsewhere (the
     series, read whole here, a checkpoint) is one warning line, the frames being whole
@@ -114,21 +178,21 @@ def _check_integrity(run_file: str, warn, *, deep: bool = False) -> None:
 
     path = Path(run_file)
     if path.is_dir():
-        raise UsageError(f"cannot convert: {run_file} is a directory, not a run file")
+        raise UsageError(f"cannot {verb}: {run_file} is a directory, not a run file")
     if not path.is_file():
         return  # export_vtk says so (after naming a missing extra)
     try:
         report = verify_run(run_file, deep=deep, series=True)
     except RunFileError as exc:
-        raise UsageError(f"cannot convert: {exc}") from None
+        raise UsageError(f"cannot {verb}: {exc}") from None
     if report.damaged("frames", "header", "metadata") or (report.problems
                                                           and not report.frames):
-        raise UsageError(f"cannot convert: {report.line()}, but its frames are damaged: "
-                         "nothing was converted" if report.damaged("frames") else
-                         f"cannot convert: {report.line()}: nothing was converted")
+        raise UsageError(f"cannot {verb}: {report.line()}, but its frames are damaged: "
+                         f"nothing was {verb}ed" if report.damaged("frames") else
+                         f"cannot {verb}: {report.line()}: nothing was {verb}ed")
     damaged = [c for c in report.checkpoints if c.state == "damaged"]
     if report.problems:
-        warn(f"{report.line()}; its frames are whole and are converted")
+        warn(f"{report.line()}; its frames are whole and are {verb}ed")
     elif damaged:
         warn(f"{run_file}: its checkpoint /{damaged[0].name} is damaged ({damaged[0].why}); "
-             "its frames are whole and are converted")
+             f"its frames are whole and are {verb}ed")

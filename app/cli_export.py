@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 EXIT_FAILED = 1
 
@@ -20,18 +21,46 @@ def register(sub) -> None:
     """Add the ``export`` sub-command to the ``rrp`` parser."""
     from .cli import _any_float, _positive_float, _positive_int
 
-    p = sub.add_parser("export", help="render a scenario headless to an MP4 or GIF animation")
-    p.add_argument("scenario", help="built-in scenario name (see 'rrp list') or a .toml path")
+    p = sub.add_parser(
+        "export", help="render a scenario or a run file headless to an MP4 or GIF",
+        description="Render SOURCE to a video. SOURCE is a built-in scenario, a scenario "
+                    ".toml (simulated from t = 0) or a run file (.h5, also failed, "
+                    "interrupted or .partial: nothing is simulated, the frames come from "
+                    "the file; between its recorded frames positions are interpolated "
+                    "linearly and attitudes slerped, --no-interpolate shows the nearest "
+                    "earlier frame). Frame k shows t = t0 + k*speed/fps, k = 0 .. "
+                    "floor((t1 - t0)*fps/speed). See docs/output.md, 'Animations'.")
+    p.add_argument("scenario", metavar="SOURCE",
+                   help="built-in scenario name (see 'rrp list'), a .toml path or a run "
+                        "file (.h5 / .h5.partial)")
     p.add_argument("--integrator", "-i", help="integrator name (default: the scenario's)")
     p.add_argument("--h", type=_any_float, help="time step (default: the scenario's)")
-    p.add_argument("--t-end", type=_positive_float, default=2.0,
-                   help="simulated time to show, from t = 0 (default 2)")
+    p.add_argument("--t-end", type=_positive_float, default=None,
+                   help="a scenario: simulated time to show, from t = 0 (default 2); the "
+                        "same as --t1")
+    p.add_argument("--t0", type=_any_float, default=None,
+                   help="first frame's time (default: the start of the run)")
+    p.add_argument("--t1", type=_any_float, default=None,
+                   help="last time shown (default: the end of the run file; 2 for a "
+                        "scenario)")
+    p.add_argument("--layout", default=None, metavar="LAYOUT",
+                   help="view: the 3D view; view+plots: the view with the energy, energy "
+                        "error and momentum plots beside it (default for run files; view "
+                        "for scenarios)")
+    p.add_argument("--no-interpolate", action="store_true",
+                   help="a run file: show the nearest earlier recorded frame instead of "
+                        "interpolating between frames")
+    p.add_argument("--title", default="", help="a title line over the view")
+    p.add_argument("--compare", nargs="+", default=[], metavar="RUN.h5",
+                   help="run files drawn as ghosts beside SOURCE (a run file), with their "
+                        "energy error curves")
     p.add_argument("--fps", type=_positive_int, default=30,
                    help="frames per second of the video (default 30)")
     p.add_argument("--speed", type=_positive_float, default=1.0,
                    help="simulated seconds per video second (default 1)")
-    p.add_argument("--size", default="800x600", metavar="WxH",
-                   help="frame size in pixels (default 800x600)")
+    p.add_argument("--size", default=None, metavar="WxH",
+                   help="frame size in pixels (default 800x600 for view, 1280x720 for "
+                        "view+plots; odd sizes are rounded up for MP4)")
     p.add_argument("--colour-by", default="none", metavar="MODE",
                    help="colour the spheres by: none, speed, 'rotational energy', "
                         "'body group' (a pile's rings) (default none)")
@@ -43,6 +72,12 @@ def register(sub) -> None:
     p.add_argument("--out", "-o", required=True, help="output file: .mp4 or .gif")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     p.set_defaults(handler=_run)
+
+
+def is_run_source(text: str) -> bool:
+    """Whether an export's SOURCE names a run file (``.h5``, ``.hdf5``, ``.partial``)."""
+    name = text.lower()
+    return name.endswith((".h5", ".hdf5", ".h5.partial", ".partial"))
 
 
 class _Stopped(BaseException):
@@ -101,41 +136,108 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
     from engine.io.outlock import OutputBusyError, OutputLock
 
     from .errors import UsageError
-    from .export import ExportError, check_camera, check_output, export_animation, parse_size
+    from .export import ExportError, check_camera, check_layout, check_output, parse_size
     from .scene import COLOUR_MODES
 
-    lock = None
+    run_src = is_run_source(args.scenario)
+    lock = rlock = None
+
+    def warn(message: str) -> None:
+        if not args.quiet:
+            print(f"rrp: note: {message}", file=sys.stderr)
+
     try:
-        size = parse_size(args.size)
+        layout = check_layout(args.layout or ("view+plots" if run_src else "view"))
+        size = parse_size(args.size or ("1280x720" if layout == "view+plots" else "800x600"))
         out = check_output(args.out)
         check_camera(args.camera)
         if args.colour_by not in COLOUR_MODES:
             raise ExportError(f"unknown --colour-by {args.colour_by!r}; allowed: "
                               + ", ".join(COLOUR_MODES))
-        from engine.scenarios import parse_sets
+        if run_src:
+            given = [o for o, v in (("--integrator", args.integrator), ("--h", args.h),
+                                    ("--t-end", args.t_end), ("--set", args.set)) if v]
+            if given:
+                raise ExportError(f"{given[0]} applies to a scenario: a run file is drawn as "
+                                  "it was recorded (choose its window with --t0/--t1)")
+            from .cli_convert import _check_integrity, _read_lock
 
-        overrides = parse_sets(args.set)
+            for src in (args.scenario, *args.compare):
+                if not Path(src).exists():
+                    raise ExportError(f"no such run file: {src}")
+                _check_integrity(src, warn, verb="export")
+            rlock, _writer = _read_lock(args.scenario, verb="export")
+        elif args.compare:
+            raise ExportError("--compare needs a run file as SOURCE (compare runs are drawn "
+                              "from their files: write each with 'rrp run --out')")
         # one writer per output, as rrp run: another export (or recording) of the same
         # file is refused at once
         lock = OutputLock(out, "rrp export").acquire()
-        res = export_animation(args.scenario, integrator=args.integrator, h=args.h,
-                               t_end=args.t_end, fps=args.fps, speed=args.speed, size=size,
-                               out=out, overrides=overrides, colour_by=args.colour_by,
-                               camera=args.camera,
-                               progress=sys.stderr.isatty() and not args.quiet,
-                               check=check)
+        res = (_from_run(args, out, size, layout, check, warn) if run_src
+               else _from_scenario(args, out, size, layout, check, warn))
     except (ExportError, OutputBusyError) as exc:
         raise UsageError(str(exc)) from None
     finally:
-        if lock is not None:
-            lock.release()
+        for lk in (lock, rlock):
+            if lk is not None:
+                lk.release()
     if not args.quiet:
         print(f"wrote {res.path} ({res.frames} frames, {res.size[0]}x{res.size[1]}, "
-              f"{res.fps} fps, t = 0 → {res.t_reached:.4g}) in {res.wall_seconds:.1f} s "
-              f"({1e3 * res.seconds_per_frame:.0f} ms/frame)")
+              f"{res.fps} fps, t = {res.t_first:.4g} → {res.t_reached:.4g}) in "
+              f"{res.wall_seconds:.1f} s ({1e3 * res.seconds_per_frame:.0f} ms/frame)")
     if res.failure is not None:
         print(f"rrp: error: the export stopped at t = {res.t_reached:.6g} "
               f"({res.frames} frame{'s' * (res.frames != 1)} kept in {res.path}): "
               f"{res.failure}", file=sys.stderr)
         return EXIT_FAILED
     return 0
+
+
+def _from_run(args, out, size, layout, check, warn):
+    from .export import export_run
+
+    return export_run(args.scenario, out=out, t0=args.t0, t1=args.t1, fps=args.fps,
+                      speed=args.speed, size=size, layout=layout,
+                      interpolate=not args.no_interpolate, title=args.title,
+                      colour_by=args.colour_by, camera=args.camera, compare=args.compare,
+                      progress=sys.stderr.isatty() and not args.quiet, check=check,
+                      warn=warn)
+
+
+def _from_scenario(args, out, size, layout, check, warn):
+    """A scenario: simulated frame by frame (``view``), or into a temporary run file
+    drawn as a run file is (``view+plots``: the plots need the recorded series)."""
+    import dataclasses
+    import tempfile
+
+    from engine.scenarios import parse_sets
+
+    from .export import ExportError, export_animation, export_run
+    from .export.scenario import simulate_to_file
+
+    overrides = parse_sets(args.set)
+    t_end = args.t1 if args.t1 is not None else args.t_end if args.t_end is not None else 2.0
+    t0 = 0.0 if args.t0 is None else args.t0
+    if not t0 < t_end or t0 < 0:
+        raise ExportError(f"--t0 = {t0:g} must lie in [0, t1 = {t_end:g})")
+    if args.no_interpolate:
+        warn("--no-interpolate applies to run files: a scenario is drawn at each frame's "
+             "time")
+    if layout == "view":
+        return export_animation(args.scenario, integrator=args.integrator, h=args.h,
+                                t0=t0, t_end=t_end, fps=args.fps, speed=args.speed,
+                                size=size, out=out, overrides=overrides,
+                                colour_by=args.colour_by, camera=args.camera,
+                                progress=sys.stderr.isatty() and not args.quiet,
+                                check=check, title=args.title, warn=warn)
+    with tempfile.TemporaryDirectory(prefix="rrp-export-") as tmp:
+        run, failure = simulate_to_file(args.scenario, Path(tmp) / "run.h5",
+                                        integrator=args.integrator, h=args.h, t_end=t_end,
+                                        dt_frame=args.speed / args.fps, overrides=overrides,
+                                        check=check)
+        res = export_run(run, out=out, t0=t0, t1=None if failure else t_end, fps=args.fps,
+                         speed=args.speed, size=size, layout=layout, title=args.title,
+                         colour_by=args.colour_by, camera=args.camera,
+                         progress=sys.stderr.isatty() and not args.quiet, check=check,
+                         warn=warn)
+    return dataclasses.replace(res, failure=failure)

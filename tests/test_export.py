@@ -311,13 +311,13 @@ def test_a_stopped_export_says_so_and_leaves_no_partial_file(can_render, tmp_pat
 def _cameras(monkeypatch) -> list[tuple]:
     """Record, at each exported frame, the camera's position and focal point and whether
     every body's centre lies in the picture."""
-    import app.export as ex
+    import app.export.scenario as ex
 
     seen: list[tuple] = []
     draw = ex._draw
 
-    def spy(sim, scene, plotter, caption, title):
-        img = draw(sim, scene, plotter, caption, title)
+    def spy(sim, scene, plotter, caption, title, line=""):
+        img = draw(sim, scene, plotter, caption, title, line)
         cam = plotter.camera
         ren = plotter.renderer
         h, w = img.shape[:2]

@@ -647,6 +647,7 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         self.settings.sync()
         if self.recorder is not None:
             self.stop_recording()
+        self.stop_exports()  # (issue #37: a running export is cancelled, nothing left)
         self._stop_worker()
         self._plot_timer.stop()
         self.view.close()

@@ -38,6 +38,8 @@ class MenusMixin:
         self._add_action(fm, "Save &screenshot (PNG)…", self._screenshot_dialog, "Ctrl+Shift+S")
         self._add_action(fm, "Export &plots (PNG)…", self._plots_dialog)
         self._add_action(fm, "Export &data (CSV/HDF5)…", self._data_dialog, "Ctrl+E")
+        self._add_action(fm, "Export &animation…", self.export_animation_dialog,
+                         "Ctrl+Shift+E")
         fm.addSeparator()
         self._add_action(fm, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         sm = self.menuBar().addMenu("&Simulation")

@@ -1,7 +1,10 @@
 """The main window's pictures of itself (issue #34: split out of
-``app/gui/main_window.py``): screenshots of the window and the recording of the 3D view
-to a video (:class:`app.gui.recorder.Recorder`).  :class:`RecordingMixin` is a part of
-:class:`app.gui.main_window.MainWindow` and uses its widgets.
+``app/gui/main_window.py``): screenshots of the window, File → Export animation… (issue
+#37 item 4: the run as watched, rendered from its recorded data and paced by simulated
+time, :mod:`app.gui.export_dialog`; the *Record* button opens it too) and the older
+wall-clock recording of the 3D view (:class:`app.gui.recorder.Recorder`, kept for
+scripts).  :class:`RecordingMixin` is a part of :class:`app.gui.main_window.MainWindow`
+and uses its widgets.
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from PyQt6.QtWidgets import QFileDialog
 
+from .export_dialog import ExportDialog
+from .messages import BranchRequest, LoadRequest
 from .recorder import Recorder, RecorderError
 
 
@@ -67,19 +71,69 @@ class RecordingMixin:
         return out
 
     def _on_record_toggled(self, on: bool) -> None:
+        """*Record*: File → Export animation… (the wall-clock recording it replaced made
+        videos whose pace was the machine's, not the simulation's; issue #37 item 4)."""
         if on:
-            path, _ = QFileDialog.getSaveFileName(self, "Record the 3D view", "rrp.mp4",
-                                                  "Video (*.mp4);;Animated GIF (*.gif)")
-            if not path:
-                self.controls.record.setChecked(False)
-                return
-            try:
-                self.start_recording(path)
-            except RecorderError as exc:
-                self._show_banner(str(exc))
-                self.controls.record.setChecked(False)
-        else:
+            self.controls.record.setChecked(False)
+            self.export_animation_dialog()
+        elif self.recorder is not None:
             self.stop_recording()
+
+    def stop_exports(self) -> None:
+        """Cancel a running export and wait for it (the window is closing)."""
+        dialog = getattr(self, "export_dialog", None)
+        if dialog is not None:
+            dialog.stop()
+
+    def watched_source(self):
+        """What File → Export animation… renders: the replayed run file's path, or the
+        live run as a :class:`~app.export.watched.Watched` (its scenario or branch frame,
+        schemes, ``h``, the primary's switches, the time reached); ``None`` when nothing
+        has run yet."""
+        from ..export.watched import Watched
+
+        if self.recording is not None:
+            return str(self.recording.path)
+        req = getattr(self.worker, "_request", None) or self._request
+        ld, last = self.loaded, self.last_frame
+        if ld is None or last is None or req is None or not last.t > 0:
+            return None
+        events = [(int(e.step), e.kind, e.new) for e in self.plots.events]
+        labels = tuple(self.plots.runs) or tuple(ld.integrators)
+        if isinstance(req, BranchRequest):
+            return Watched(req.scenario, tuple(ld.integrators), float(last.t), h=req.h,
+                           events=events, model=req.model, frame=req.frame,
+                           energy_reference=req.energy_reference,
+                           record_every=req.record_every, labels=labels)
+        if isinstance(req, LoadRequest):
+            return Watched(req.scenario, tuple(ld.integrators), float(last.t), h=ld.h,
+                           overrides=dict(req.overrides), events=events, labels=labels)
+        return None
+
+    def export_animation_dialog(self, show: bool = True) -> ExportDialog | None:
+        """File → Export animation…: the dialog for the run as watched (not shown when
+        ``show`` is false: tests drive it)."""
+        source = self.watched_source()
+        if source is None:
+            self._show_banner("nothing to export yet: play the simulation (or open a run "
+                              "file), then export it")
+            return None
+        if isinstance(source, str):
+            times = self.recording.frame_times
+            t_range = (float(times[0]), float(times[-1]))
+        else:
+            t0 = float(getattr(source.frame, "t", 0.0)) if source.frame is not None else 0.0
+            t_range = (t0, source.t_end)
+        old = getattr(self, "export_dialog", None)
+        if old is not None and old.job is not None and old.job.isRunning():
+            old.show()  # one export at a time: the running one's dialog
+            old.raise_()
+            return old
+        dialog = ExportDialog(source, t_range, parent=self)
+        self.export_dialog = dialog
+        if show:
+            dialog.show()
+        return dialog
 
     def _record_frame(self) -> None:
         """Add the view to the recording, at most at the recording's frame rate."""

@@ -63,7 +63,8 @@ class VTKExportWarning(UserWarning):
 
 
 def export_vtk(run_path: str | Path, directory: str | Path, *, every: int = 1,
-               warn: Callable[[str], Any] | None = None) -> list[Path]:
+               warn: Callable[[str], Any] | None = None, ovito: bool = False
+               ) -> list[Path]:
     """Write the frames of the run file ``run_path`` as VTK files into ``directory``.
 
     ``directory`` is created if missing (its parent must exist).  Every ``every``-th
@@ -72,6 +73,13 @@ def export_vtk(run_path: str | Path, directory: str | Path, *, every: int = 1,
     the file; ``<stem>.pvd`` lists them with their times (open it in ParaView).
     ``warn(message)`` receives the one-line notes of what was left out (default:
     :func:`warnings.warn` with :class:`VTKExportWarning`).
+
+    ``ovito=True`` (``rrp convert --to vtk`` without ``--compress``, issue #37 item 7):
+    files that OVITO reads as well as ParaView — uncompressed inline arrays, one vertex
+    per body and no bond lines, no field data (OVITO refuses compressed arrays and does
+    not recognise a VTP file with lines or field data; the times are in the ``.pvd``),
+    and a ``radius`` array (OVITO's Radius).  Otherwise zlib-compressed arrays with the
+    bonds as lines and ``TimeValue`` (ParaView).
 
     Returns the paths written: the ``.vtp`` files in time order, then the ``.pvd``.
     Raises :class:`VTKExportError` for bad input.
@@ -102,14 +110,15 @@ def export_vtk(run_path: str | Path, directory: str | Path, *, every: int = 1,
         for note in notes:  # only once the input is known good
             warn(note)
         try:
-            return _write(f, data, out, _stem(run_path), pv)
+            return _write(f, data, out, _stem(run_path), pv, ovito)
         except BaseException:
             if created:
                 out.rmdir()  # empty again: _write removed its temporary files
             raise
 
 
-def _write(f: h5py.File, data: dict[str, Any], out: Path, stem: str, pv: Any) -> list[Path]:
+def _write(f: h5py.File, data: dict[str, Any], out: Path, stem: str, pv: Any,
+           ovito: bool = False) -> list[Path]:
     """Every frame to a temporary file, then the ``.pvd``; all renamed into place last."""
     b = f["bodies"]
     cells = _cells(data["n"], data["bonds"])
@@ -121,13 +130,18 @@ def _write(f: h5py.File, data: dict[str, Any], out: Path, stem: str, pv: Any) ->
         for i, name in zip(data["index"], names, strict=True):
             frame = _read_frame(f, b, int(i), data["datasets"], data["checks"])
             times.append(float(frame["time"]))
-            poly = pv.PolyData(frame["position"], verts=cells["verts"], lines=cells["lines"])
+            poly = pv.PolyData(frame["position"], verts=cells["verts"],
+                               lines=None if ovito else cells["lines"])
             for key, arr in _point_data(frame, data).items():
                 poly.point_data[key] = arr
-            poly.field_data["TimeValue"] = np.array([frame["time"]])
             tmp = _temp_name(out, name)
             temps.append(tmp)
-            poly.save(tmp)
+            if ovito:
+                poly.point_data["radius"] = 0.5 * data["diameter"]
+                _save_plain(poly, tmp)
+            else:
+                poly.field_data["TimeValue"] = np.array([frame["time"]])
+                poly.save(tmp)
         pvd_tmp = _temp_name(out, f"{stem}.pvd")
         temps.append(pvd_tmp)
         _write_pvd(pvd_tmp, names, np.array(times))
@@ -139,6 +153,20 @@ def _write(f: h5py.File, data: dict[str, Any], out: Path, stem: str, pv: Any) ->
             tmp.unlink(missing_ok=True)
         raise
     return written
+
+
+def _save_plain(poly: Any, path: Path) -> None:
+    """One ``.vtp`` as OVITO reads it: inline binary (base64) arrays, uncompressed
+    (OVITO refuses compressed arrays and does not recognise raw appended data)."""
+    from vtkmodules.vtkIOXML import vtkXMLPolyDataWriter
+
+    w = vtkXMLPolyDataWriter()
+    w.SetFileName(str(path))
+    w.SetInputData(poly)
+    w.SetDataModeToBinary()
+    w.SetCompressorTypeToNone()
+    if not w.Write():
+        raise OSError(f"VTK could not write {str(path)!r}")
 
 
 # ---------------------------------------------------------------------------- reading

@@ -20,89 +20,25 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
-    os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkEGLRenderWindow")
-
-CAMERAS = ("fixed", "follow")
-"""``rrp export --camera``: fixed (the default: framing the whole run) or following."""
-FORMATS = (".mp4", ".gif")
-"""Output formats, chosen by the file extension."""
-MIN_SIZE, MAX_SIZE = 16, 4096
-MAX_FPS = 120
-MAX_FRAMES = 10**6
-"""Exports of more frames are refused (over nine hours of video at 30 fps)."""
-SCREENSHOT_RATE = 60.0
-"""Scene updates per simulated second on the way to a screenshot (for the trail)."""
-
-
-class ExportError(ValueError):
-    """Bad export input (extension, size, fps, speed, target directory); one line."""
-
-
-@dataclass(frozen=True)
-class ExportResult:
-    """What an export produced.  ``failure``: the engine's message if the run blew up
-    (the file then holds the frames up to ``t_reached``)."""
-
-    path: Path
-    frames: int
-    t_reached: float
-    t_end: float
-    size: tuple[int, int]
-    fps: int
-    wall_seconds: float
-    sim_seconds: float
-    render_seconds: float
-    encode_seconds: float
-    failure: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.failure is None
-
-    @property
-    def seconds_per_frame(self) -> float:
-        return self.wall_seconds / max(1, self.frames)
-
-
-def check_output(out: Path | str) -> Path:
-    """The target path, checked: a known extension and an existing directory."""
-    out = Path(out)
-    ext = out.suffix.lower()
-    if ext not in FORMATS:
-        raise ExportError(f"cannot write {out.name!r}: the output must end in "
-                          f"{' or '.join(FORMATS)} (got {ext or 'no extension'!r})")
-    if not out.parent.is_dir():
-        raise ExportError(f"the directory of {str(out)!r} does not exist")
-    if out.is_dir():
-        raise ExportError(f"{str(out)!r} is a directory")
-    return out
-
-
-def check_size(size: tuple[int, int]) -> tuple[int, int]:
-    """A frame size ``(width, height)`` within [16, 4096] pixels."""
-    try:
-        w, h = (int(s) for s in size)
-    except (TypeError, ValueError):
-        raise ExportError(f"size must be two integers (width, height), got {size!r}") from None
-    if not (MIN_SIZE <= w <= MAX_SIZE and MIN_SIZE <= h <= MAX_SIZE):
-        raise ExportError(f"size {w}x{h} is out of range: width and height must lie in "
-                          f"[{MIN_SIZE}, {MAX_SIZE}] pixels")
-    return w, h
-
-
-def parse_size(text: str) -> tuple[int, int]:
-    """``"800x600"`` → ``(800, 600)``; :class:`ExportError` otherwise."""
-    parts = text.lower().replace("×", "x").split("x")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise ExportError(f"size must be WIDTHxHEIGHT, e.g. 800x600, got {text!r}")
-    return check_size((int(parts[0]), int(parts[1])))
+from .common import (
+    MAX_FPS,
+    MAX_FRAMES,
+    SCREENSHOT_RATE,
+    ExportError,
+    ExportResult,
+    _discard,
+    _writer,
+    check_camera,
+    check_output,
+    check_size,
+    even_size,
+)
+from .track import frame_count
 
 
 def _load(scenario: str, overrides: dict[str, Any] | None):
@@ -125,7 +61,7 @@ def _setup(sc, integrator: str | None, h: float | None, size: tuple[int, int],
            colour_by: str, follow: bool | None = None):
     """Simulation, plotter, scene and the caption text actor of the loaded scenario
     (``follow``: the scene's camera follows the bodies; ``None``: the scene's default)."""
-    from .scene import BodyScene, make_plotter
+    from ..scene import BodyScene, make_plotter
 
     model = sc.build_model()
     sim = _simulation(sc, model, integrator, h)
@@ -158,14 +94,6 @@ def check_length(t_end: float, h: float, fps: int, speed: float) -> int:
     return int(math.floor(t_end / (speed / fps) + 1e-9)) + 1
 
 
-def check_camera(camera: str) -> str:
-    """``camera`` if it is one of :data:`CAMERAS`; :class:`ExportError` (one line) else."""
-    if camera not in CAMERAS:
-        raise ExportError(f"unknown camera {camera!r}: use {' or '.join(CAMERAS)} (fixed, "
-                          "the default, frames the whole run; follow follows the bodies)")
-    return camera
-
-
 def _reach(scene) -> float:
     """How far a drawn body reaches from its centre of mass (its spheres' offsets and
     radii)."""
@@ -176,17 +104,19 @@ def _reach(scene) -> float:
 
 
 def run_extent(sc, model, integrator: str | None, h: float | None, n_frames: int,
-               dt_frame: float, check: Callable[[], None] | None = None
+               dt_frame: float, check: Callable[[], None] | None = None, t0: float = 0.0
                ) -> tuple[np.ndarray, np.ndarray]:
     """The box ``(lo, hi)`` of the bodies' centres over the frames of an export (a
     simulation of its own, the same bits as the export's), up to a blow-up."""
     sim = _simulation(sc, model, integrator, h)
+    if t0 > 0:
+        sim.run_until(t0, chunk=10_000)
     x = sim.snapshot().x
     lo, hi = x.min(axis=0), x.max(axis=0)
     for k in range(1, n_frames):
         if check is not None:
             check()
-        rep = sim.run_until(k * dt_frame, chunk=10_000,
+        rep = sim.run_until(t0 + k * dt_frame, chunk=10_000,
                             callback=None if check is None else lambda _s: check())
         x = sim.snapshot().x
         if np.all(np.isfinite(x)):
@@ -196,45 +126,26 @@ def run_extent(sc, model, integrator: str | None, h: float | None, n_frames: int
     return lo, hi
 
 
-def _draw(sim, scene, plotter, caption, title: str) -> np.ndarray:
+def _draw(sim, scene, plotter, caption, title: str, line: str = "") -> np.ndarray:
+    """Draw the simulation's state with the overlay (``line``: a title line over it)."""
     snap = sim.snapshot()
     scene.update(snap.x, snap.q, snap.v, snap.omega)
-    caption.SetText(2, f"{title} · {sim.integrator.name} · h = {sim.h:g} · t = {sim.t:.3f} s")
+    text = f"{title} · {sim.integrator.name} · h = {sim.h:g} · t = {sim.t:.3f} s"
+    caption.SetText(2, f"{line}\n{text}" if line else text)
     plotter.render()
     img = plotter.screenshot(return_img=True)
     return np.ascontiguousarray(img[:, :, :3])
 
 
-def _writer(path: Path, size: tuple[int, int], fps: int):
-    """A started imageio-ffmpeg frame generator for ``path`` (MP4 or GIF)."""
-    import imageio_ffmpeg
-
-    if path.suffix.lower() == ".gif":
-        # one palette for the whole clip (palettegen), no dithering noise between frames
-        params = ["-filter_complex", "split[a][b];[a]palettegen=stats_mode=diff[p];"
-                  "[b][p]paletteuse=dither=bayer:bayer_scale=3", "-loop", "0", "-f", "gif"]
-        gen = imageio_ffmpeg.write_frames(str(path), size, fps=fps, codec="gif",
-                                          pix_fmt_out="pal8", quality=None,
-                                          macro_block_size=1, ffmpeg_log_level="error",
-                                          output_params=params)
-    else:
-        gen = imageio_ffmpeg.write_frames(str(path), size, fps=fps, codec="libx264",
-                                          pix_fmt_out="yuv420p", quality=None,
-                                          macro_block_size=2, ffmpeg_log_level="error",
-                                          output_params=["-crf", "20", "-preset", "fast",
-                                                         "-movflags", "+faststart",
-                                                         "-f", "mp4"])
-    gen.send(None)
-    return gen
-
-
 def export_animation(scenario: str, *, integrator: str | None = None, h: float | None = None,
-                     t_end: float = 2.0, fps: int = 30, speed: float = 1.0,
+                     t0: float = 0.0, t_end: float = 2.0, fps: int = 30, speed: float = 1.0,
                      size: tuple[int, int] = (800, 600), out: Path | str,
                      overrides: dict[str, Any] | None = None, progress: bool = True,
                      colour_by: str = "none", camera: str = "fixed",
-                     check: Callable[[], None] | None = None) -> ExportResult:
-    """Render ``scenario`` from ``t = 0`` to ``t_end`` into ``out`` (.mp4 or .gif).
+                     check: Callable[[], None] | None = None, title: str = "",
+                     warn: Callable[[str], None] | None = None) -> ExportResult:
+    """Render ``scenario`` from ``t0`` (simulated from ``t = 0``) to ``t_end`` into
+    ``out`` (.mp4 or .gif), frame ``k`` at ``t0 + k · speed / fps`` (issue #37 item 2).
 
     ``fps``: frames per video second; ``speed``: simulation seconds per video second
     (frames are ``speed / fps`` apart in simulation time); ``size``: ``(width, height)``
@@ -247,9 +158,9 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
     before anything is written.
     """
     out = check_output(out)
-    size = check_size(size)
-    if out.suffix.lower() == ".mp4":
-        size = (size[0] + size[0] % 2, size[1] + size[1] % 2)
+    size, note = even_size(out, check_size(size))
+    if note and warn is not None:
+        warn(note)
     if isinstance(fps, bool) or not isinstance(fps, int) or not 1 <= fps <= MAX_FPS:
         raise ExportError(f"fps must be an integer in [1, {MAX_FPS}], got {fps!r}")
     for name, val in (("t_end", t_end), ("speed", speed)):
@@ -259,21 +170,24 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
     check_camera(camera)
     t_wall = time.perf_counter()
     sc = _load(scenario, overrides)
-    n_frames = check_length(t_end, h if h is not None else sc.run.h, fps, speed)
+    check_length(t_end, h if h is not None else sc.run.h, fps, speed)
+    if not 0 <= t0 < t_end:
+        raise ExportError(f"t0 = {t0:g} must lie in [0, t_end = {t_end:g})")
+    n_frames = frame_count(t0, t_end, fps, speed)
     follow = camera == "follow"
     sim, plotter, scene, caption = _setup(sc, integrator, h, size, colour_by, follow)
     dt_frame = speed / fps
     t_extent = 0.0
     if not follow:  # the whole run's box, then one framing for every frame
-        t0 = time.perf_counter()
+        w0 = time.perf_counter()
         try:
-            lo, hi = run_extent(sc, sim.model, integrator, h, n_frames, dt_frame, check)
+            lo, hi = run_extent(sc, sim.model, integrator, h, n_frames, dt_frame, check, t0)
         except BaseException:
             plotter.close()
             raise
         r = _reach(scene)
         scene.reset_camera(extent=(lo - r, hi + r))
-        t_extent = time.perf_counter() - t0
+        t_extent = time.perf_counter() - w0
     tmp = out.with_name(f".{out.stem}.part-{os.getpid()}{out.suffix}")
     bar = None
     if progress:
@@ -289,30 +203,30 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
         for k in range(n_frames):
             if check is not None:
                 check()
-            if k:
-                t0 = time.perf_counter()
-                rep = sim.run_until(k * dt_frame, chunk=10_000,
+            if k or t0 > 0:
+                w0 = time.perf_counter()
+                rep = sim.run_until(t0 + k * dt_frame, chunk=10_000,
                                     callback=None if check is None else lambda _s: check())
-                t_sim += time.perf_counter() - t0
+                t_sim += time.perf_counter() - w0
                 if not rep.ok:
                     failure = rep.failure.message
-                    if sim.t <= (k - 1) * dt_frame + 1e-12:
+                    if k and sim.t <= t0 + (k - 1) * dt_frame + 1e-12:
                         break
                     # one last frame: the last good state, as the engine kept it
-            t0 = time.perf_counter()
-            img = _draw(sim, scene, plotter, caption, sc.name)
-            t1 = time.perf_counter()
+            w0 = time.perf_counter()
+            img = _draw(sim, scene, plotter, caption, sc.name, title)
+            w1 = time.perf_counter()
             gen.send(img)
-            t_encode += time.perf_counter() - t1
-            t_render += t1 - t0
+            t_encode += time.perf_counter() - w1
+            t_render += w1 - w0
             frames += 1
             if bar is not None:
                 bar.update(1)
             if failure is not None:
                 break
-        t0 = time.perf_counter()
+        w0 = time.perf_counter()
         gen.close()
-        t_encode += time.perf_counter() - t0
+        t_encode += time.perf_counter() - w0
         gen = None
         os.replace(tmp, out)
     finally:
@@ -324,25 +238,7 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
             _discard(gen, tmp)
     return ExportResult(out, frames, sim.t, float(t_end), size, fps,
                         time.perf_counter() - t_wall, t_sim + t_extent, t_render, t_encode,
-                        failure)
-
-
-class _Discard(BaseException):
-    """Thrown into the ffmpeg writer to kill ffmpeg at once (not Exception: imageio-ffmpeg
-    waits for ffmpeg to finish the file on those)."""
-
-
-def _discard(gen, tmp: Path) -> None:
-    """After a failure or an interruption (``gen`` still open): stop ffmpeg without
-    finishing the file, then remove the temporary file, whatever happens on the way."""
-    try:
-        if gen is not None:
-            try:
-                gen.throw(_Discard())
-            except BaseException:  # noqa: S110 - _Discard itself, or ffmpeg already gone
-                pass
-    finally:
-        tmp.unlink(missing_ok=True)
+                        failure, float(t0))
 
 
 def screenshot(scenario: str, *, t: float = 0.0, integrator: str | None = None,
@@ -373,3 +269,47 @@ def screenshot(scenario: str, *, t: float = 0.0, integrator: str | None = None,
 
     iio.imwrite(out, img)
     return out
+
+
+def simulate_to_file(scenario: str, path: Path, *, integrator: str | None = None,
+                     h: float | None = None, t_end: float = 2.0, dt_frame: float,
+                     overrides: dict[str, Any] | None = None,
+                     check: Callable[[], None] | None = None) -> tuple[Path, str | None]:
+    """Simulate ``scenario`` to ``t_end`` into the run file ``path`` (frames every
+    ``dt_frame`` when that is a whole number of steps, else every step), so that a
+    ``view+plots`` export of a scenario is drawn as a run file's is (issue #37 item 1:
+    one renderer for every source).  Returns the file written and the engine's message
+    if the run blew up (the file then holds the frames up to it)."""
+    from engine.drivers import simulation_for
+    from engine.io import RunWriter
+    from engine.run_steps import step_count
+
+    sc = _load(scenario, overrides)
+    h = h if h is not None else sc.run.h
+    check_length(t_end, h, 1, 1.0)
+    n_total = step_count(t_end, h)
+    per = dt_frame / h
+    every = max(1, int(round(per))) if abs(per - round(per)) < 1e-6 * max(per, 1) else 1
+    model = sc.build_model()
+    sim = simulation_for(model, integrator or sc.run.integrator, h, record_every=every,
+                         record_frames=True, energy_tolerance=sc.run.energy_tolerance,
+                         record_state=True)
+    sim.warm_up()
+    writer = RunWriter(path, sim, scenario=sc.name, keep_frames=False, checkpoint=False,
+                       t_end=t_end)
+    done, failure, status = 0, None, "complete"
+    try:
+        while done < n_total:
+            if check is not None:
+                check()
+            rep = sim.advance(min(2000, n_total - done))
+            done += rep.steps
+            writer.flush_when_due()
+            if not rep.ok:
+                failure, status = rep.failure.message, "failed"
+                break
+        writer.flush()
+    except BaseException:
+        writer.close("interrupted", "export stopped")
+        raise
+    return writer.close(status, failure or ""), failure

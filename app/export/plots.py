@@ -1,0 +1,254 @@
+"""The plots beside the view of a ``view+plots`` export (issue #37 item 3), drawn off
+screen with matplotlib (Agg): the app's four plots in the app's order, colours and
+labels (:mod:`app.gui.plots`; ``tests/test_export_run.py`` holds them equal) — energy
+components (stacked), relative energy error (one curve per run, the terrace gap of an
+energy-stepping run dashed), linear and angular momentum drifts — with a dashed,
+labelled marker at each change of integrator or ``h`` and a moving time cursor.
+
+The curves appear up to the frame's time: the figure is drawn twice at the start, with
+and without its curves, on fixed axes (the whole window of the export); each frame is
+the empty picture with the drawn one's columns copied in up to the cursor's column of
+each axes (numpy slicing, no matplotlib per frame: the cost of a frame does not grow
+with the run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.layout import ENERGY_NAMES, SIGNED_ENERGY
+
+from ..scene import GHOST_COLOURS
+
+ENERGY_COLOURS = {
+    "translational": "#1f77b4", "rotational": "#ff7f0e", "gravity": "#8c564b",
+    "bending": "#2ca02c", "axial": "#9467bd", "shear": "#e377c2", "contact": "#d62728",
+    "wall": "#17becf", "mutual gravity": "#8c564b", "spring": "#bcbd22",
+    "dissipated": "#3a3a3a",
+}
+"""As :data:`app.gui.plots.ENERGY_COLOURS` (a test holds them equal)."""
+FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31")
+DISSIPATED = "dissipated"
+LEGEND_NAMES = {DISSIPATED: "dissipated D (impacts, friction)"}
+GAP_LABEL = "terrace gap V − V_ε"
+GAP_COLOUR = "#d62728"
+RUN_COLOURS = ("#1f77b4", *GHOST_COLOURS[:2])
+AXIS_COLOURS = ("#d62728", "#2ca02c", "#1f77b4")
+CURSOR_COLOUR = "#ffb000"
+MARKER_COLOUR = "#555555"
+TITLES = ("Energy components", "Relative energy error (E − E₀)/|E₀|",
+          "Linear momentum P", "Angular momentum L (about the origin)")
+BUCKETS = 1500
+"""Most min/max pairs a curve is decimated to (as the app's plots do)."""
+
+
+def energy_colour(name: str) -> str:
+    if name in ENERGY_COLOURS:
+        return ENERGY_COLOURS[name]
+    return FALLBACK_COLOURS[sum(map(ord, name)) % len(FALLBACK_COLOURS)]
+
+
+def _light(hex_colour: str, white: float = 0.45) -> str:
+    rgb = [int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)]
+    return "#" + "".join(f"{round(c + (255 - c) * white):02x}" for c in rgb)
+
+
+def decimate(t: np.ndarray, y: np.ndarray, buckets: int = BUCKETS
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Peak decimation (the extremes of each of ``buckets`` runs of rows), as the app's."""
+    n = len(t)
+    if n <= 2 * buckets:
+        return t, y
+    starts = (np.arange(buckets) * n) // buckets
+    ends = np.append(starts[1:], n) - 1
+    with np.errstate(invalid="ignore"):
+        lo = np.fmin.reduceat(y, starts, axis=0)
+        hi = np.fmax.reduceat(y, starts, axis=0)
+    tt = np.empty(2 * buckets)
+    tt[0::2], tt[1::2] = t[starts], t[ends]
+    yy = np.empty((2 * buckets, *y.shape[1:]))
+    yy[0::2], yy[1::2] = lo, hi
+    return tt, yy
+
+
+@dataclass
+class RunSeries:
+    """The recorded series of one run: ``energy`` by component (app order), ``total``,
+    ``rel`` (relative energy error), ``gap`` (``(V − V_ε)/E_scale`` or ``None``), ``P``,
+    ``L`` (``(n, 3)``), and the change ``events`` ``(t, label)``."""
+
+    label: str
+    t: np.ndarray
+    energy: dict[str, np.ndarray]
+    total: np.ndarray
+    rel: np.ndarray
+    P: np.ndarray
+    L: np.ndarray
+    gap: np.ndarray | None = None
+    events: list[tuple[float, str]] = field(default_factory=list)
+
+
+def run_series(rf, label: str = "") -> RunSeries:
+    """The series of an open :class:`engine.io.RunFile` (as the app's replay reads it)."""
+    t = np.asarray(rf.times, float)
+    n = len(t)
+    comps = [c for c in rf.components if c in ENERGY_NAMES]
+    energy = {c: np.asarray(rf.energy[c], float)[:n] for c in comps}
+    total = np.asarray(rf.energy["total"], float)[:n] if "total" in rf.energy else \
+        (np.sum(list(energy.values()), axis=0) if energy else np.zeros(n))
+    rel = np.asarray(rf.energy.get("relative_error", np.full(n, np.nan)), float)[:n]
+    P = np.zeros((n, 3)) if rf.P is None else np.asarray(rf.P, float)[:n]
+    L = np.zeros((n, 3)) if rf.L is None else np.asarray(rf.L, float)[:n]
+    m = min([n, len(total), len(rel), len(P), len(L), *(len(v) for v in energy.values())])
+    gap = rf.energy.get("terrace_gap")
+    if gap is not None:
+        gap = np.full(m, np.nan) if len(gap) < m else np.asarray(gap, float)[:m] / rf.e_scale
+        if not np.isfinite(gap).any():
+            gap = None
+    return RunSeries(label or rf.scenario, t[:m], {c: v[:m] for c, v in energy.items()},
+                     total[:m], rel[:m], P[:m], L[:m], gap,
+                     [(float(e.t), e.label) for e in rf.events])
+
+
+class PlotStrip:
+    """The four plots of ``runs`` (the first is the primary run) on ``[t0, t1]``, as an
+    RGB image of ``size = (width, height)`` for any time (:meth:`image`)."""
+
+    def __init__(self, runs: list[RunSeries], t0: float, t1: float,
+                 size: tuple[int, int]) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self.t0, self.t1 = float(t0), float(t1)
+        self.size = w, h = size
+        dpi = 100
+        fig = Figure(figsize=(w / dpi, h / dpi), dpi=dpi, facecolor="white")
+        canvas = FigureCanvasAgg(fig)
+        font = max(5.0, min(8.0, h / 95))
+        axes = fig.subplots(4, 1, sharex=True)
+        fig.subplots_adjust(left=0.14, right=0.97, top=0.955, bottom=0.105, hspace=0.66)
+        self.axes = axes
+        self.titles: list[str] = []
+        self.legends: list[list[str]] = []
+        curves: list = []
+        first = runs[0]
+        win = (first.t >= self.t0 - 1e-12) & (first.t <= self.t1 + 1e-12)
+        # 1. energy components, stacked (as the app's default)
+        ax = axes[0]
+        names = list(first.energy)
+        stack = [n for n in names if n not in SIGNED_ENERGY]
+        stack.sort(key=lambda n: n == DISSIPATED)
+        t, cols = first.t[win], np.zeros((int(win.sum()), 0))
+        if stack:
+            cols = np.cumsum(np.stack([first.energy[n][win] for n in stack], axis=1), axis=1)
+        td, yd = decimate(t, cols) if cols.shape[1] else (t, cols)
+        for k, n in enumerate(stack):
+            light = _light(energy_colour(n), 0.6 if n == DISSIPATED else 0.45)
+            curves.append(ax.fill_between(td, 0.0, yd[:, k], color=light, lw=0,
+                                          zorder=len(stack) - k))
+            curves += ax.plot(td, yd[:, k], color=energy_colour(n), lw=0.8,
+                              label=LEGEND_NAMES.get(n, n), zorder=len(stack) - k)
+        for n in names:
+            if n in SIGNED_ENERGY:
+                td1, y1 = decimate(t, first.energy[n][win])
+                curves += ax.plot(td1, y1, color=energy_colour(n), lw=1.6, label=n,
+                                  zorder=len(stack) + 1)
+        td1, y1 = decimate(t, first.total[win])
+        curves += ax.plot(td1, y1, color="k", lw=1.6, zorder=100,
+                          label="total E + D" if DISSIPATED in names else "total")
+        self._style(ax, TITLES[0], "E", font)
+        # 2. relative energy error, a curve per run; the terrace gap dashed
+        ax = axes[1]
+        dissip = DISSIPATED in names
+        err = "Δ(E + D)" if dissip else "ΔE"
+        title = "Relative energy error (E + D − E₀)/|E₀|" if dissip else TITLES[1]
+        for k, r in enumerate(runs):
+            w_ = (r.t >= self.t0 - 1e-12) & (r.t <= self.t1 + 1e-12)
+            td1, y1 = decimate(r.t[w_], r.rel[w_])
+            curves += ax.plot(td1, y1, color=RUN_COLOURS[k % len(RUN_COLOURS)], lw=1.2,
+                              zorder=20, label=r.label if len(runs) > 1 else f"{err}/|E₀|")
+        for r in runs:
+            if r.gap is not None:
+                w_ = (r.t >= self.t0 - 1e-12) & (r.t <= self.t1 + 1e-12)
+                td1, y1 = decimate(r.t[w_], r.gap[w_])
+                curves += ax.plot(td1, y1, color=GAP_COLOUR, lw=1.2, ls="--", zorder=10,
+                                  label=f"{GAP_LABEL}/|E₀|" if len(runs) == 1
+                                  else f"V − V_ε ({r.label})")
+        self._style(ax, title, f"{err}/|E₀|", font)
+        # 3, 4. drifts of P and L since the window's first row
+        for ax, arr, sym, ttl in ((axes[2], first.P, "P", TITLES[2]),
+                                  (axes[3], first.L, "L", TITLES[3])):
+            a = arr[win]
+            if len(a):
+                a = a - a[0]
+            td1, y1 = decimate(t, a)
+            for j, c in enumerate("xyz"):
+                curves += ax.plot(td1, y1[:, j] if len(y1) else [], lw=1.2,
+                                  color=AXIS_COLOURS[j], label=f"Δ{sym}_{c}")
+            self._style(ax, ttl, sym, font)
+        axes[-1].set_xlabel("t", fontsize=font, labelpad=1)
+        # the change markers (in every plot, labelled in the energy plot; the changes
+        # made at one instant share a marker, their labels one under the other)
+        marks: dict[float, list[str]] = {}
+        for te, lab in first.events:
+            if self.t0 <= te <= self.t1:
+                key = next((k for k in marks if abs(k - te) <= 1e-9 * max(1.0, abs(te))), te)
+                marks.setdefault(key, []).append(lab)
+        self.marker_times = list(marks)
+        for te, labs in marks.items():
+            for j, ax in enumerate(axes):
+                ax.axvline(te, color=MARKER_COLOUR, lw=0.9, ls="--", zorder=150)
+                if j == 0:
+                    ax.annotate("\n".join(labs), (te, 0.95), xycoords=("data", "axes fraction"),
+                                xytext=(3, 0), textcoords="offset points",
+                                fontsize=font - 0.5, color="#333", zorder=160, va="top",
+                                bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1})
+        span = self.t1 - self.t0
+        for ax in axes:
+            ax.set_xlim(self.t0, self.t1 if span > 0 else self.t0 + 1.0)
+            leg = ax.legend(fontsize=font - 1, loc="upper center", ncol=4, frameon=False,
+                            bbox_to_anchor=(0.5, -0.14 if ax is not axes[-1] else -0.33),
+                            handlelength=1.2, columnspacing=0.8, borderaxespad=0.0)
+            self.legends.append([tx.get_text() for tx in leg.get_texts()])
+        # drawn with the curves (full), then without them (empty): same axes, same layout
+        canvas.draw()
+        self._full = np.asarray(canvas.buffer_rgba())[:, :, :3].copy()
+        for c in curves:
+            c.set_visible(False)
+        canvas.draw()
+        self._empty = np.asarray(canvas.buffer_rgba())[:, :, :3].copy()
+        self._boxes = []  # (row0, row1, col0, col1) of each axes' plotting area
+        for ax in axes:
+            bb = ax.get_window_extent()
+            self._boxes.append((int(round(h - bb.y1)), int(round(h - bb.y0)) + 1,
+                                int(round(bb.x0)), int(round(bb.x1)) + 1))
+        self._x0, self._x1 = axes[0].get_xlim()
+        fig.clear()
+
+    @staticmethod
+    def _style(ax, title: str, left: str, font: float) -> None:
+        ax.set_title(title, fontsize=font + 0.5, color="#222", pad=2)
+        ax.set_ylabel(left, fontsize=font, labelpad=1)
+        ax.tick_params(labelsize=font - 1, pad=1, length=2)
+        ax.yaxis.get_offset_text().set_fontsize(font - 1)
+        ax.margins(x=0)
+
+    def column(self, t: float) -> int:
+        """The pixel column of time ``t`` in the plots."""
+        r0, r1, c0, c1 = self._boxes[0]
+        s = (t - self._x0) / (self._x1 - self._x0) if self._x1 > self._x0 else 0.0
+        return int(round(c0 + min(max(s, 0.0), 1.0) * (c1 - 1 - c0)))
+
+    def image(self, t: float) -> np.ndarray:
+        """The plots with the curves drawn up to ``t`` and the cursor at ``t``."""
+        img = self._empty.copy()
+        x = self.column(t)
+        for r0, r1, c0, c1 in self._boxes:
+            img[r0:r1, c0:x + 1] = self._full[r0:r1, c0:x + 1]
+            img[r0:r1, max(c0, x - 1):min(c1, x + 1)] = (255, 176, 0)  # the cursor
+        return img

@@ -1,0 +1,71 @@
+"""LAMMPS text dump of a run file (``rrp convert RUN.h5 --to lammps-dump``, issue #37
+item 7), as ``dump custom`` with ``dump_modify time yes`` writes it, which OVITO reads
+natively::
+
+    ITEM: TIME
+    t
+    ITEM: TIMESTEP
+    step
+    ITEM: NUMBER OF ATOMS
+    n
+    ITEM: BOX BOUNDS ff ff ff
+    ...
+    ITEM: ATOMS id type x y z radius vx vy vz quatw quati quatj quatk omegax omegay omegaz mol
+
+``type`` and ``mol`` are the body's group + 1 (a torus ring); ``quatw quati quatj quatk``
+is the run file's scalar-first quaternion as it is (OVITO maps it to its Orientation);
+``omega*``: the spatial angular velocity.  The box is the bodies' extent with their
+radii (free boundaries: no periodicity).  Numbers are ``%.17g`` (exact when read back).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from .text_frames import FLOAT, TrajectoryError, bodies, frames, open_run, rows, target
+from .text_frames import write_atomic as _write_atomic
+
+__all__ = ["TrajectoryError", "export_lammps_dump"]
+
+
+def export_lammps_dump(run_path: str | Path, out: str | Path | None = None, *,
+                       every: int = 1) -> tuple[Path, int]:
+    """Write the frames of ``run_path`` (every ``every``-th) as a LAMMPS text dump to
+    ``out`` (a file, a directory, or ``None``: ``<stem>.dump`` next to the run file);
+    returns the path and the number of frames.  Bad input: :class:`TrajectoryError`."""
+    run_path = Path(run_path)
+    path = target(run_path, out, ".dump")
+    rf = open_run(run_path)
+    try:
+        b = bodies(rf)
+        has_v = rf.frame(0).v is not None
+
+        def body(fh: TextIO) -> int:
+            cols = "id type x y z radius" + (" vx vy vz" if has_v else "")
+            cols += " quatw quati quatj quatk omegax omegay omegaz mol"
+            ids = np.arange(1, b.n + 1)
+            n = 0
+            for fr in frames(rf, every):
+                ok = np.isfinite(fr.x).all(axis=1)
+                r = b.radius if ok.all() else b.radius[ok]
+                lo = (fr.x[ok] - r[:, None]).min(axis=0) if ok.any() else np.zeros(3)
+                hi = (fr.x[ok] + r[:, None]).max(axis=0) if ok.any() else np.ones(3)
+                fh.write(f"ITEM: TIME\n{FLOAT % fr.t}\nITEM: TIMESTEP\n{fr.step}\n"
+                         f"ITEM: NUMBER OF ATOMS\n{b.n}\nITEM: BOX BOUNDS ff ff ff\n")
+                for k in range(3):
+                    fh.write(f"{FLOAT % lo[k]} {FLOAT % hi[k]}\n")
+                fh.write(f"ITEM: ATOMS {cols}\n")
+                g = b.group + 1
+                num = rows(ids, g, fr.x, b.radius, *([fr.v] if has_v else []), fr.q,
+                           fr.omega, g)
+                fmt = "%d %d " + " ".join([FLOAT] * (num.shape[1] - 3)) + " %d"
+                np.savetxt(fh, num, fmt=fmt)
+                n += 1
+            return n
+
+        return path, _write_atomic(path, body)
+    finally:
+        rf.close()

@@ -1,0 +1,143 @@
+"""The frames of a run file as the text trajectory writers need them (issue #37 item
+7: :mod:`.xyz`, :mod:`.lammps_dump`): positions, radii, velocities, the orientation
+quaternion, angular velocities, the body group, each frame's time — read one frame at a
+time through :class:`~engine.io.RunFile` (its digests checked), written to a hidden
+temporary file renamed into place at the end (a failure leaves nothing).
+
+Numbers are printed with ``%.17g``: read back, every float is the one in the run file.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from .hdf5 import RunFile, RunFileError, output_of_partial
+
+FLOAT = "%.17g"
+"""Repr-exact: ``float(FLOAT % x) == x`` for every double."""
+
+
+class TrajectoryError(ValueError):
+    """A run file that cannot be converted, or a bad target (one line)."""
+
+
+@dataclass
+class TextFrame:
+    """One frame: ``index`` in the file, ``t``, ``step`` (or the index), ``x``, ``v``
+    (``None`` in files that lack it), ``q`` (scalar first, as in the file), ``omega``."""
+
+    index: int
+    t: float
+    step: int
+    x: np.ndarray
+    v: np.ndarray | None
+    q: np.ndarray
+    omega: np.ndarray
+
+
+@dataclass
+class Bodies:
+    """What does not change from frame to frame: ``radius`` and ``group`` (the ring of
+    a body of a torus or a pile: ``i // n_particles``; else its own index)."""
+
+    n: int
+    radius: np.ndarray
+    group: np.ndarray
+
+
+def stem(path: Path) -> str:
+    """The run file's name without ``.h5`` / ``.h5.partial``."""
+    name = path.name
+    if name.endswith(".partial"):
+        name = output_of_partial(path).name
+    for suffix in (".partial", ".h5", ".hdf5"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def target(run_path: Path, out: str | Path | None, ext: str) -> Path:
+    """The file to write: ``out`` if it names a file, ``out/<stem><ext>`` if it is a
+    directory, ``<stem><ext>`` next to the run file if ``None``."""
+    if out is None:
+        path = run_path.with_name(stem(run_path) + ext)
+    else:
+        path = Path(out)
+        if path.is_dir():
+            path = path / (stem(run_path) + ext)
+    if not path.parent.is_dir():
+        raise TrajectoryError(f"the directory of {str(path)!r} does not exist")
+    return path
+
+
+def open_run(run_path: str | Path) -> RunFile:
+    path = Path(run_path)
+    if path.is_dir():
+        raise TrajectoryError(f"{str(path)!r} is a directory, not a run file")
+    if not path.is_file():
+        raise TrajectoryError(f"no such run file: {str(path)!r}")
+    try:
+        rf = RunFile(path)
+    except RunFileError as exc:
+        raise TrajectoryError(str(exc)) from None
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read {str(path)!r} as an HDF5 run file "
+                              f"({exc.strerror or exc})") from None
+    if not rf.n_frames:
+        rf.close()
+        raise TrajectoryError(f"{str(path)!r} holds no frames (written with --no-frames, "
+                              "or none yet); nothing to convert")
+    return rf
+
+
+def bodies(rf: RunFile) -> Bodies:
+    """The radii (``/bodies/diameter``, else the rebuilt model's) and groups."""
+    ds = rf._f.get("bodies/diameter")
+    if ds is not None:
+        diam = np.asarray(ds[()], dtype=np.float64).reshape(-1)
+    else:
+        diam = np.asarray(rf.build_model().bodies.D, dtype=np.float64)
+    n = len(diam)
+    n_p = rf.params.get("n_particles")
+    if isinstance(n_p, int) and n_p > 0 and n % n_p == 0:
+        group = np.arange(n) // n_p
+    else:
+        group = np.arange(n)
+    return Bodies(n, 0.5 * diam, group)
+
+
+def frames(rf: RunFile, every: int = 1) -> Iterator[TextFrame]:
+    """Every ``every``-th frame (the first always), one at a time."""
+    for k in range(0, rf.n_frames, every):
+        fr = rf.frame(k)
+        yield TextFrame(k, float(fr.t), k if fr.step is None else int(fr.step),
+                        np.asarray(fr.x, np.float64),
+                        None if fr.v is None else np.asarray(fr.v, np.float64),
+                        np.asarray(fr.q, np.float64), np.asarray(fr.omega, np.float64))
+
+
+def write_atomic(path: Path, body: Callable[[TextIO], int]) -> int:
+    """Run ``body`` on a hidden temporary file next to ``path``, rename it into place
+    when it returns (its return value is passed on); removed on any failure."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "w", encoding="ascii", newline="\n") as fh:
+            n = body(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return n
+
+
+def rows(*cols: np.ndarray) -> np.ndarray:
+    """The columns side by side as float64 ``(n, k)``."""
+    return np.column_stack([np.asarray(c, dtype=np.float64).reshape(len(c), -1)
+                            for c in cols])

@@ -1,0 +1,63 @@
+"""Extended XYZ output of a run file (``rrp convert RUN.h5 --to xyz``, issue #37 item 7),
+the format OVITO and ASE read natively.  One file, every frame: the number of bodies,
+then a comment line (one line)::
+
+    Properties=species:S:1:id:I:1:pos:R:3:radius:R:1:velo:R:3:orientation:R:4:omega:R:3
+    :group:I:1 Time=t Timestep=step pbc="F F F"
+
+and a line per body.  OVITO maps ``pos`` → Position, ``radius`` → Radius, ``velo`` →
+Velocity, ``orientation`` → Orientation, ``omega`` → Angular Velocity, ``id`` →
+Particle Identifier, and the ``Time`` key to the frame's time attribute.  OVITO's
+Orientation is ``(X, Y, Z, W)``, scalar last; the run file's quaternion is scalar first
+``(w, x, y, z)`` (docs/physics.md), so the columns are written as ``x y z w``.
+``velo`` is left out of files written before velocities were recorded.  Numbers are
+``%.17g`` (exact when read back).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from .text_frames import FLOAT, TrajectoryError, bodies, frames, open_run, rows, target
+from .text_frames import write_atomic as _write_atomic
+
+__all__ = ["TrajectoryError", "export_xyz"]
+
+
+def export_xyz(run_path: str | Path, out: str | Path | None = None, *,
+               every: int = 1) -> tuple[Path, int]:
+    """Write the frames of ``run_path`` (every ``every``-th) as extended XYZ to ``out``
+    (a file, a directory, or ``None``: next to the run file); returns the path and the
+    number of frames written.  Bad input: :class:`TrajectoryError` (one line)."""
+    run_path = Path(run_path)
+    path = target(run_path, out, ".xyz")
+    rf = open_run(run_path)
+    try:
+        b = bodies(rf)
+        has_v = rf.frame(0).v is not None
+
+        def body(fh: TextIO) -> int:
+            props = "species:S:1:id:I:1:pos:R:3:radius:R:1"
+            props += ":velo:R:3" if has_v else ""
+            props += ":orientation:R:4:omega:R:3:group:I:1"
+            ids = np.arange(b.n)
+            n = 0
+            for fr in frames(rf, every):
+                fh.write(f"{b.n}\n")
+                fh.write(f'Properties={props} Time={FLOAT % fr.t} Timestep={fr.step} '
+                         f'pbc="F F F"\n')
+                q_xyzw = fr.q[:, [1, 2, 3, 0]]  # scalar first → OVITO's X Y Z W
+                cols = [fr.x, b.radius, *([fr.v] if has_v else []), q_xyzw, fr.omega]
+                num = rows(ids, *cols, b.group)
+                fmt = "B %d " + " ".join([FLOAT] * (num.shape[1] - 2)) + " %d"
+                np.savetxt(fh, num, fmt=fmt)
+                n += 1
+            return n
+
+        return path, _write_atomic(path, body)
+    finally:
+        rf.close()
+

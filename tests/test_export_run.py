@@ -1,0 +1,331 @@
+"""``rrp export`` of run files (issue #37 items 1–3, 6): frames paced by simulated time
+(count and times by the rule), the recorded state drawn exactly at a recorded frame's
+time and unit quaternions between frames, a run file and the re-simulated scenario
+drawing the same bodies, the overlay's scheme and the plots' marker at a switch, compare
+ghosts, and bad input as one line with nothing left behind.  Drawn positions are read
+from the scene (``FrameInfo.centres``), not from pixels."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import app.export  # noqa: F401  (chooses EGL off-screen rendering when there is no X)
+from app.cli import main
+from engine.io import RunFile, RunWriter
+from engine.scenarios import load_scenario
+from engine.simulation import Simulation
+
+pv = pytest.importorskip("pyvista")
+pytest.importorskip("imageio_ffmpeg")
+pytest.importorskip("matplotlib")
+
+from app.export import export_animation, export_run, frame_count, frame_times  # noqa: E402
+from app.export.plots import PlotStrip, run_series  # noqa: E402
+from app.export.track import RunTrack, slerp  # noqa: E402
+from app.scene import make_plotter  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TORUS = {"n_particles": 12}
+
+
+@pytest.fixture(scope="module")
+def can_render() -> None:
+    try:
+        p = make_plotter((64, 48))
+        p.add_mesh(pv.Sphere())
+        p.render()
+        p.screenshot(return_img=True)
+        p.close()
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        pytest.skip(f"no off-screen OpenGL here (EGL or Xvfb needed): {exc}")
+
+
+def _write(path: Path, scenario: str, overrides: dict, integrator: str, h: float,
+           every: int, pieces: list[tuple[int, str | None]], frames: bool = True) -> Path:
+    sc = load_scenario(scenario, overrides)
+    sim = Simulation(sc.build_model(), integrator, h, record_every=every,
+                     record_frames=frames, record_state=frames)
+    with RunWriter(path, sim, scenario=scenario, frames=frames, checkpoint=False) as w:
+        for steps, switch in pieces:
+            if switch is not None:
+                sim.set_integrator(switch)
+            assert sim.advance(steps).ok
+            w.flush()
+    return path
+
+
+@pytest.fixture(scope="module")
+def torus_run(tmp_path_factory) -> Path:
+    """Torus, 12 spheres, h = 1e-3 to t = 0.5, a frame every 10 steps (0.01 s)."""
+    return _write(tmp_path_factory.mktemp("runs") / "torus.h5", "torus", TORUS,
+                  "rrp-newmark", 1e-3, 10, [(500, None)])
+
+
+@pytest.fixture(scope="module")
+def switch_run(tmp_path_factory) -> Path:
+    """Pendulum, h = 1e-2 to t = 2, the integrator switched at t = 1, frames 0.05 apart."""
+    return _write(tmp_path_factory.mktemp("runs") / "pend.h5", "pendulum", {}, "rrp-exact",
+                  1e-2, 5, [(100, None), (100, "rrp-newmark")])
+
+
+def _export(run, tmp_path, name="x.gif", **kw):
+    seen = []
+    kw.setdefault("size", (160, 120))
+    res = export_run(run, out=tmp_path / name, on_frame=seen.append, **kw)
+    return res, seen
+
+
+# ------------------------------------------------------------------ item 2
+@pytest.mark.parametrize("t0, t1, fps, speed, n", [
+    (0.0, 2.0, 30, 1.0, 61), (0.0, 1.0, 10, 0.5, 21), (0.2, 1.5, 10, 1.0, 14),
+    (0.0, 0.1, 30, 1.0, 4), (1.0, 1.05, 5, 1.0, 1),
+])
+def test_the_frame_rule(t0, t1, fps, speed, n):
+    assert frame_count(t0, t1, fps, speed) == n
+    t = frame_times(t0, t1, fps, speed)
+    assert len(t) == n and t[0] == t0 and t[-1] <= t1
+    np.testing.assert_allclose(np.diff(t), speed / fps, rtol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["view", "view+plots"])
+def test_a_run_file_export_has_the_frames_of_the_rule(can_render, tmp_path, switch_run,
+                                                      layout):
+    res, seen = _export(switch_run, tmp_path, fps=10, t0=0.2, t1=1.5, layout=layout)
+    assert res.frames == len(seen) == math.floor(1.3 * 10 + 1e-9) + 1 == 14
+    np.testing.assert_allclose([s.t for s in seen], 0.2 + 0.1 * np.arange(14), atol=1e-12)
+    assert (seen[0].cursor is None) == (layout == "view")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.gif"]
+
+
+# ------------------------------------------------------------------ item 1
+def test_interpolation_is_exact_at_recorded_frames_and_unit_between(torus_run):
+    with RunFile(torus_run) as rf:
+        track = RunTrack(rf)
+        near = RunTrack(rf, interpolate=False)
+        for i in range(0, rf.n_frames, 7):
+            fr = rf.frame(i)
+            st = track.state(float(rf.frame_times[i]))
+            assert st.exact and st.frame == i
+            np.testing.assert_array_equal(st.x, fr.x)
+            np.testing.assert_array_equal(st.q, fr.q)
+            np.testing.assert_array_equal(st.omega, fr.omega)
+        for t in np.linspace(0.0, 0.5, 97)[1:-1] + 0.0031:
+            st = track.state(float(t))
+            np.testing.assert_allclose(np.linalg.norm(st.q, axis=1), 1.0, atol=1e-14)
+            i = st.frame
+            a, b = rf.frame(i), rf.frame(i + 1)
+            lo, hi = np.minimum(a.x, b.x), np.maximum(a.x, b.x)
+            assert np.all((st.x >= lo - 1e-15) & (st.x <= hi + 1e-15))
+            np.testing.assert_array_equal(near.state(float(t)).x, a.x)  # nearest earlier
+
+
+def test_slerp_takes_the_short_arc_and_ends_at_both_ends():
+    rng = np.random.default_rng(3)
+    q0 = rng.normal(size=(20, 4))
+    q0 /= np.linalg.norm(q0, axis=1, keepdims=True)
+    q1 = rng.normal(size=(20, 4))
+    q1 /= np.linalg.norm(q1, axis=1, keepdims=True)
+    np.testing.assert_array_equal(slerp(q0, q1, 0.0), q0)
+    end = slerp(q0, q1, 1.0)
+    sign = np.sign(np.einsum("ij,ij->i", q0, q1))[:, None]
+    np.testing.assert_allclose(end, sign * q1, atol=1e-12)
+    np.testing.assert_allclose(slerp(q0, -q0, 0.5), q0, atol=1e-12)  # q and −q: no turn
+
+
+def test_the_drawn_bodies_are_the_recorded_ones_at_recorded_times(can_render, tmp_path,
+                                                                  torus_run):
+    with RunFile(torus_run) as rf:
+        t_rec = np.asarray(rf.frame_times)
+        x0 = rf.frame(10).x
+    res, seen = _export(torus_run, tmp_path, fps=50, t0=float(t_rec[10]), t1=0.4,
+                        layout="view")
+    assert res.frames == frame_count(float(t_rec[10]), 0.4, 50, 1.0) == len(seen)
+    np.testing.assert_array_equal(seen[0].centres, x0)  # exactly the recorded frame
+    with RunFile(torus_run) as rf:
+        for s in seen[1:]:  # 0.02 s apart: every other recorded frame, up to rounding
+            i = int(round(s.t / 0.01))
+            np.testing.assert_allclose(s.centres, rf.frame(i).x, rtol=0, atol=1e-12)
+
+
+def test_a_run_file_and_the_resimulated_scenario_draw_the_same_bodies(can_render, tmp_path,
+                                                                      torus_run,
+                                                                      monkeypatch):
+    import app.export.scenario as ex
+
+    sim_frames = []
+    draw = ex._draw
+
+    def spy(sim, scene, plotter, caption, title, line=""):
+        img = draw(sim, scene, plotter, caption, title, line)
+        sim_frames.append((sim.t, scene.centres.copy()))
+        return img
+
+    monkeypatch.setattr(ex, "_draw", spy)
+    res = export_animation("torus", overrides=TORUS, integrator="rrp-newmark", h=1e-3,
+                           t_end=0.5, fps=20, size=(160, 120), out=tmp_path / "s.gif",
+                           progress=False)
+    _, seen = _export(torus_run, tmp_path, fps=20, t1=0.5, layout="view")
+    assert res.frames == len(sim_frames) == len(seen) == 11
+    for (t_sim, c_sim), s in zip(sim_frames, seen, strict=True):
+        assert t_sim == pytest.approx(s.t, abs=1e-12)
+        np.testing.assert_allclose(s.centres, c_sim, rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------------ item 3
+def test_a_switch_shows_in_the_overlay_at_its_frame_and_as_a_marker(can_render, tmp_path,
+                                                                    switch_run):
+    res, seen = _export(switch_run, tmp_path, fps=10, layout="view+plots",
+                        size=(400, 240), title="Talk")
+    assert res.frames == 21
+    schemes = [s.integrator for s in seen]
+    assert schemes[:10] == ["rrp-exact"] * 10 and schemes[10:] == ["rrp-newmark"] * 11
+    assert seen[10].t == pytest.approx(1.0) and "rrp-newmark" in seen[10].caption
+    assert seen[0].caption.startswith("Talk\npendulum · rrp-exact · h = 0.01 · t = 0.000 s")
+    cursors = [s.cursor for s in seen]
+    assert cursors == sorted(cursors) and cursors[0] < cursors[-1]  # the cursor moves
+    with RunFile(switch_run) as rf:
+        strip = PlotStrip([run_series(rf)], 0.0, 2.0, (300, 400))
+    assert strip.marker_times == [pytest.approx(1.0)]
+    img = strip.image(0.0)
+    x = strip.column(1.0)
+    # the marker's dashed grey is in every plot's column at t = 1 (and nowhere at t = 0.5)
+    for r0, r1, _c0, _c1 in strip._boxes:
+        grey = (np.abs(img[r0:r1, x - 1:x + 2].astype(int) - 0x55).sum(axis=2) < 60)
+        assert grey.sum() > 3
+        half = strip.column(0.5)
+        assert not (np.abs(img[r0 + 5:r1 - 5, half - 1:half + 2].astype(int) - 0x55
+                           ).sum(axis=2) < 60).any()
+
+
+def test_the_plots_draw_the_curves_up_to_the_cursor(switch_run):
+    with RunFile(switch_run) as rf:
+        strip = PlotStrip([run_series(rf)], 0.0, 2.0, (300, 400))
+    early, late = strip.image(0.3), strip.image(1.8)
+    r0, r1, c0, c1 = strip._boxes[1]  # the energy error
+    right = slice(strip.column(1.0), strip.column(1.7))
+    assert (early[r0:r1, right] == strip._empty[r0:r1, right]).all()
+    assert (late[r0:r1, right] != strip._empty[r0:r1, right]).any()
+
+
+def test_the_plots_use_the_apps_colours_labels_and_order():
+    pytest.importorskip("pyqtgraph")
+    import app.export.plots as ours
+    import app.gui.plots as app_plots
+
+    assert ours.ENERGY_COLOURS == app_plots.ENERGY_COLOURS
+    for name in ("RUN_COLOURS", "AXIS_COLOURS", "GAP_COLOUR", "GAP_LABEL", "LEGEND_NAMES",
+                 "FALLBACK_COLOURS", "DISSIPATED"):
+        assert getattr(ours, name) == getattr(app_plots, name), name
+
+
+def test_compare_runs_are_ghosts_with_their_error_curves(can_render, tmp_path, torus_run):
+    other = _write(tmp_path / "other.h5", "torus", TORUS, "rrp-newmark", 2e-3, 5,
+                   [(250, None)])
+    res, seen = _export(torus_run, tmp_path, fps=10, compare=[other],
+                        labels=["h = 1e-3", "h = 2e-3"], size=(400, 240))
+    assert res.frames == 6 and all(s.ghosts == 1 for s in seen)
+    with RunFile(torus_run) as a, RunFile(other) as b:
+        strip = PlotStrip([run_series(a, "h = 1e-3"), run_series(b, "h = 2e-3")], 0, 0.5,
+                          (300, 400))
+    assert strip.legends[1] == ["h = 1e-3", "h = 2e-3"]
+
+
+# ------------------------------------------------------------------ item 6
+def _rrp(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return subprocess.run([sys.executable, "-m", "app", "export", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--t0", "0.3", "--t1", "0.2"], "--t0 = 0.3 must be less than --t1 = 0.2"),
+    (["--t1", "9"], "lies outside the run's frames (t = 0 … 0.5)"),
+    (["--layout", "grid"], "unknown layout 'grid': use view or view+plots"),
+    (["--h", "0.1"], "--h applies to a scenario"),
+    (["--out", "nodir/x.mp4"], "does not exist"),
+    (["--compare", "missing.h5"], "no such run file: missing.h5"),
+])
+def test_bad_input_is_one_line_and_leaves_nothing(tmp_path, capsys, torus_run, args,
+                                                  message):
+    keep = tmp_path / "x.mp4"
+    keep.write_bytes(b"precious")
+    if "--out" not in args:
+        args = [*args, "--out", str(keep)]
+    else:
+        args = [a if a != "nodir/x.mp4" else str(tmp_path / a) for a in args]
+    code = main(["export", str(torus_run), *args])
+    _, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
+    assert keep.read_bytes() == b"precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.mp4"]
+
+
+def test_a_run_without_frames_and_a_damaged_file_are_refused(tmp_path, capsys):
+    bare = _write(tmp_path / "bare.h5", "pendulum", {}, "rrp-exact", 1e-2, 5, [(20, None)],
+                  frames=False)
+    junk = tmp_path / "junk.h5"
+    junk.write_bytes(b"not an hdf5 file at all" * 10)
+    for src, what in ((bare, "holds no frames"), (junk, "cannot export")):
+        code = main(["export", str(src), "--out", str(tmp_path / "x.gif")])
+        _, err = capsys.readouterr()
+        assert code == 2 and len(err.strip().splitlines()) == 1 and what in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bare.h5", "junk.h5"]
+
+
+def test_a_target_being_written_by_another_process_is_refused(tmp_path, capsys, torus_run):
+    from engine.io import OutputLock
+
+    out = tmp_path / "busy.mp4"
+    held = OutputLock(out, "rrp export").acquire()
+    try:
+        res = _rrp(tmp_path, str(torus_run), "--out", str(out))
+    finally:
+        held.release()
+    assert res.returncode == 2, res.stderr
+    assert len(res.stderr.splitlines()) == 1 and "Traceback" not in res.stderr
+    assert not out.exists()
+
+
+def test_odd_mp4_sizes_are_rounded_up_and_sparse_frames_are_said(can_render, tmp_path,
+                                                                 capsys, torus_run):
+    code = main(["export", str(torus_run), "--out", str(tmp_path / "x.mp4"), "--size",
+                 "161x121", "--fps", "100", "--speed", "0.5", "--t1", "0.05", "--layout", "view"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "rounded up to 162x122" in err and "162x122" in out and "11 frames" in out
+    sparse = [ln for ln in err.splitlines() if "--every" in ln]
+    assert len(sparse) == 1 and "a frame every 0.01 s" in sparse[0]
+
+
+@pytest.mark.parametrize("layout", ["view", "view+plots"])
+def test_a_scenario_export_has_the_frames_of_the_rule(can_render, tmp_path, capsys, layout):
+    """A scenario, simulated (``view``: frame by frame; ``view+plots``: through a run
+    file of its own): the same count, the window from ``--t0``."""
+    out = tmp_path / "s.gif"
+    code = main(["export", "torus", "--set", "n_particles=12", "--t0", "0.1", "--t-end",
+                 "0.4", "--fps", "10", "--size", "200x150", "--layout", layout, "--out",
+                 str(out)])
+    stdout, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"{frame_count(0.1, 0.4, 10, 1.0)} frames" in stdout and "t = 0.1 → 0.4" in stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.gif"]
+
+
+def test_an_energy_stepping_run_shows_its_terrace_gap(tmp_path):
+    """The error plot of an energy-stepping run has the dashed terrace gap
+    ``(V − V_ε)/|E₀|`` beside ``ΔE/|E₀|`` (as the app's, issue #33 item 6)."""
+    path = _write(tmp_path / "es.h5", "pendulum", {}, "energy-stepping:1e-3", 0.01, 1,
+                  [(40, None)])
+    with RunFile(path) as rf:
+        s = run_series(rf)
+        strip = PlotStrip([s], 0.0, float(rf.times[-1]), (300, 400))
+    assert s.gap is not None and np.isfinite(s.gap).all()
+    assert strip.legends[1] == ["ΔE/|E₀|", "terrace gap V − V_ε/|E₀|"]
