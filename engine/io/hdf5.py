@@ -80,7 +80,7 @@ from .closing import (
 from .digests import SCHEMA_VERSION, DigestMismatch, read_status
 from .outlock import OutputLock
 from .reserve import OutputSpaceError, SpaceReserve
-from .schema import CHECKPOINT_GROUPS, RunFileError, open_run_file
+from .schema import CHECKPOINT_GROUPS, RunFileError, check_datatypes, open_run_file
 from .verify import (
     DIGEST_ATTR,
     READ_ERRORS,
@@ -512,6 +512,11 @@ class RunWriter:
             self._lock.release()
             raise
         self.f = h5py.File(self.partial, "r+", locking=False, rdcc_nbytes=_CHUNK_CACHE_BYTES)
+        try:  # (a copy was checked; a file extended in place is checked here: item 4)
+            check_datatypes(self.f, self.partial)
+        except RunFileError:
+            self._lock.release()
+            raise
         self._reserve = SpaceReserve(self.partial)
         f = self.f
         self.frames = "position" in f["bodies"] and sim.record_frames
@@ -1172,7 +1177,7 @@ def _same_file(a: Path, b: Path) -> bool:
 def _output_name_attr(path: Path) -> str | None:
     """The ``output_name`` attribute of a run file (``None``: unreadable or absent)."""
     try:
-        with h5py.File(path, "r", locking=False) as f:
+        with open_run_file(path) as f:
             v = f.attrs.get("output_name")
     except Exception:  # noqa: BLE001 - (the caller reads the file and says what is wrong)
         return None
@@ -1184,7 +1189,7 @@ def _is_complete_run(path: Path) -> bool:
     if not path.is_file():
         return False
     try:
-        with h5py.File(path, "r", locking=False) as f:
+        with open_run_file(path) as f:
             return read_status(f)[0] == "complete"
     except Exception:  # noqa: BLE001 - not a run file: not a complete run
         return False
@@ -1242,7 +1247,7 @@ def _copy_verified(source: Path, dest: Path, n_records: int,
     try:
         _copy(source, dest)
         try:
-            with h5py.File(dest, "r", locking=False) as f:
+            with open_run_file(dest) as f:  # (its datatypes checked: issue #36 item 4)
                 report = check_run(f, dest, deep=True)
             ck = report.checkpoint
             same = ck is not None and ck.n_records == int(n_records)
