@@ -25,10 +25,10 @@ Layout (schema 2; schema 1 files, written before, lack the starred entries):
 
 Frames (the ``(frames, N, w)`` datasets under ``/bodies``) are chunked one frame per
 chunk (a large model's frame split into blocks of :data:`FRAME_BLOCK_BODIES` bodies, see
-:func:`frame_chunks`) and compressed
-with :data:`FRAME_COMPRESSION` (LZF, built into h5py: no plugin needed to read them);
-readers see plain arrays, so the layout (and ``schema_version``) is unchanged.  At scale
-the checkpoint is not rewritten at every flush but kept within
+:func:`frame_chunks`), uncompressed unless ``compress`` (``rrp run --compress``: then
+with :data:`FRAME_COMPRESSION`, LZF, built into h5py: no plugin needed to read them;
+issue #36 item 15); readers see plain arrays, so the layout (and ``schema_version``)
+is unchanged.  At scale the checkpoint is not rewritten at every flush but kept within
 :data:`CHECKPOINT_BUDGET` of the run's wall-clock time (BENCHMARKS.md, "Issue #9: HDF5
 output at scale").
 
@@ -179,12 +179,14 @@ def frame_chunks(n_bodies: int, width: int) -> tuple[int, int, int]:
     return (k, min(n, FRAME_BLOCK_BODIES), int(width))
 
 
-def frame_filters(chunks: tuple[int, ...]) -> dict[str, Any]:
-    """The filters of a frame dataset chunked ``chunks`` (:func:`frame_chunks`):
-    :data:`FRAME_COMPRESSION` for a chunk of one frame (written once), none for a chunk
-    of several frames (rewritten in place as it fills; issue #36, item 15); Fletcher-32
-    is the caller's, always."""
-    return dict(FRAME_COMPRESSION) if chunks[0] == 1 else {}
+def frame_filters(chunks: tuple[int, ...], compress: bool = False) -> dict[str, Any]:
+    """The filters of a frame dataset chunked ``chunks`` (:func:`frame_chunks`): none
+    by default (issue #36 item 15: LZF cost the writer of a 10⁴-sphere pile ≈ 10 ms a
+    record against ≈ 2 ms uncompressed, and the run 2.1× its time without ``--out``);
+    with ``compress`` (``rrp run --compress``), :data:`FRAME_COMPRESSION` for a chunk of
+    one frame (written once), still none for a chunk of several frames (rewritten in
+    place as it fills).  Fletcher-32 is the caller's, always."""
+    return dict(FRAME_COMPRESSION) if compress and chunks[0] == 1 else {}
 
 
 class OutputWriteError(OSError):
@@ -315,10 +317,12 @@ class RunWriter:
                  frames: bool = True, checkpoint: bool = True, keep_frames: bool = True,
                  checkpoint_budget: float = CHECKPOINT_BUDGET,
                  background: bool = False, lock: OutputLock | None = None,
-                 keep_complete: bool = True, t_end: float | None = None) -> None:
+                 keep_complete: bool = True, t_end: float | None = None,
+                 compress: bool = False) -> None:
         self.path = Path(path)
         check_output_name(self.path)
         self.sim = sim
+        self.compress = bool(compress)  # (LZF frames and springs: item 15, frame_filters)
         self.t_end = t_end
         self.frames = frames and sim.record_frames
         self.checkpoint = checkpoint
@@ -397,12 +401,14 @@ class RunWriter:
                                           chunks=(4096,), fletcher32=True)
                     for c, dt, w in _SPRING_LISTS:
                         gs.create_dataset(c, (0, *w), maxshape=(None, *w), dtype=dt,
-                                          chunks=(65536, *w), **FRAME_COMPRESSION,
+                                          chunks=(65536, *w),
+                                          **(FRAME_COMPRESSION if self.compress else {}),
                                           fletcher32=True)
             for c, w in cols:
                 ch = frame_chunks(n, w)
                 gb.create_dataset(c, (0, n, w), maxshape=(None, n, w), dtype="f8",
-                                  chunks=ch, **frame_filters(ch), fletcher32=True)
+                                  chunks=ch, **frame_filters(ch, self.compress),
+                                  fletcher32=True)
             gb.create_dataset("time", (0,), maxshape=(None,), dtype="f8", chunks=(4096,),
                               fletcher32=True)
             gb.create_dataset("step", (0,), maxshape=(None,), dtype="i8", chunks=(4096,),
