@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from test_run_integrity import ROOT, _sliding_sphere, flip, newest_checkpoint, one_line, rrp
 
-from engine.io import RunFile, RunFileError, RunWriter, hdf5, read_run
+from engine.io import RunFile, RunFileError, RunWriter, file_layout, read_run
 from engine.io.digests import (
     HEADER_ATTRS,
     STATUS_ATTRS,
@@ -47,7 +47,7 @@ def pend(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("pend") / "p.h5"
     sim = Simulation(load_scenario("pendulum").build_model(), "rrp-exact", 1e-2)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(hdf5, "FRAME_CHUNK_FRAMES", K)
+        mp.setattr(file_layout, "FRAME_CHUNK_FRAMES", K)
         with RunWriter(path, sim, scenario="pendulum") as w:
             assert sim.advance(10).ok
             w.flush()

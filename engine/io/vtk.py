@@ -39,7 +39,7 @@ import numpy as np
 
 from . import digests
 from .datatypes import datatype_problem
-from .hdf5 import output_of_partial
+from .paths import output_of_partial
 from .verify import READ_ERRORS
 
 __all__ = ["VTKExportError", "VTKExportWarning", "VTKReadError", "export_vtk"]
