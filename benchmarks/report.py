@@ -240,6 +240,7 @@ CASE_NAMES = {
     ("torus-every1000", "run loop"): "torus, run loop, `--every 1000`",
     ("torus-every1", "run loop"): "torus, run loop, `--every 1`",
     ("pile", "run loop"): "10⁴-sphere pile, run loop, `every` 20 to t = 1",
+    ("pile-friction", "run loop"): "10⁴-sphere pile, μ = 0.5, run loop, `every` 20 to t = 1.5",
 }
 
 
@@ -368,6 +369,7 @@ COMPUTED: dict[str, Callable[[dict], str]] = {
     "record_cost": record_cost,
     "record_cost_round2": record_cost_round2,
     "record_cost_round3": lambda results: record_cost_round2(results, "record_cost_round3"),
+    "record_cost_springs": lambda results: record_cost_round2(results, "record_cost_springs"),
     "frame_filters": frame_filters,
 }
 

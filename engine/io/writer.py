@@ -31,6 +31,7 @@ from .file_layout import (
     _STATE_COLS,
     CHECKPOINT_BUDGET,
     FRAME_COMPRESSION,
+    SPRING_CHUNK_ROWS,
     TERRACE_GAP,
     _terraced,
     frame_chunks,
@@ -176,7 +177,7 @@ class RunWriter(WriterClosing):
                                           chunks=(4096,), fletcher32=True)
                     for c, dt, w in _SPRING_LISTS:
                         gs.create_dataset(c, (0, *w), maxshape=(None, *w), dtype=dt,
-                                          chunks=(65536, *w),
+                                          chunks=(SPRING_CHUNK_ROWS, *w),
                                           **(FRAME_COMPRESSION if self.compress else {}),
                                           fletcher32=True)
             for c, w in cols:
