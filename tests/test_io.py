@@ -375,6 +375,23 @@ def test_frames_and_springs_are_compressed_only_when_asked(tmp_path, monkeypatch
                 assert f["springs"][c].compression == ("lzf" if compress else None), c
 
 
+def test_cli_compress_is_taken_by_a_run_and_refused_by_a_resume(tmp_path):
+    """``rrp run --compress`` (issue #36 item 15) is a new file's choice: a resume keeps
+    the file's filters and refuses the flag in one line, exit 2."""
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+
+    def rrp(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "app", "run", *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=600, env=env)
+
+    res = rrp("pendulum", "--t-end", "0.1", "--out", "p.h5", "--compress", "--quiet")
+    assert res.returncode == 0, res.stderr
+    res = rrp("--resume", "p.h5", "--t-end", "0.2", "--compress")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "--compress cannot be given with it" in res.stderr
+
+
 def test_cli_every_writes_a_frame_every_so_many_steps(tmp_path):
     from engine.io import RunFile
 
