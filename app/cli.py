@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="override a scenario parameter; the value is TOML "
                           "(--set 'omega0=[3,1,2]', --set wall=false)")
     run.add_argument("--out", "-o", help="write the run to this HDF5 file")
+    run.add_argument("--compress", action="store_true",
+                     help="LZF-compress a large model's frames in the --out file (about "
+                          "2/3 of the size, several times the writer's time; docs/output.md)")
     run.add_argument("--no-frames", action="store_true",
                      help="do not store body positions/attitudes in the output file")
     run.add_argument("--energy-tolerance", type=_positive_float,
@@ -263,7 +266,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         signals.check()
         # the summary needs t, the energies and the momenta only: frames live in the file
         writer = (RunWriter(out, sim, scenario=sc.name, keep_frames=False, background=True,
-                            lock=lock, t_end=t_end) if out else None)
+                            lock=lock, t_end=t_end, compress=args.compress) if out else None)
         outcome = _drive(args, sim, writer, n_total, t_end, tty, signals)
         if outcome.error is not None:
             raise outcome.error
@@ -419,7 +422,8 @@ def _cmd_resume(args: argparse.Namespace, signals) -> int:
     from .resume_checks import check_out, resume_locks
 
     for flag, given in (("a scenario", args.scenario), ("--set", args.set),
-                        ("--every", args.every), ("--no-frames", args.no_frames)):
+                        ("--every", args.every), ("--no-frames", args.no_frames),
+                        ("--compress", args.compress)):
         if given:
             raise UsageError(f"--resume continues the run as it was recorded: {flag} "
                              "cannot be given with it")

@@ -34,7 +34,7 @@ def resume_locks(args: argparse.Namespace, src, src_out):
     meanwhile; other copies and conversions may read it too) and the new output's
     exclusive.  Returns ``(lock, source_lock or None, out)``."""
     from engine.io import OutputLock
-    from engine.io.hdf5 import _same_file
+    from engine.io.paths import _same_file
 
     out = Path(args.out) if args.out else src_out
     if _same_file(src_out, out):

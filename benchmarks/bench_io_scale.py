@@ -11,7 +11,8 @@ when due (``engine.io.hdf5.CHECKPOINT_BUDGET``). ``sim.advance`` and
 ``warm_up`` (kernels compiled or loaded from the cache) and the writer's creation (which
 writes frame 0 and the first checkpoint: reported apart). Also the file size, the
 writer's split between records and checkpoints, and the peak RSS. ``--compression``
-replaces the frame filter (``engine.io.hdf5.FRAME_COMPRESSION``) to compare the choices.
+replaces the frame filter (``engine.io.file_layout.FRAME_COMPRESSION``, written as with
+``rrp run --compress``) to compare the choices.
 
     python benchmarks/bench_io_scale.py [--sizes 10000 100000 1000000]
         [--boxes 8 60 190] [--frames 100] [--every 10] [--compression lzf|gzip|none]
@@ -32,8 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.io import RunFile, RunWriter  # noqa: E402
-from engine.io import hdf5 as hdf5_module  # noqa: E402
+from engine.io import RunFile, RunWriter, file_layout  # noqa: E402
+from engine.io import writer as writer_module  # noqa: E402
 from engine.models import MODELS  # noqa: E402
 from engine.simulation import Simulation  # noqa: E402
 
@@ -60,7 +61,7 @@ def measure(n_spheres: int, box: float, frames: int, every: int, directory: Path
     path = directory / f"pile-{model.n_bodies}.h5"
     t0 = time.perf_counter()
     writer = RunWriter(path, sim, scenario="tori-pile", keep_frames=False,
-                       background=background)
+                       background=background, compress=True)  # (the filter: --compression)
     create = time.perf_counter() - t0
     advance = write = 0.0
     for _ in range(frames):
@@ -120,7 +121,7 @@ def main() -> None:
         from engine.parallel import set_threads
 
         set_threads(args.threads)
-    hdf5_module.FRAME_COMPRESSION = FILTERS[args.compression]
+    file_layout.FRAME_COMPRESSION = writer_module.FRAME_COMPRESSION = FILTERS[args.compression]
     directory = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="rrp-io-"))
     rows = []
     try:

@@ -17,7 +17,9 @@ checkpoints, the stepping's time blocked in ``flush``, the datasets' write calls
 Cases (``--cases``): ``torus`` (the scenario's defaults, ``--t-end`` 10: 1 001
 records), ``torus-every1`` and ``torus-every1000`` (10 001 and 11 records: the cost of a
 record, against the cost of a flush), ``pile`` (10⁴ spheres of ``tori-pile``, box 8,
-the scenario's ``every``: 51 records to ``t = 1``).  ``--commands``: the cases also
+the scenario's ``every``: 51 records to ``t = 1``), ``pile-friction`` (the same with
+``mu = 0.5``: its friction springs are written to ``/springs``; ``--pile-t-end 1.5``, once
+the spheres have landed).  ``--commands``: the cases also
 timed as the whole command in a fresh process (``rrp run torus --t-end 10 [--out]``:
 start-up, compile cache, file creation and close included), as the issue timed them.
 Each result is written as JSON to ``benchmarks/results/record_cost.json`` (with the
@@ -59,6 +61,7 @@ CASES = {
     "torus-every1": ("torus", {}, 1, None),
     "torus-every1000": ("torus", {}, 1000, None),
     "pile": ("tori-pile", {"n_tori": 500, "box": 8.0}, None, "pile"),
+    "pile-friction": ("tori-pile", {"n_tori": 500, "box": 8.0, "mu": 0.5}, None, "pile"),
 }
 """name → (scenario, parameter overrides, ``--every`` (None: the scenario's), t-end
 key (None: ``--t-end``; ``"pile"``: ``--pile-t-end``))."""

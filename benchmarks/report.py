@@ -240,6 +240,7 @@ CASE_NAMES = {
     ("torus-every1000", "run loop"): "torus, run loop, `--every 1000`",
     ("torus-every1", "run loop"): "torus, run loop, `--every 1`",
     ("pile", "run loop"): "10⁴-sphere pile, run loop, `every` 20 to t = 1",
+    ("pile-friction", "run loop"): "10⁴-sphere pile, μ = 0.5, run loop, `every` 20 to t = 1.5",
 }
 
 
@@ -314,11 +315,13 @@ def es_records(results: dict) -> str:
     return "\n\n".join(texts + [table(cols, rows, "llrr")])
 
 
-def record_cost_round2(results: dict) -> str:
+def record_cost_round2(results: dict, stem: str = "record_cost_round2") -> str:
     """What a record costs after round 2 of issue #36 item 15 (small models' frames
-    several to a chunk, uncompressed; ``record_cost_round2.json``): the wall ratio, the
-    writer's CPU a record and the stepping thread's wall and CPU µs a step."""
-    data = results["record_cost_round2"]
+    several to a chunk, uncompressed; ``record_cost_round2.json``), and after round 3
+    (every model's frames uncompressed unless ``--compress``; ``record_cost_round3.json``):
+    the wall ratio, the writer's CPU a record and the stepping thread's wall and CPU µs a
+    step."""
+    data = results[stem]
     rows = []
     for c in sorted(data["cases"], key=lambda c: (c["mode"] == "run loop", c["case"])):
         whole = c["mode"] != "run loop"
@@ -365,6 +368,8 @@ COMPUTED: dict[str, Callable[[dict], str]] = {
     "pile_curve": pile_curve,
     "record_cost": record_cost,
     "record_cost_round2": record_cost_round2,
+    "record_cost_round3": lambda results: record_cost_round2(results, "record_cost_round3"),
+    "record_cost_springs": lambda results: record_cost_round2(results, "record_cost_springs"),
     "frame_filters": frame_filters,
 }
 

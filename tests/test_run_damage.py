@@ -14,14 +14,16 @@ import os
 import random
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
-from test_run_integrity import _sliding_sphere, flip, newest_checkpoint, one_line, rrp
+from test_run_integrity import ROOT, _sliding_sphere, flip, newest_checkpoint, one_line, rrp
 
-from engine.io import RunFile, RunFileError, RunWriter, hdf5, read_run
+from engine.io import RunFile, RunFileError, RunWriter, file_layout, read_run
 from engine.io.digests import (
     HEADER_ATTRS,
     STATUS_ATTRS,
@@ -45,7 +47,7 @@ def pend(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("pend") / "p.h5"
     sim = Simulation(load_scenario("pendulum").build_model(), "rrp-exact", 1e-2)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(hdf5, "FRAME_CHUNK_FRAMES", K)
+        mp.setattr(file_layout, "FRAME_CHUNK_FRAMES", K)
         with RunWriter(path, sim, scenario="pendulum") as w:
             assert sim.advance(10).ok
             w.flush()
@@ -325,32 +327,115 @@ def _every_read_path(path: Path, d: Path) -> tuple[list[str], bool]:
     return wrong, bool(seen)
 
 
-@pytest.mark.skip(reason="HDF5 crashes the process (SIGSEGV) on one of these seeded metadata "
-                  "flips since the merge of the frames' new chunking and the status digest "
-                  "(seen in this session's clean-clone CI): each read must be isolated in a "
-                  "subprocess and the crashing case found; issue #36 item 4 stays open")
-def test_damaged_metadata_is_one_line_on_every_read_path(pend, tmp_path):
-    """Seeded flips of single metadata bytes, and a damaged local heap (the signature
-    of the campaign's file): the API (RunFile, read_run, verify_run), the app's replay
-    loader, ``rrp convert`` and ``rrp run --resume`` give a RunFileError / one line
-    (or read the file, where the damage did not matter), never another exception."""
-    pytest.importorskip("pyvista")
+def _metadata_cases(pend: Path) -> list[tuple[int, int]]:
+    """The seeded flips (offset, xor) of single metadata bytes, and a damaged local heap
+    (the signature of the campaign's file) and B-tree."""
     meta = _metadata_bytes(pend)
     rng = random.Random(36)
     cases = [(int(meta[rng.randrange(len(meta))]), rng.randrange(1, 256)) for _ in range(100)]
     data = pend.read_bytes()
     cases.append((data.find(b"HEAP"), ord("H") ^ ord("X")))  # bad local heap signature
     cases.append((data.find(b"TREE"), ord("T") ^ ord("X")))  # wrong B-tree signature
-    damaged = 0
-    for at, x in cases:
-        bad = copy(pend, tmp_path)
+    return cases
+
+
+def _read_damaged(pend: Path, d: Path, cases: list[tuple[int, int]]) -> None:
+    """(In a child process, ``python tests/test_run_damage.py``) every read path on
+    each damaged copy of ``pend``, in turn: a line ``start I`` before case I, a line
+    ``done I SEEN WRONG`` (JSON) after it, so that the parent knows which case a crash
+    of libhdf5 (SIGSEGV: nothing in Python can catch it) killed."""
+    data = pend.read_bytes()
+    for i, (at, x) in enumerate(cases):
+        print(json.dumps(["start", i]), flush=True)
+        bad = copy(pend, d)
         poke(bad, at, bytes([data[at] ^ x]))
-        wrong, seen = _every_read_path(bad, tmp_path)
-        assert not wrong, f"byte {at} ^ {x}: {wrong}"
-        damaged += seen
+        wrong, seen = _every_read_path(bad, d)
+        print(json.dumps(["done", i, seen, wrong]), flush=True)
+
+
+def _read_damaged_isolated(pend: Path, d: Path,
+                           cases: list[tuple[int, int]]) -> tuple[list[str], int]:
+    """:func:`_read_damaged` in child processes: a case that kills its child (a signal,
+    a traceback, an exit other than 0) is reported as wrong, naming its byte, and the
+    next child goes on from the case after it.  What went wrong, and how many cases
+    some read path saw as damage."""
+    wrong: list[str] = []
+    damaged = 0
+    todo = list(range(len(cases)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    while todo:
+        spec = d / "cases.json"
+        spec.write_text(json.dumps([cases[i] for i in todo]))
+        res = subprocess.run([sys.executable, __file__, str(pend), str(d), str(spec)],
+                             env=env, capture_output=True, text=True, timeout=1800)
+        started, done = None, set()
+        for line in res.stdout.splitlines():
+            if not line.startswith("["):
+                continue
+            msg = json.loads(line)
+            if msg[0] == "start":
+                started = msg[1]
+            elif msg[0] == "done":
+                done.add(msg[1])
+                at, x = cases[todo[msg[1]]]
+                damaged += msg[2]
+                wrong.extend(f"byte {at} ^ {x}: {w}" for w in msg[3])
+        if res.returncode == 0 and len(done) == len(todo):
+            break
+        if started is None or started in done:  # (it died outside a case)
+            raise AssertionError(f"the reading child failed (exit {res.returncode}): "
+                                 f"{res.stderr[-2000:]}")
+        at, x = cases[todo[started]]
+        how = (f"killed by signal {-res.returncode}" if res.returncode < 0
+               else f"exit {res.returncode}")
+        wrong.append(f"byte {at} ^ {x}: the reading process died ({how}): "
+                     f"{res.stderr[-1000:]!r}")
+        todo = todo[started + 1:]
+    return wrong, damaged
+
+
+def test_damaged_metadata_is_one_line_on_every_read_path(pend, tmp_path):
+    """Seeded flips of single metadata bytes, and a damaged local heap (the signature
+    of the campaign's file): the API (RunFile, read_run, verify_run), the app's replay
+    loader, ``rrp convert`` and ``rrp run --resume`` give a RunFileError / one line
+    (or read the file, where the damage did not matter), never another exception, and
+    never a crash: each damaged file is read in a child process, so that a crash of
+    libhdf5 (one flip, byte 432 049 ^ 111, made a float's datatype say bit offset
+    28 416 and the resume's read died of SIGSEGV) fails this test naming the byte."""
+    pytest.importorskip("pyvista")
+    wrong, damaged = _read_damaged_isolated(pend, tmp_path, _metadata_cases(pend))
+    assert not wrong, "\n".join(wrong)
     # (the flips do reach what is read: most of the rest is free; 100 flips since the
     # frames' chunks are fewer, issue #36 item 15, and so are their index's entries)
     assert damaged >= 10
+
+
+def _float_type_at(path: Path, name: str) -> int:
+    """Where, in the file's bytes, the object header of dataset ``name`` stores its
+    datatype (an IEEE little-endian double): the offset of its bit-offset field."""
+    with h5py.File(path, "r") as f:
+        addr = h5py.h5o.get_info(f[name].id).addr
+    f64 = bytes.fromhex("11203f0008000000") + bytes.fromhex("00004000340b0034ff030000")
+    at = path.read_bytes().find(f64, addr)
+    assert at > 0
+    return at + 8
+
+
+@pytest.mark.parametrize("name", ["bodies/mass", "checkpoint/s0_0"])
+def test_a_damaged_datatype_is_one_line_not_a_crash(pend, tmp_path, name):
+    """A float whose stored datatype says a bit offset past its 8 bytes (what crashed
+    libhdf5 in the resume, above): refused when the file is opened, before a value is
+    converted, in one line naming the dataset; the resume (a child process: a crash
+    is its exit status) says so and exits 2."""
+    bad = copy(pend, tmp_path)
+    poke(bad, _float_type_at(bad, name), struct.pack("<H", 28416))
+    with pytest.raises(RunFileError, match=f"the datatype of /{name} is not one a run file"):
+        RunFile(bad)
+    res = rrp(tmp_path, "run", "--resume", "run.h5", "--out", "r.h5", "--t-end", "0.2")
+    line = one_line(res)
+    assert res.returncode == 2 and f"the datatype of /{name}" in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]
 
 
 def test_the_campaigns_bad_local_heap_is_one_line_in_resume_and_gui(pend, tmp_path):
@@ -515,3 +600,8 @@ def test_what_can_still_be_read_reads_well():
                            "(none of its frames)")
     assert line(11, None) == "only the series up to t = 0.1 (11 records) can still be read"
     assert line(0, 0) == line(0, None) == "nothing of it can still be read"
+
+
+if __name__ == "__main__":  # the child of _read_damaged_isolated: PEND DIR CASES.json
+    _read_damaged(Path(sys.argv[1]), Path(sys.argv[2]),
+                  [tuple(c) for c in json.loads(Path(sys.argv[3]).read_text())])

@@ -102,7 +102,7 @@ WRAPPER = textwrap.dedent("""
         count["n"] += 1
         return count["n"] == n
 
-    import engine.io.hdf5 as h
+    import engine.io.writer as h  # (the module whose names RunWriter looks up)
     from engine.simulation import Simulation
     if fault in ("thread-enospc", "half-written") or fault.startswith("signal:flush"):
         # every chunk of steps a batch, as before issue #36 item 15: the n-th write is

@@ -26,6 +26,7 @@ from engine.io import (
     OutputLock,
     OutputWriteError,
     RunFile,
+    RunFileError,
     RunWriter,
     read_run,
 )
@@ -187,7 +188,7 @@ def test_resume_races_many_tries(tmp_path, killed):
 def test_a_copy_that_fails_its_checks_is_removed_and_refused(tmp_path, monkeypatch):
     """A source changed while it was copied (a writer that takes no lock): the copy is
     verified once made, and a copy that fails is removed, one line."""
-    import engine.io.hdf5 as h
+    import engine.io.writer_files as h  # (where the resume's copy is made)
 
     sim = _pendulum()
     w = RunWriter(tmp_path / "a.h5", sim)
@@ -208,7 +209,7 @@ def test_a_copy_that_fails_its_checks_is_removed_and_refused(tmp_path, monkeypat
 
     monkeypatch.setattr(h, "_copy", torn)
     sim = Simulation.from_resume_state(load_scenario("pendulum").build_model(), d)
-    with pytest.raises(h.RunFileError, match="fails its checks.*changed while it was copied"):
+    with pytest.raises(RunFileError, match="fails its checks.*changed while it was copied"):
         RunWriter.resume(tmp_path / "b.h5", sim, tmp_path / "a.h5", n)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5"]
 
@@ -380,7 +381,7 @@ def test_a_lock_file_deleted_under_its_writer_keeps_the_other_result(tmp_path,
     w1 = RunWriter(out, sim1)
     sim1.advance(10)
     (tmp_path / "r.h5.lock").unlink()
-    import engine.io.hdf5 as h
+    import engine.io.writer as h  # (where RunWriter names its .partial)
 
     real = h.partial_name  # (the second writer as another process: its own .partial)
     monkeypatch.setattr(h, "partial_name", lambda p, pid=None: real(p, 4242))

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import h5py
 
-__all__ = ["CHECKPOINT_GROUPS", "RunFileError", "open_run_file"]
+from .datatypes import datatype_problem
+
+__all__ = ["CHECKPOINT_GROUPS", "RunFileError", "check_datatypes", "open_run_file"]
 
 CHECKPOINT_GROUPS = ("checkpoint", "checkpoint_alt")
 """The two groups the checkpoint alternates between (docs/output.md)."""
@@ -24,12 +26,13 @@ class RunFileError(ValueError):
 def open_run_file(path: str | Path, mode: str = "r") -> h5py.File:
     """Open a run file (also one a writer still holds, or that a killed writer left);
     :class:`RunFileError` (one line) for one that cannot be opened at all: missing, not
-    HDF5, truncated."""
+    HDF5, truncated, or holding an object whose stored datatype is damaged (reading it
+    could crash libhdf5, :mod:`engine.io.datatypes`, issue #36 item 4)."""
     p = Path(path)
     if not p.exists():
         raise RunFileError(f"{p}: no such file")
     try:
-        return h5py.File(p, mode, locking=False)
+        f = h5py.File(p, mode, locking=False)
     except OSError as exc:
         if not h5py.is_hdf5(p):
             raise RunFileError(f"{p}: not an HDF5 file") from None
@@ -40,3 +43,18 @@ def open_run_file(path: str | Path, mode: str = "r") -> h5py.File:
                 "or a write cut short); HDF5 cannot open it, so nothing of it can be read: "
                 "rerun it, or copy it again from where it came from") from None
         raise RunFileError(f"{p}: cannot open the HDF5 file ({exc})") from None
+    check_datatypes(f, p)
+    return f
+
+
+def check_datatypes(f: h5py.File, path: str | Path) -> None:
+    """:class:`RunFileError` (one line, ``f`` closed) if an object of the open file
+    ``f`` is stored with a damaged datatype (:func:`~engine.io.datatypes.datatype_problem`):
+    before any value is read, as libhdf5 may crash converting it (issue #36 item 4)."""
+    bad = datatype_problem(f)
+    if bad:
+        f.close()
+        raise RunFileError(f"{path}: the file is damaged: {bad} is not one a run file is "
+                           "written with (its HDF5 metadata changed on disk); nothing of it "
+                           "is read, since HDF5 could crash converting it: copy the file "
+                           "again from where it came from, or rerun it")

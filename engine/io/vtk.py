@@ -38,7 +38,8 @@ import h5py
 import numpy as np
 
 from . import digests
-from .hdf5 import output_of_partial
+from .datatypes import datatype_problem
+from .paths import output_of_partial
 from .verify import READ_ERRORS
 
 __all__ = ["VTKExportError", "VTKExportWarning", "VTKReadError", "export_vtk"]
@@ -228,12 +229,18 @@ def _open(path: Path) -> h5py.File:
         raise VTKExportError(f"no such run file: {str(path)!r}")
     try:
         try:
-            return h5py.File(path, "r", locking=False)
+            f = h5py.File(path, "r", locking=False)
         except TypeError:  # pragma: no cover - h5py without the locking option
-            return h5py.File(path, "r")
+            f = h5py.File(path, "r")
     except OSError as exc:
         raise VTKExportError(f"cannot read {str(path)!r} as an HDF5 run file "
                              f"({_first_line(exc)})") from None
+    bad = datatype_problem(f)  # (before a value is read: libhdf5 could crash, item 4)
+    if bad:
+        f.close()
+        raise VTKReadError(f"cannot read {str(path)!r}: the file is damaged ({bad} is not "
+                           "one a run file is written with)")
+    return f
 
 
 def _constant(b: h5py.Group, name: str, n: int) -> np.ndarray:
