@@ -1,0 +1,303 @@
+"""LAMMPS data files in and out (issue #35 items 2 and 4).
+
+Reads the ``Atoms`` of the atom styles ``sphere`` (``id type diameter density x y z``),
+``sphere/bpm`` (``id mol type diameter density x y z``), ``bond`` (``id mol type x y z``,
+masses from ``Masses``, the diameter given by the caller) and ``hybrid sphere bond``
+(``id type x y z diameter density mol``), each optionally followed by three image flags;
+``Velocities`` (``id vx vy vz`` and, for the sphere styles, ``wx wy wz``); ``Bonds``
+(``id type i j``); the box (``xlo xhi`` …).  Other sections are skipped.  The file is read
+once into memory and each section parsed by NumPy's C reader (no Python loop per line:
+10⁶ spheres and 6·10⁶ bonds in seconds, BENCHMARKS.md); a refusal is one line naming the
+file and the line (:class:`LammpsDataError`).
+
+Mass from ``density``: ``m = ρ π D³/6`` (3-d; LAMMPS's ``set density``), ``m = ρ`` for
+``D = 0`` (a point particle, refused later by the assembly); inertia that of a solid
+sphere, ``J = m D²/10``, as LAMMPS's.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .base import ParameterError
+
+
+class LammpsDataError(ParameterError):
+    """A LAMMPS data file cannot be read; one line naming the file and the line."""
+
+
+STYLES = {
+    # style: (column names of Atoms, without the optional image flags)
+    "sphere": ("id", "type", "diameter", "density", "x", "y", "z"),
+    "sphere/bpm": ("id", "mol", "type", "diameter", "density", "x", "y", "z"),
+    "bond": ("id", "mol", "type", "x", "y", "z"),
+    "hybrid sphere bond": ("id", "type", "x", "y", "z", "diameter", "density", "mol"),
+}
+READABLE = ", ".join(STYLES)
+SECTIONS = ("Atoms", "Velocities", "Masses", "Bonds", "Angles", "Dihedrals", "Impropers",
+            "Ellipsoids", "Lines", "Triangles", "Bodies", "Pair Coeffs", "PairIJ Coeffs",
+            "Bond Coeffs", "Angle Coeffs", "Dihedral Coeffs", "Improper Coeffs",
+            "BondBond Coeffs", "BondAngle Coeffs", "MiddleBondTorsion Coeffs",
+            "EndBondTorsion Coeffs", "AngleTorsion Coeffs", "AngleAngleTorsion Coeffs",
+            "BondBond13 Coeffs", "AngleAngle Coeffs")
+_SECTION_RE = re.compile(
+    rb"^[ \t]*(" + b"|".join(re.escape(s.encode()) for s in SECTIONS) + rb")[ \t]*(#[^\n]*)?$",
+    re.MULTILINE)
+
+
+@dataclass
+class LammpsData:
+    """The spheres and bonds of a data file, in the order of its ``Atoms`` section."""
+
+    ids: np.ndarray
+    x: np.ndarray
+    D: np.ndarray
+    m: np.ndarray
+    v: np.ndarray
+    omega: np.ndarray
+    mol: np.ndarray
+    atom_type: np.ndarray
+    bonds: np.ndarray
+    """``(nb, 2)`` indices into the spheres (not atom ids)."""
+    bond_type: np.ndarray
+    bond_lines: np.ndarray
+    """The line of each bond in the file (for messages)."""
+    atom_lines: np.ndarray
+    box: np.ndarray
+    """``(3, 2)``: ``lo, hi`` of x, y, z."""
+    style: str
+    n_bond_types: int
+
+
+def _line_of(buf: bytes, offset: int) -> int:
+    return buf.count(b"\n", 0, offset) + 1
+
+
+def _data_lines(buf: bytes, start: int, end: int, first_line: int) -> np.ndarray:
+    """The line numbers of the non-blank, non-comment lines of ``buf[start:end]``
+    (only on the error path and for the messages of bonds and spheres: vectorised)."""
+    chunk = np.frombuffer(buf, dtype=np.uint8, count=end - start, offset=start)
+    nl = np.flatnonzero(chunk == 10)
+    starts = np.concatenate([[0], nl + 1])
+    ends = np.concatenate([nl, [chunk.shape[0]]])
+    keep = np.zeros(starts.shape[0], dtype=bool)
+    # a line is data if its first non-blank byte is neither '#' nor the end
+    for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        t = buf[start + s:start + e].strip()
+        keep[k] = bool(t) and not t.startswith(b"#")
+    return first_line + np.flatnonzero(keep)
+
+
+def _parse_table(label: str, buf: bytes, start: int, end: int, first_line: int,
+                 count: int, section: str, ncols: tuple[int, ...]) -> np.ndarray:
+    """``count`` rows of numbers of the section between ``start`` and ``end``, each of
+    one of the column counts ``ncols``; one-line errors naming the line."""
+    text = buf[start:end].decode("ascii", errors="replace")
+    try:
+        a = np.loadtxt(io.StringIO(text), comments="#", ndmin=2, dtype=np.float64)
+    except ValueError as exc:
+        msg = str(exc)
+        m = re.search(r"(?:at row|line) (\d+)", msg)
+        line = first_line + int(m.group(1)) - 1 if m else first_line
+        if m and "row" in msg:
+            rows = _data_lines(buf, start, end, first_line)
+            k = int(m.group(1))
+            line = int(rows[k]) if k < rows.shape[0] else line
+        raise LammpsDataError(f"{label} line {line}: {section}: a row is not "
+                              f"{' or '.join(map(str, ncols))} numbers") from None
+    if a.size == 0:
+        a = a.reshape(0, ncols[0])
+    if a.shape[1] not in ncols:
+        raise LammpsDataError(f"{label} line {first_line}: {section} has {a.shape[1]} "
+                              f"columns, expected {' or '.join(map(str, ncols))}")
+    if a.shape[0] != count:
+        raise LammpsDataError(f"{label} line {first_line}: {section} has {a.shape[0]} rows, "
+                              f"the header says {count}")
+    bad = ~np.isfinite(a)
+    if bad.any():
+        k = int(np.argmax(bad.any(axis=1)))
+        line = int(_data_lines(buf, start, end, first_line)[k])
+        raise LammpsDataError(f"{label} line {line}: {section}: a number is not finite")
+    return a
+
+
+def read_data(path: str | Path, *, diameter: float | None = None,
+              atom_style: str | None = None) -> LammpsData:
+    """Read a LAMMPS data file (the module docstring); ``diameter``: the spheres'
+    diameter where the style has none (``bond``); ``atom_style``: the style where the
+    ``Atoms`` line does not name it."""
+    p = Path(path)
+    label = p.name
+    try:
+        buf = p.read_bytes()
+    except OSError as exc:
+        raise LammpsDataError(f"{label}: cannot read the LAMMPS data file: "
+                              f"{exc.strerror or exc}") from None
+    found = list(_SECTION_RE.finditer(buf))
+    head_end = found[0].start() if found else len(buf)
+    header = buf[:head_end].decode("ascii", errors="replace").splitlines()
+    counts: dict[str, int] = {}
+    box = np.array([[-0.5, 0.5]] * 3)
+    for k, raw in enumerate(header[1:], start=2):  # (the first line is a title)
+        t = raw.split("#", 1)[0].split()
+        if not t:
+            continue
+        try:
+            if len(t) == 2 and t[1] in ("atoms", "bonds"):
+                counts[t[1]] = int(t[0])
+            elif len(t) == 3 and t[1:] == ["bond", "types"]:
+                counts["bond types"] = int(t[0])
+            elif len(t) == 3 and t[1:] == ["atom", "types"]:
+                counts["atom types"] = int(t[0])
+            elif len(t) == 4 and t[2] in ("xlo", "ylo", "zlo"):
+                box["xyz".index(t[2][0])] = [float(t[0]), float(t[1])]
+        except ValueError:
+            raise LammpsDataError(f"{label} line {k}: cannot read the header line "
+                                  f"{raw.strip()!r}") from None
+    if "atoms" not in counts:
+        raise LammpsDataError(f"{label}: no 'N atoms' line in the header: not a LAMMPS "
+                              "data file")
+    spans = {}
+    for k, m in enumerate(found):
+        name = m.group(1).decode()
+        end = found[k + 1].start() if k + 1 < len(found) else len(buf)
+        body = buf.find(b"\n", m.end()) + 1 if buf.find(b"\n", m.end()) >= 0 else end
+        spans[name] = (m, body, end)
+    if "Atoms" not in spans:
+        raise LammpsDataError(f"{label}: no Atoms section")
+    m_at, a0, a1 = spans["Atoms"]
+    at_line = _line_of(buf, m_at.start())
+    comment = (m_at.group(2) or b"").decode(errors="replace").lstrip("#").strip()
+    style = " ".join(comment.split()) or atom_style
+    n = counts["atoms"]
+    if style is None:
+        probe = _parse_table(label, buf, a0, a1, at_line + 1, n, "Atoms",
+                             (6, 7, 8, 9, 10, 11))
+        style = {7: "sphere", 10: "sphere", 8: "sphere/bpm", 11: "sphere/bpm",
+                 6: "bond", 9: "bond"}[probe.shape[1]]
+    if style not in STYLES:
+        raise LammpsDataError(f"{label} line {at_line}: atom style {style!r} cannot be read "
+                              f"(readable: {READABLE})")
+    cols = STYLES[style]
+    a = _parse_table(label, buf, a0, a1, at_line + 1, n, f"Atoms # {style}",
+                     (len(cols), len(cols) + 3))
+    c = {name: a[:, k] for k, name in enumerate(cols)}
+    ids = c["id"].astype(np.int64)
+    atom_lines = _data_lines(buf, a0, a1, at_line + 1) if n <= 10**5 else np.zeros(0, np.int64)
+    atom_type = c["type"].astype(np.int64)
+    x = np.ascontiguousarray(np.stack([c["x"], c["y"], c["z"]], axis=1))
+    if "diameter" in c:
+        D = c["diameter"].copy()
+        m = np.where(D > 0.0, c["density"] * (math.pi / 6.0) * D ** 3, c["density"])
+    else:
+        if diameter is None:
+            raise LammpsDataError(f"{label} line {at_line}: atom style {style!r} has no "
+                                  "diameter: give one with diameter = … in the scenario")
+        D = np.full(n, float(diameter))
+        if "Masses" not in spans:
+            raise LammpsDataError(f"{label} line {at_line}: atom style {style!r} takes its "
+                                  "masses from a Masses section, and there is none")
+        mm, m0, m1 = spans["Masses"]
+        nt = counts.get("atom types", int(atom_type.max(initial=0)))
+        ms = _parse_table(label, buf, m0, m1, _line_of(buf, mm.start()) + 1, nt, "Masses",
+                          (2,))
+        table = np.full(int(max(ms[:, 0].max(initial=0), atom_type.max(initial=0))) + 1,
+                        np.nan)
+        table[ms[:, 0].astype(np.int64)] = ms[:, 1]
+        m = table[atom_type]
+        if np.isnan(m).any():
+            raise LammpsDataError(f"{label}: atom type {int(atom_type[np.isnan(m)][0])} "
+                                  "has no mass in the Masses section")
+    mol = c["mol"].astype(np.int64) if "mol" in c else np.zeros(n, dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    sid = ids[order]
+    if n and np.any(sid[1:] == sid[:-1]):
+        dup = int(sid[1:][sid[1:] == sid[:-1]][0])
+        raise LammpsDataError(f"{label} line {at_line}: atom id {dup} appears twice in Atoms")
+
+    def index_of(want: np.ndarray) -> np.ndarray:
+        pos = np.searchsorted(sid, want)
+        pos = np.minimum(pos, max(n - 1, 0))
+        ok = (sid[pos] == want) if n else np.zeros(want.shape, dtype=bool)
+        return np.where(ok, order[pos], -1)
+
+    v = np.zeros((n, 3))
+    omega = np.zeros((n, 3))
+    if "Velocities" in spans:
+        mv, v0, v1 = spans["Velocities"]
+        vline = _line_of(buf, mv.start())
+        ncv = (7,) if "diameter" in c else (4,)
+        vel = _parse_table(label, buf, v0, v1, vline + 1, n, "Velocities", ncv)
+        at = index_of(vel[:, 0].astype(np.int64))
+        if (at < 0).any():
+            raise LammpsDataError(f"{label} line {vline}: Velocities names atom "
+                                  f"{int(vel[at < 0][0, 0])}, which is not in Atoms")
+        v[at] = vel[:, 1:4]
+        if vel.shape[1] == 7:
+            omega[at] = vel[:, 4:7]
+    nb = counts.get("bonds", 0)
+    bonds = np.zeros((0, 2), dtype=np.int64)
+    btype = np.zeros(0, dtype=np.int64)
+    blines = np.zeros(0, dtype=np.int64)
+    if nb:
+        if "Bonds" not in spans:
+            raise LammpsDataError(f"{label}: the header says {nb} bonds and there is no "
+                                  "Bonds section")
+        mb, b0, b1 = spans["Bonds"]
+        bline = _line_of(buf, mb.start())
+        bt = _parse_table(label, buf, b0, b1, bline + 1, nb, "Bonds", (4,))
+        btype = bt[:, 1].astype(np.int64)
+        ends = np.stack([index_of(bt[:, 2].astype(np.int64)),
+                         index_of(bt[:, 3].astype(np.int64))], axis=1)
+        missing = (ends < 0).any(axis=1)
+        if missing.any():
+            k = int(np.argmax(missing))
+            line = int(_data_lines(buf, b0, b1, bline + 1)[k])
+            who = int(bt[k, 2] if ends[k, 0] < 0 else bt[k, 3])
+            raise LammpsDataError(f"{label} line {line}: a bond to atom {who}, which is not "
+                                  "in Atoms")
+        bonds = ends
+        blines = np.full(nb, -1, dtype=np.int64) if nb > 10**5 else _data_lines(
+            buf, b0, b1, bline + 1)
+    return LammpsData(ids, x, D, m, v, omega, mol, atom_type, bonds, btype, blines,
+                      atom_lines, box, style,
+                      counts.get("bond types", int(btype.max(initial=0))))
+
+
+def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
+               v: np.ndarray, omega: np.ndarray, bonds: np.ndarray, *,
+               bond_type: np.ndarray | None = None, mol: np.ndarray | None = None,
+               title: str = "RRP Studio assembly", margin: float = 1.0) -> None:
+    """Write a LAMMPS data file of atom style ``sphere/bpm`` (``mol`` = our group),
+    ``Velocities`` with angular velocities and ``Bonds`` (type 1 unless given); the box
+    holds the spheres with ``margin`` diameters to spare.  Numbers in 17 digits (read
+    back to the same doubles)."""
+    n = x.shape[0]
+    bonds = np.asarray(bonds, dtype=np.int64).reshape(-1, 2)
+    nb = bonds.shape[0]
+    bt = np.ones(nb, dtype=np.int64) if bond_type is None else np.asarray(bond_type, np.int64)
+    mol = np.zeros(n, dtype=np.int64) if mol is None else np.asarray(mol, dtype=np.int64)
+    dens = m / ((math.pi / 6.0) * D ** 3)
+    pad = margin * float(D.max(initial=1.0))
+    lo = x.min(axis=0, initial=0.0) - pad if n else np.full(3, -pad)
+    hi = x.max(axis=0, initial=0.0) + pad if n else np.full(3, pad)
+    ids = np.arange(1, n + 1)
+    with open(path, "w", encoding="ascii") as f:
+        f.write(f"{title}\n\n{n} atoms\n1 atom types\n{nb} bonds\n"
+                f"{int(bt.max(initial=1))} bond types\n\n")
+        for k, ax in enumerate("xyz"):
+            f.write(f"{lo[k]:.17g} {hi[k]:.17g} {ax}lo {ax}hi\n")
+        f.write("\nAtoms # sphere/bpm\n\n")
+        atoms = np.column_stack([ids, mol, np.ones(n), D, dens, x])
+        np.savetxt(f, atoms, fmt=["%d", "%d", "%d"] + ["%.17g"] * 5)
+        f.write("\nVelocities\n\n")
+        np.savetxt(f, np.column_stack([ids, v, omega]), fmt=["%d"] + ["%.17g"] * 6)
+        if nb:
+            f.write("\nBonds\n\n")
+            np.savetxt(f, np.column_stack([np.arange(1, nb + 1), bt, bonds + 1]), fmt="%d")
