@@ -94,6 +94,28 @@ def _data_lines(buf: bytes, start: int, end: int, first_line: int) -> np.ndarray
     return first_line + np.flatnonzero(keep)
 
 
+def _first_bad_line(buf: bytes, start: int, end: int, first_line: int,
+                    ncols: tuple[int, ...]) -> tuple[int, str]:
+    """The first line of a section that is not a row of numbers like the first row
+    (the error path only: a Python loop)."""
+    want = None
+    for k, raw in enumerate(buf[start:end].decode("ascii", errors="replace").split("\n")):
+        t = raw.split("#", 1)[0].split()
+        if not t:
+            continue
+        if want is None:
+            want = len(t)
+        if len(t) not in ncols or len(t) != want:
+            return first_line + k, (f"{len(t)} columns, expected "
+                                    f"{' or '.join(map(str, ncols))} (as the first row)")
+        for w in t:
+            try:
+                float(w)
+            except ValueError:
+                return first_line + k, f"{w!r} is not a number"
+    return first_line, "cannot read the section"
+
+
 def _parse_table(label: str, buf: bytes, start: int, end: int, first_line: int,
                  count: int, section: str, ncols: tuple[int, ...]) -> np.ndarray:
     """``count`` rows of numbers of the section between ``start`` and ``end``, each of
@@ -101,16 +123,11 @@ def _parse_table(label: str, buf: bytes, start: int, end: int, first_line: int,
     text = buf[start:end].decode("ascii", errors="replace")
     try:
         a = np.loadtxt(io.StringIO(text), comments="#", ndmin=2, dtype=np.float64)
-    except ValueError as exc:
-        msg = str(exc)
-        m = re.search(r"(?:at row|line) (\d+)", msg)
-        line = first_line + int(m.group(1)) - 1 if m else first_line
-        if m and "row" in msg:
-            rows = _data_lines(buf, start, end, first_line)
-            k = int(m.group(1))
-            line = int(rows[k]) if k < rows.shape[0] else line
-        raise LammpsDataError(f"{label} line {line}: {section}: a row is not "
-                              f"{' or '.join(map(str, ncols))} numbers") from None
+        if a.size and a.shape[1] not in ncols:
+            raise ValueError
+    except ValueError:
+        line, why = _first_bad_line(buf, start, end, first_line, ncols)
+        raise LammpsDataError(f"{label} line {line}: {section}: {why}") from None
     if a.size == 0:
         a = a.reshape(0, ncols[0])
     if a.shape[1] not in ncols:
