@@ -171,10 +171,14 @@ def check_geometry(geo: Geometry, tol: float) -> None:
                                 "at t = 0; move it or the wall")
 
 
-def conserved_of(walls: list[tuple[np.ndarray, float]], g: np.ndarray) -> tuple[str, ...]:
+def conserved_of(walls: list[tuple[np.ndarray, float]], g: np.ndarray,
+                 friction: bool = False) -> tuple[str, ...]:
     """The momentum components that the walls and gravity leave conserved: ``P_e`` for an
     axis ``e`` normal to every wall normal and to ``g``, ``L_e`` for one parallel to
-    every wall normal and to ``g`` (the torus's wall x = 0: P_y, P_z, L_x)."""
+    every wall normal and to ``g`` (the torus's wall x = 0: P_y, P_z, L_x); none where
+    walls have friction (their tangential forces change every component)."""
+    if walls and friction:
+        return ()
     axes = np.eye(3)
     dirs = [n for n, _ in walls] + ([g] if np.any(g) else [])
     p = [f"P_{'xyz'[k]}" for k in range(3)
@@ -223,7 +227,7 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
         forcefield=ff,
         initial_state=State(x, P.v.copy(), q, P.omega.copy()),
         energy_components=components,
-        conserved=conserved_of(walls, g),
+        conserved=conserved_of(walls, g, p["mu"] > 0.0),
         draw_diameter=bodies.D.copy(),
         wall=walls[0] if walls else None,
         walls=list(walls),

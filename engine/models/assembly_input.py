@@ -190,8 +190,9 @@ def _read_csv(path: Path, label: str, allowed: tuple[str, ...],
     if bad.any():
         k = int(np.argmax(bad.any(axis=1)))
         col = names[int(np.argmax(bad[k]))]
-        raise AssemblyError(f"{label} line {data_lines[k]}: {col} = {a[k, names.index(col)]!r}"
-                            f" is not a finite number (at most {BIG:g})")
+        val = float(a[k, names.index(col)])
+        raise AssemblyError(f"{label} line {data_lines[k]}: {col} = {val:g} is not a finite "
+                            f"number (at most {BIG:g})")
     return {h: a[:, k] for k, h in enumerate(names)}, a.shape[0], data_lines
 
 
