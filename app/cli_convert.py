@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-FORMATS = ("vtk",)
+FORMATS = ("vtk", "lammps")
 """The formats of ``--to``."""
 
 
@@ -28,7 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("directory", metavar="DIR",
                    help="output directory (created if missing; its parent must exist)")
     p.add_argument("--to", required=True, choices=FORMATS, metavar="FORMAT",
-                   help="output format: vtk (ParaView .vtp files and a .pvd collection)")
+                   help="output format: vtk (ParaView .vtp files and a .pvd collection), "
+                        "lammps (a data file and an input deck of one frame: app.cli_lammps)")
+    p.add_argument("--frame", type=int, default=None,
+                   help="--to lammps: the frame to write (negative from the end; default last)")
     p.add_argument("--every", type=_positive_int, default=1,
                    help="write every N-th frame of the file (default 1: all)")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
@@ -47,6 +50,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
     lock, writer = _read_lock(args.run_file)
     try:
         _check_integrity(args.run_file, warn)
+        if args.to == "lammps":  # (issue #35 item 4)
+            from .cli_lammps import convert_lammps
+
+            return convert_lammps(args)
         try:
             written = export_vtk(args.run_file, args.directory, every=args.every, warn=warn)
         except VTKReadError as exc:

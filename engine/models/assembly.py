@@ -113,8 +113,8 @@ def coefficients(geo: Geometry, p: dict[str, Any]) -> tuple[float, float, float]
 def check_geometry(geo: Geometry, tol: float) -> None:
     """Refuse, in one line naming the file and line, what cannot run (issue #35 item 5):
     too many spheres or bonds, non-positive mass/diameter/inertia, a bond to a missing
-    sphere, of a sphere with itself or twice, spheres overlapping at t = 0 by more than
-    ``tol`` of the smaller diameter, a sphere cutting a wall."""
+    sphere, of a sphere with itself or twice, unbonded spheres overlapping at t = 0 by more
+    than ``tol`` of the smaller diameter, a sphere cutting a wall."""
     P = geo.part
     n = P.n
     if n > MAX_BODIES:
@@ -149,6 +149,11 @@ def check_geometry(geo: Geometry, tol: float) -> None:
                                 f"bonded twice (also at {geo.where_bond(int(order[dup[0]]))})")
     if n >= 2:
         pairs = cKDTree(P.x).query_pairs(float(P.D.max()), output_type="ndarray")
+        if pairs.size and b.shape[0]:  # (bonded spheres may overlap: their contact is
+            # part of the bond, and a frame of a run under load starts so)
+            bk = np.minimum(b[:, 0], b[:, 1]) * n + np.maximum(b[:, 0], b[:, 1])
+            pk = np.minimum(pairs[:, 0], pairs[:, 1]) * n + np.maximum(pairs[:, 0], pairs[:, 1])
+            pairs = pairs[~np.isin(pk, bk)]
         if pairs.size:
             i, j = pairs[:, 0], pairs[:, 1]
             r = np.linalg.norm(P.x[i] - P.x[j], axis=1)
