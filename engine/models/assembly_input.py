@@ -50,9 +50,10 @@ class Geometry:
     part: Part
     walls: list[tuple[np.ndarray, float]]
     bond_types: dict[str, tuple[float, float, float]]
-    origin: list[tuple[int, int, str, np.ndarray | None]] = field(default_factory=list)
-    """``(first body, count, label, lines or None)`` of each piece."""
-    bond_origin: list[tuple[int, int, str, np.ndarray | None]] = field(default_factory=list)
+    origin: list[tuple[int, int, str, Any]] = field(default_factory=list)
+    """``(first body, count, label, lines)`` of each piece: the lines of its rows in its
+    file (an array, a function returning one, or ``None``)."""
+    bond_origin: list[tuple[int, int, str, Any]] = field(default_factory=list)
 
     def where_body(self, i: int) -> str:
         return _where(self.origin, i, "sphere")
@@ -64,6 +65,8 @@ class Geometry:
 def _where(origin: list, k: int, what: str) -> str:
     for first, count, label, lines in origin:
         if first <= k < first + count:
+            if callable(lines):  # (a LAMMPS file's lines: found again for the message)
+                lines = lines()
             if lines is not None and lines.shape[0] == count and lines[k - first] > 0:
                 return f"{label} line {int(lines[k - first])}"
             return f"{label} {what} {k - first}"
@@ -222,8 +225,8 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
     bond_origin: list = []
     n0 = nb0 = 0
 
-    def add(p: Part, where: str, lines: np.ndarray | None,
-            blines: np.ndarray | None = None, bwhere: str | None = None) -> None:
+    def add(p: Part, where: str, lines: Any, blines: Any = None,
+            bwhere: str | None = None) -> None:
         nonlocal n0, nb0
         parts.append(p)
         origin.append((n0, p.n, where, lines))
@@ -254,8 +257,7 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
         p = _with(make_part(d.x, d.D, mass=d.m, inertia=J, bonds=d.bonds), d.v, d.omega,
                   d.mol)
         p.bond_type = d.bond_type.astype(str).astype(object)
-        add(p, source, d.atom_lines if d.atom_lines.size else None,
-            d.bond_lines if d.bond_lines.size else None)
+        add(p, source, lambda d=d: d.lines("Atoms"), lambda d=d: d.lines("Bonds"))
         if g.get("walls_from_box"):
             g = {**g, "walls": list(g.get("walls") or []) + [
                 {"point": _box_point(d.box, axis, side), "normal": _box_normal(axis, side)}

@@ -20,8 +20,10 @@ from __future__ import annotations
 import io
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -66,13 +68,47 @@ class LammpsData:
     bonds: np.ndarray
     """``(nb, 2)`` indices into the spheres (not atom ids)."""
     bond_type: np.ndarray
-    bond_lines: np.ndarray
-    """The line of each bond in the file (for messages)."""
-    atom_lines: np.ndarray
+    path: Path
+    spans: dict[str, tuple[int, int, int]]
+    """``section → (start, end, first line)`` of its rows in the file."""
     box: np.ndarray
     """``(3, 2)``: ``lo, hi`` of x, y, z."""
     style: str
     n_bond_types: int
+
+    def lines(self, section: str) -> np.ndarray:
+        """The line of each row of ``section`` (``"Atoms"``, ``"Bonds"``): the file is
+        read again, for a message only (nothing is kept while it is read the first
+        time)."""
+        if section not in self.spans:
+            return np.zeros(0, dtype=np.int64)
+        start, end, first = self.spans[section]
+        return _data_lines(self.path.read_bytes(), start, end, first)
+
+
+def _sections(buf: bytes) -> list[re.Match]:
+    """The section headers: lines that start (after blanks) with a letter and match
+    ``_SECTION_RE`` — found by NumPy over the line starts, the regular expression run
+    on those lines only (over the whole file it cost seconds on 10⁶ spheres)."""
+    a = np.frombuffer(buf, dtype=np.uint8)
+    starts = np.concatenate([[0], np.flatnonzero(a == 10) + 1])
+    starts = starts[starts < a.shape[0]]
+    pos = starts.copy()
+    for _ in range(16):  # (past up to 16 leading blanks)
+        c = a[np.minimum(pos, a.shape[0] - 1)]
+        step = ((c == 32) | (c == 9)) & (pos < a.shape[0] - 1)
+        if not step.any():
+            break
+        pos += step
+    first = a[np.minimum(pos, a.shape[0] - 1)]
+    letter = ((first >= 65) & (first <= 90)) | ((first >= 97) & (first <= 122))
+    out = []
+    for s0 in starts[letter].tolist():
+        m = _SECTION_RE.match(buf, s0, buf.find(b"\n", s0) if buf.find(b"\n", s0) >= 0
+                              else len(buf))
+        if m:
+            out.append(m)
+    return out
 
 
 def _line_of(buf: bytes, offset: int) -> int:
@@ -80,18 +116,68 @@ def _line_of(buf: bytes, offset: int) -> int:
 
 
 def _data_lines(buf: bytes, start: int, end: int, first_line: int) -> np.ndarray:
-    """The line numbers of the non-blank, non-comment lines of ``buf[start:end]``
-    (only on the error path and for the messages of bonds and spheres: vectorised)."""
+    """The line numbers of the non-blank, non-comment lines of ``buf[start:end]`` (for
+    the messages naming a sphere's or a bond's line; vectorised)."""
     chunk = np.frombuffer(buf, dtype=np.uint8, count=end - start, offset=start)
     nl = np.flatnonzero(chunk == 10)
     starts = np.concatenate([[0], nl + 1])
     ends = np.concatenate([nl, [chunk.shape[0]]])
-    keep = np.zeros(starts.shape[0], dtype=bool)
-    # a line is data if its first non-blank byte is neither '#' nor the end
-    for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-        t = buf[start + s:start + e].strip()
-        keep[k] = bool(t) and not t.startswith(b"#")
+    ink = np.flatnonzero((chunk != 32) & (chunk != 9) & (chunk != 13) & (chunk != 10))
+    at = np.searchsorted(ink, starts)
+    first = ink[np.minimum(at, max(ink.shape[0] - 1, 0))] if ink.size else starts
+    keep = (at < ink.shape[0]) & (first < ends)
+    keep &= chunk[np.minimum(first, max(chunk.shape[0] - 1, 0))] != ord("#")
     return first_line + np.flatnonzero(keep)
+
+
+def _int_table(buf: bytes, start: int, end: int, count: int, ncols: int) -> np.ndarray | None:
+    """``count`` rows of ``ncols`` integers by NumPy's integer scanner (ten times the
+    speed of the general reader on the ``Bonds`` of a large file), or ``None`` where the
+    section is anything else (a comment, a number that is not an integer, a short row:
+    the general reader then names the line)."""
+    text = buf[start:end]
+    if b"#" in text or b"." in text or b"e" in text or b"E" in text:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            a = np.fromstring(text.decode("ascii", errors="replace"), dtype=np.int64,
+                              sep=" ")
+        except ValueError:
+            return None
+    if a.shape[0] != count * ncols:
+        return None
+    rows = a.reshape(count, ncols)
+    # every row on its own line: as many non-blank lines as rows
+    nonblank = sum(1 for ln in text.split(b"\n") if ln.strip()) if count < 1000 else None
+    if nonblank is not None and nonblank != count:
+        return None
+    return rows
+
+
+FAST_MIN_ROWS = 10_000
+"""Sections of at least this many rows are parsed by pandas's C reader where pandas is
+installed (five times NumPy's ``loadtxt`` on floats, the same doubles: BENCHMARKS.md);
+anything it does not parse cleanly goes to ``loadtxt`` and its messages."""
+
+
+def _fast_table(buf: bytes, start: int, end: int, count: int,
+                ncols: tuple[int, ...]) -> np.ndarray | None:
+    if count < FAST_MIN_ROWS:
+        return None
+    try:
+        import pandas as pd
+    except ImportError:
+        return None
+    try:
+        df = pd.read_csv(io.BytesIO(buf[start:end]), sep=r"\s+", header=None, comment="#",
+                         dtype=np.float64, skip_blank_lines=True)
+    except Exception:  # (any refusal: the general reader names the line)
+        return None
+    a = np.ascontiguousarray(df.to_numpy(dtype=np.float64))
+    if a.ndim != 2 or a.shape[0] != count or a.shape[1] not in ncols or np.isnan(a).any():
+        return None
+    return a
 
 
 def _first_bad_line(buf: bytes, start: int, end: int, first_line: int,
@@ -120,6 +206,9 @@ def _parse_table(label: str, buf: bytes, start: int, end: int, first_line: int,
                  count: int, section: str, ncols: tuple[int, ...]) -> np.ndarray:
     """``count`` rows of numbers of the section between ``start`` and ``end``, each of
     one of the column counts ``ncols``; one-line errors naming the line."""
+    a = _fast_table(buf, start, end, count, ncols)
+    if a is not None:
+        return a
     text = buf[start:end].decode("ascii", errors="replace")
     try:
         a = np.loadtxt(io.StringIO(text), comments="#", ndmin=2, dtype=np.float64)
@@ -156,7 +245,7 @@ def read_data(path: str | Path, *, diameter: float | None = None,
     except OSError as exc:
         raise LammpsDataError(f"{label}: cannot read the LAMMPS data file: "
                               f"{exc.strerror or exc}") from None
-    found = list(_SECTION_RE.finditer(buf))
+    found = _sections(buf)
     head_end = found[0].start() if found else len(buf)
     header = buf[:head_end].decode("ascii", errors="replace").splitlines()
     counts: dict[str, int] = {}
@@ -206,7 +295,6 @@ def read_data(path: str | Path, *, diameter: float | None = None,
                      (len(cols), len(cols) + 3))
     c = {name: a[:, k] for k, name in enumerate(cols)}
     ids = c["id"].astype(np.int64)
-    atom_lines = _data_lines(buf, a0, a1, at_line + 1) if n <= 10**5 else np.zeros(0, np.int64)
     atom_type = c["type"].astype(np.int64)
     x = np.ascontiguousarray(np.stack([c["x"], c["y"], c["z"]], axis=1))
     if "diameter" in c:
@@ -261,17 +349,18 @@ def read_data(path: str | Path, *, diameter: float | None = None,
     nb = counts.get("bonds", 0)
     bonds = np.zeros((0, 2), dtype=np.int64)
     btype = np.zeros(0, dtype=np.int64)
-    blines = np.zeros(0, dtype=np.int64)
     if nb:
         if "Bonds" not in spans:
             raise LammpsDataError(f"{label}: the header says {nb} bonds and there is no "
                                   "Bonds section")
         mb, b0, b1 = spans["Bonds"]
         bline = _line_of(buf, mb.start())
-        bt = _parse_table(label, buf, b0, b1, bline + 1, nb, "Bonds", (4,))
-        btype = bt[:, 1].astype(np.int64)
-        ends = np.stack([index_of(bt[:, 2].astype(np.int64)),
-                         index_of(bt[:, 3].astype(np.int64))], axis=1)
+        bt = _int_table(buf, b0, b1, nb, 4)
+        if bt is None:  # (not plain integers: the general reader, and its messages)
+            bt = _parse_table(label, buf, b0, b1, bline + 1, nb, "Bonds", (4,)).astype(
+                np.int64)
+        btype = bt[:, 1].copy()
+        ends = np.stack([index_of(bt[:, 2]), index_of(bt[:, 3])], axis=1)
         missing = (ends < 0).any(axis=1)
         if missing.any():
             k = int(np.argmax(missing))
@@ -280,10 +369,11 @@ def read_data(path: str | Path, *, diameter: float | None = None,
             raise LammpsDataError(f"{label} line {line}: a bond to atom {who}, which is not "
                                   "in Atoms")
         bonds = ends
-        blines = np.full(nb, -1, dtype=np.int64) if nb > 10**5 else _data_lines(
-            buf, b0, b1, bline + 1)
-    return LammpsData(ids, x, D, m, v, omega, mol, atom_type, bonds, btype, blines,
-                      atom_lines, box, style,
+    rows = {"Atoms": (a0, a1, at_line + 1)}
+    if nb:
+        rows["Bonds"] = (b0, b1, bline + 1)
+    return LammpsData(ids, x, D, m, v, omega, mol, atom_type, bonds, btype, p, rows, box,
+                      style,
                       counts.get("bond types", int(btype.max(initial=0))))
 
 
@@ -311,10 +401,23 @@ def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
         for k, ax in enumerate("xyz"):
             f.write(f"{lo[k]:.17g} {hi[k]:.17g} {ax}lo {ax}hi\n")
         f.write("\nAtoms # sphere/bpm\n\n")
-        atoms = np.column_stack([ids, mol, np.ones(n), D, dens, x])
-        np.savetxt(f, atoms, fmt=["%d", "%d", "%d"] + ["%.17g"] * 5)
+        _rows(f, [ids, mol, np.ones(n, dtype=np.int64)], [D, dens, *x.T], "%d %d %d "
+              + " ".join(["%.17g"] * 5))
         f.write("\nVelocities\n\n")
-        np.savetxt(f, np.column_stack([ids, v, omega]), fmt=["%d"] + ["%.17g"] * 6)
+        _rows(f, [ids], [*v.T, *omega.T], "%d " + " ".join(["%.17g"] * 6))
         if nb:
             f.write("\nBonds\n\n")
-            np.savetxt(f, np.column_stack([np.arange(1, nb + 1), bt, bonds + 1]), fmt="%d")
+            _rows(f, [np.arange(1, nb + 1), bt, bonds[:, 0] + 1, bonds[:, 1] + 1], [],
+                  "%d %d %d %d")
+
+
+def _rows(f: Any, ints: list[np.ndarray], floats: list[np.ndarray], fmt: str,
+          chunk: int = 100_000) -> None:
+    """Rows of the integer then the float columns, ``fmt`` each, in chunks: one ``%``
+    of a chunk's format string (a C loop; ``np.savetxt`` is a Python loop per row)."""
+    n = ints[0].shape[0] if ints else floats[0].shape[0]
+    for a in range(0, n, chunk):
+        b = min(n, a + chunk)
+        cols = [c[a:b].tolist() for c in ints] + [c[a:b].tolist() for c in floats]
+        flat = [val for row in zip(*cols, strict=True) for val in row]
+        f.write(((fmt + "\n") * (b - a)) % tuple(flat))
