@@ -4,6 +4,8 @@
 its wall time and peak resident memory.  Goal: ≤ 10 s and ≤ 1.5 GB.
 
     python benchmarks/bench_lammps_read.py [--n 1000000] [--keep FILE]
+
+(``--keep FILE``: write the file there and keep it; an existing one is read again.)
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = args.keep or Path(tmp) / "block.data"
         t = time.perf_counter()
-        n, nb = make_file(path, args.n)
+        if not path.exists():
+            make_file(path, args.n)
         t_write = time.perf_counter() - t
         size = path.stat().st_size / 2**20
         out = subprocess.run([sys.executable, "-c", _READ.format(root=str(ROOT),

@@ -7,7 +7,6 @@ inspect.  :class:`ViewMixin` is a part of :class:`app.gui.main_window.MainWindow
 from __future__ import annotations
 
 import numpy as np
-
 from PyQt6.QtCore import Qt
 from PyQt6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton
 

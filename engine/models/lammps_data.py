@@ -93,15 +93,19 @@ def _sections(buf: bytes) -> list[re.Match]:
     a = np.frombuffer(buf, dtype=np.uint8)
     starts = np.concatenate([[0], np.flatnonzero(a == 10) + 1])
     starts = starts[starts < a.shape[0]]
-    pos = starts.copy()
-    for _ in range(16):  # (past up to 16 leading blanks)
-        c = a[np.minimum(pos, a.shape[0] - 1)]
-        step = ((c == 32) | (c == 9)) & (pos < a.shape[0] - 1)
-        if not step.any():
-            break
-        pos += step
-    first = a[np.minimum(pos, a.shape[0] - 1)]
+    first = a[starts]
     letter = ((first >= 65) & (first <= 90)) | ((first >= 97) & (first <= 122))
+    blank = np.flatnonzero((first == 32) | (first == 9))
+    if blank.size:  # (an indented header: past up to 16 leading blanks, those lines only)
+        pos = starts[blank]
+        for _ in range(16):
+            c = a[np.minimum(pos, a.shape[0] - 1)]
+            step = ((c == 32) | (c == 9)) & (pos < a.shape[0] - 1)
+            if not step.any():
+                break
+            pos += step
+        c = a[np.minimum(pos, a.shape[0] - 1)]
+        letter[blank] = ((c >= 65) & (c <= 90)) | ((c >= 97) & (c <= 122))
     out = []
     for s0 in starts[letter].tolist():
         m = _SECTION_RE.match(buf, s0, buf.find(b"\n", s0) if buf.find(b"\n", s0) >= 0
@@ -325,8 +329,19 @@ def read_data(path: str | Path, *, diameter: float | None = None,
     if n and np.any(sid[1:] == sid[:-1]):
         dup = int(sid[1:][sid[1:] == sid[:-1]][0])
         raise LammpsDataError(f"{label} line {at_line}: atom id {dup} appears twice in Atoms")
+    lo = int(sid[0]) if n else 0
+    hi = int(sid[-1]) if n else -1
+    table = None
+    if n and hi - lo < 4 * n + 16:  # (compact ids, the usual case: a lookup table)
+        table = np.full(hi - lo + 1, -1, dtype=np.int64)
+        table[ids - lo] = np.arange(n)
 
     def index_of(want: np.ndarray) -> np.ndarray:
+        """Sphere index of each atom id in ``want`` (-1: no such atom)."""
+        if table is not None:
+            k = want - lo
+            ok = (k >= 0) & (k < table.shape[0])
+            return np.where(ok, table[np.where(ok, k, 0)], -1)
         pos = np.searchsorted(sid, want)
         pos = np.minimum(pos, max(n - 1, 0))
         ok = (sid[pos] == want) if n else np.zeros(want.shape, dtype=bool)
