@@ -283,8 +283,8 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
 
 
 def bp_types(bp: np.ndarray) -> np.ndarray:
-    return np.array([str(int(t)) for t in bp[:, 2]], dtype=object) if bp.shape[0] < 10**5 \
-        else bp[:, 2].astype(np.int64).astype(str).astype(object)
+    """The type labels (strings) of the rows ``(i, j, type)``."""
+    return bp[:, 2].astype(np.int64).astype(str).astype(object)
 
 
 def _box_point(box: np.ndarray, axis: int, side: int) -> list[float]:
