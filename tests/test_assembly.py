@@ -233,11 +233,18 @@ def test_builders_in_toml_and_python_agree(tmp_path):
     assert ((g[bonds[:, 0]] == 3) & (g[bonds[:, 1]] == 3)).sum() == 4
 
 
-def test_the_examples_load():
+def test_the_examples_load_and_the_view_colours_them_by_group():
+    from app.scene import body_groups
+
     for name in ("assembly-rope", "assembly-impact", "assembly-drop"):
         m = load_scenario(name).build_model()
         assert m.n_bodies > 10 and m.forcefield.bonds.shape[0] > 10
-        assert len(set(m.groups.tolist())) >= 1
+        assert body_groups(m).tolist() == m.groups.tolist()
+    drop = load_scenario("assembly-drop").build_model()
+    assert set(drop.groups.tolist()) == {1, 2}
+    assert drop.conserved == ()  # (walls with friction: nothing is conserved)
+    assert load_scenario("assembly-impact").build_model().conserved == (
+        "P_x", "P_y", "P_z", "L_x", "L_y", "L_z")
 
 
 def _free_assembly():
