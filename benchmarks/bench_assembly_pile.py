@@ -1,8 +1,8 @@
 """An assembly against the pile it copies (issue #35, "Speed and scale"): the tori-pile's
 spheres, bonds, walls and gravity given to the ``assembly`` model through the Python API
 (``engine.models.assembly.model_of``), both stepped with the same scheme and ``h``,
-interleaved in alternating order, best of ``--repeat``: the cost per particle-step of each.  Goal: within
-10 % (the kernels are the same).
+interleaved in alternating order, best of ``--repeat``: the cost per particle-step of
+each.  Goal: within 10 % (the kernels are the same).
 
     python benchmarks/bench_assembly_pile.py [--n-tori 500] [--steps 200] [--repeat 3]
 """
