@@ -134,6 +134,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli_studies",
     "app.cli_convert",
     "app.cli_compile",
+    "app.cli_import",
 )
 """Modules that add a sub-command (see :func:`build_parser`)."""
 

@@ -1,4 +1,4 @@
-"""``rrp convert RUN.h5 [TARGET] --to vtk|xyz|lammps-dump [--every N] [--compress]`` — a
+"""``rrp convert RUN.h5 [TARGET] --to vtk|xyz|lammps-dump|lammps [--every N] [--compress]`` — a
 run file's frames for the tools DEM users render with (issue #37 item 7): ``vtk``, one
 ``.vtp`` per frame and a ``.pvd`` collection (OVITO and ParaView; ``--compress``: zlib
 arrays with the bonds, ParaView only); ``xyz``, one extended XYZ file (OVITO, ASE);
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-FORMATS = ("vtk", "xyz", "lammps-dump")
+FORMATS = ("vtk", "xyz", "lammps-dump", "lammps")
 """The formats of ``--to`` (room for more: one entry and one branch in
 :func:`cmd_convert`)."""
 
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "convert", help="convert a run file's frames for OVITO or ParaView "
-                        "(--to vtk|xyz|lammps-dump)",
+                        "(--to vtk|xyz|lammps-dump), or one frame for LAMMPS (--to lammps)",
         description="Write the frames of a run file (rrp run --out, also a .h5.partial "
                     "file) for OVITO or ParaView: --to vtk, one VTK PolyData file (.vtp) "
                     "per frame and a .pvd collection with their times (open the .pvd); "
@@ -41,8 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", "-o", default=None, metavar="TARGET",
                    help="the same as TARGET (which must come right after RUN.h5)")
     p.add_argument("--to", required=True, nargs="+", metavar="FORMAT",
-                   help="output format: vtk, xyz or lammps-dump (TARGET may follow it: "
-                        "'--to vtk DIR')")
+                   help="output format: vtk, xyz, lammps-dump or lammps (a LAMMPS data "
+                        "file and an input deck of one frame, in a directory; TARGET may "
+                        "follow it: '--to vtk DIR')")
+    p.add_argument("--frame", type=int, default=None,
+                   help="--to lammps: the frame to write (negative from the end; default "
+                        "last)")
     p.add_argument("--every", type=_positive_int, default=1,
                    help="write every N-th frame of the file (default 1: all)")
     p.add_argument("--compress", action="store_true",
@@ -66,6 +70,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         _check_integrity(args.run_file, warn)
         try:
             written = _convert(args, warn)
+            if isinstance(written, int):  # (--to lammps: it printed what it wrote)
+                return written
         except VTKReadError as exc:
             if writer:  # (not damage: it changed while it was read)
                 raise UsageError(f"cannot convert: {args.run_file} is being written by "
@@ -110,6 +116,15 @@ def _convert(args: argparse.Namespace, warn):
     if args.directory is not None and args.out is not None:
         raise VTKExportError(f"two targets: {args.directory} and --out {args.out}; give one")
     args.directory = args.directory if args.directory is not None else args.out
+    if args.to == "lammps":  # (issue #35 item 4)
+        from .cli_lammps import convert_lammps
+
+        if args.directory is None:
+            from engine.io.text_frames import stem
+
+            args.directory = str(Path(args.run_file).with_name(
+                stem(Path(args.run_file)) + "_lammps"))
+        return convert_lammps(args)
     if args.to == "vtk":
         out = args.directory
         if out is None:

@@ -31,6 +31,8 @@ from typing import Any
 
 from .integrators.registry import INTEGRATORS, get_integrator
 from .models import MODELS, Model, ParameterError, get_model_spec
+from .models.assembly import geometry_json
+from .models.assembly_input import GEOMETRY_KEYS, AssemblyError
 from .models.base import _short
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "assets" / "scenarios"
@@ -122,10 +124,13 @@ def load_scenario(name_or_path: str | Path,
 
 def scenario_from_dict(data: Mapping[str, Any], label: str = "<scenario>",
                        path: Path | None = None) -> Scenario:
-    for key in data:
-        if key not in TOP_KEYS:
-            raise ScenarioError(f"{label}: unknown key {key!r}; allowed: {', '.join(TOP_KEYS)}")
     model = data.get("model")
+    allowed = TOP_KEYS + (GEOMETRY_KEYS if model == "assembly" else ())
+    for key in data:
+        if key not in allowed:
+            hint = (" (a key of model = \"assembly\")" if key in GEOMETRY_KEYS else "")
+            raise ScenarioError(f"{label}: unknown key {key!r}{hint}; allowed: "
+                                f"{', '.join(allowed)}")
     if not isinstance(model, str):
         raise ScenarioError(f"{label}: 'model' must name a model: {', '.join(MODELS)}")
     if model not in MODELS:
@@ -134,8 +139,17 @@ def scenario_from_dict(data: Mapping[str, Any], label: str = "<scenario>",
     params_in = data.get("parameters", {})
     if not isinstance(params_in, dict):
         raise ScenarioError(f"{label}: [parameters] must be a table")
+    if model == "assembly":  # the geometry: a parameter of its own (issue #35)
+        if "geometry" in params_in:
+            raise ScenarioError(f"{label}: [parameters] geometry is set from the top-level "
+                                f"keys {', '.join(GEOMETRY_KEYS)}; do not give it")
+        folder = path.parent if path is not None else Path.cwd()
+        params_in = {**params_in, "geometry": geometry_json(
+            {k: data[k] for k in GEOMETRY_KEYS if k in data}, folder, label)}
     try:
         params, built = _resolve_built(spec, params_in)
+    except AssemblyError as exc:  # (names its file and line itself)
+        raise ScenarioError(f"{label}: {exc}") from None
     except ParameterError as exc:
         raise ScenarioError(f"{label}: [parameters] {exc}") from None
     run = _run_settings(data.get("run", {}), label, built)

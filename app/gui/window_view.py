@@ -6,6 +6,7 @@ inspect.  :class:`ViewMixin` is a part of :class:`app.gui.main_window.MainWindow
 
 from __future__ import annotations
 
+import numpy as np
 from PyQt6.QtCore import Qt
 from PyQt6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton
 
@@ -131,6 +132,15 @@ class ViewMixin:
             pass
         c = self.controls
         follow = self._follow_choice.get(scenario, model.pivot is None)
+        groups = getattr(model, "groups", None)  # an assembly opens coloured by its groups
+        if (c.colour.currentText() == "none" and groups is not None  # (issue #35)
+                and np.unique(groups).shape[0] > 1):
+            c.colour.blockSignals(True)
+            c.colour.setCurrentIndex(c.colour.findText("body group"))
+            c.colour.blockSignals(False)
+            action = getattr(self, "colour_actions", {}).get("body group")
+            if action is not None:
+                action.setChecked(True)
         self.scene = BodyScene(self.view, model, colour_by=c.colour.currentText(),
                                trail=c.trail.isChecked(), axes=c.axes.isChecked(),
                                axis_scale=c.axis_scale.value(), follow=follow)

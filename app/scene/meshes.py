@@ -35,8 +35,12 @@ def set_lighting(plotter: pv.BasePlotter) -> None:
 def body_groups(model: Model) -> np.ndarray:
     """Per body, the index of the group it belongs to: its ring (torus) for models of
     ``n_particles`` bonded spheres per ring (the torus, the pile: body ``i`` is in ring
-    ``i // n_particles``), otherwise each body its own group."""
+    ``i // n_particles``), the model's ``groups`` where it has them (an assembly),
+    otherwise each body its own group."""
     n = int(model.n_bodies)
+    groups = getattr(model, "groups", None)
+    if groups is not None and len(groups) == n:  # (the assembly's own groups, issue #35)
+        return np.asarray(groups, dtype=np.int64)
     n_p = (getattr(model, "params", None) or {}).get("n_particles")
     if isinstance(n_p, (int, np.integer)) and n_p > 0 and n % int(n_p) == 0:
         return np.arange(n) // int(n_p)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from . import dumbbells, pendulum, spring_pendulum, tori_pile, torus
+from . import assembly, dumbbells, pendulum, spring_pendulum, tori_pile, torus
 from .base import Model, ModelSpec, Param, ParameterError
 
 MODELS: dict[str, ModelSpec] = {
     spec.name: spec for spec in (pendulum.SPEC, torus.SPEC, dumbbells.SPEC, spring_pendulum.SPEC,
-                                 tori_pile.SPEC)
+                                 tori_pile.SPEC, assembly.SPEC)
 }
 
 

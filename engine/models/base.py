@@ -38,7 +38,7 @@ def _fmt_bound(v: float) -> str:
 
 @dataclass(frozen=True)
 class Param:
-    """One scenario parameter: kind ``float | int | bool | vec3 | choice``, default,
+    """One scenario parameter: kind ``float | int | bool | vec3 | choice | text``, default,
     bounds (``choice``: one of the strings ``choices``).
 
     Every ``float`` and every component of a ``vec3`` also lies within ``±BIG`` and is
@@ -73,6 +73,8 @@ class Param:
     def describe_range(self) -> str:
         if self.kind == "choice":
             return ", ".join(f'"{c}"' for c in self.choices)
+        if self.kind == "text":
+            return ""
         lo, hi, lo_open = self.bounds()
         if lo is None and hi is None:
             return ""
@@ -114,6 +116,10 @@ class Param:
             for k, c in enumerate(out):
                 self._check_range(c, f"{n}[{k}]")
             return out
+        if self.kind == "text":  # (set by a loader, not edited: the assembly's geometry)
+            if not isinstance(value, str):
+                raise ParameterError(f"{n} must be a string, got {_short(value)}")
+            return value
         if self.kind == "choice":
             if not isinstance(value, str) or value not in self.choices:
                 raise ParameterError(f"{n} must be one of {self.describe_range()}, "
@@ -225,6 +231,9 @@ class Model:
     """The generalized-coordinate system (for ``coordinates == "generalized"``)."""
     spring: tuple[np.ndarray, float] | None = None
     """Drawing hint for a spring from a pivot to body 0: ``(pivot, rest length)``."""
+    groups: np.ndarray | None = None
+    """Per body, the group it belongs to (drawn in one colour; the assembly's, issue #35);
+    ``None``: the view's default (rings of ``n_particles``, else each body its own)."""
     accuracy_c: float | None = None
     """Calibration of the accuracy guide (:func:`engine.stability.accuracy_guide`): the
     measured ``h ω_max / sqrt(ε)`` of the second-order schemes on this model (``None``: no

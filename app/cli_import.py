@@ -1,0 +1,89 @@
+"""``rrp import lammps FILE.data --out scenario.toml`` — a LAMMPS data file as an
+``assembly`` scenario with its spheres and bonds in CSV files beside it (issue #35 item 2;
+docs/scenarios.md "Assemblies").
+
+The scenario reads the CSVs (``bodies = "…-bodies.csv"``, ``bonds = "…-bonds.csv"``), so
+it runs without the data file.  A bond type gets the torus's binder constants (k_bend
+10, k_axial 200, k_shear 200) in ``[bond_types]`` — LAMMPS's bond coefficients are not
+those of the B&G binder law — and the command says so in one line.  No walls and no
+gravity unless the scenario is edited to ask for them.
+
+Only argparse at import: the engine is imported when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+TORUS_BINDER = {"k_bend": 10.0, "k_axial": 200.0, "k_shear": 200.0}
+"""The torus's binder constants (engine.models.torus), the default of every bond type."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``import`` sub-command to the ``rrp`` parser."""
+    p = sub.add_parser(
+        "import", help="import a LAMMPS data file as an assembly scenario",
+        description="Write an assembly scenario (TOML) and its spheres and bonds (CSV "
+                    "files beside it) from a LAMMPS data file of atom style sphere, "
+                    "sphere/bpm, bond or hybrid sphere bond. See docs/scenarios.md.")
+    p.add_argument("format", choices=("lammps",), help="the input format: lammps")
+    p.add_argument("data_file", metavar="FILE.data", help="a LAMMPS data file")
+    p.add_argument("--out", required=True, metavar="SCENARIO.toml",
+                   help="the scenario to write (the CSVs go beside it)")
+    p.add_argument("--diameter", type=float, default=None,
+                   help="the spheres' diameter, for atom style bond (it has none)")
+    p.add_argument("--atom-style", default=None,
+                   help="the atom style, where the Atoms line does not name it")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.set_defaults(handler=cmd_import)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from engine.models.lammps_data import LammpsDataError, read_data
+
+    from .errors import UsageError
+
+    out = Path(args.out)
+    if out.suffix != ".toml":
+        raise UsageError(f"--out {args.out}: the scenario must be a .toml file")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {args.out}: the folder {str(out.parent)!r} does not exist")
+    try:
+        d = read_data(args.data_file, diameter=args.diameter, atom_style=args.atom_style)
+    except LammpsDataError as exc:
+        raise UsageError(str(exc)) from None
+    stem = out.stem
+    bodies_csv, bonds_csv = out.parent / f"{stem}-bodies.csv", out.parent / f"{stem}-bonds.csv"
+    n = d.x.shape[0]
+    J = 0.1 * d.m * d.D * d.D
+    table = np.column_stack([d.x, d.D, d.m, J, d.v, d.omega, d.mol])
+    np.savetxt(bodies_csv, table, delimiter=",", comments="",
+               header="x,y,z,diameter,mass,inertia,vx,vy,vz,wx,wy,wz,group",
+               fmt=["%.17g"] * 12 + ["%d"])
+    np.savetxt(bonds_csv, np.column_stack([d.bonds, d.bond_type]), delimiter=",",
+               comments="", header="i,j,type", fmt="%d")
+    types = sorted(set(range(1, d.n_bond_types + 1)) | set(np.unique(d.bond_type).tolist()))
+    lines = [f"# Imported from {Path(args.data_file).name} by 'rrp import lammps' "
+             f"(atom style {d.style}): {n} spheres, {d.bonds.shape[0]} bonds.",
+             "# Bond coefficients: the torus's binder constants (edit [bond_types]); no walls",
+             "# and no gravity (add [[walls]] and gravity = [...] under [parameters]).",
+             f'title = "{Path(args.data_file).name} (imported from LAMMPS)"',
+             'model = "assembly"', f'bodies = "{bodies_csv.name}"',
+             f'bonds = "{bonds_csv.name}"', "", "[parameters]",
+             "gravity = [0.0, 0.0, 0.0]", ""]
+    for t in types:
+        lines += [f"[bond_types.{t}]"] + [f"{k} = {v!r}" for k, v in TORUS_BINDER.items()]
+        lines.append("")
+    out.write_text("\n".join(lines), encoding="utf-8")
+    if not args.quiet:
+        print(f"rrp: note: {Path(args.data_file).name} gives no binder coefficients: bond "
+              f"type{'s' * (len(types) != 1)} {', '.join(map(str, types))} take the torus's "
+              "k_bend 10, k_axial 200, k_shear 200 (edit [bond_types] in "
+              f"{out.name})", file=sys.stderr)
+        print(f"wrote {out} with {bodies_csv.name} ({n} spheres) and {bonds_csv.name} "
+              f"({d.bonds.shape[0]} bonds)")
+    return 0

@@ -1,0 +1,193 @@
+"""``rrp convert RUN.h5 --to lammps DIR [--frame K]`` — a frame of a run of bonded spheres
+as a LAMMPS data file and an input deck that runs it as close as LAMMPS can (issue #35
+item 4; docs/scenarios.md "Assemblies").
+
+``DIR/<stem>.data``: atom style ``sphere/bpm`` (the group as molecule id), velocities with
+angular velocities, the bonds with their types (an assembly's own; 1 for the torus and
+the pile).  ``DIR/in.<stem>``: ``bond_style bpm/rotational`` with coefficients mapped as
+far as they map, ``pair_style granular`` Hertz with the stiffness mapped at the mean
+diameter, walls and gravity as fixes, and a comment block listing what differs.  Read
+back with ``source =`` in an assembly scenario, the data file gives the same spheres and
+bonds (tests/test_assembly_lammps.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def convert_lammps(args: argparse.Namespace) -> int:
+    """The ``--to lammps`` branch of ``rrp convert`` (``args.frame``: the frame, default
+    the last)."""
+    import h5py
+
+    from engine.io import RunFileError
+    from engine.io.hdf5 import RunFile
+    from engine.models.lammps_data import write_data
+
+    from .errors import UsageError
+
+    run = Path(args.run_file)
+    out = Path(args.directory)
+    if not out.parent.is_dir():
+        raise UsageError(f"cannot convert: the parent of {args.directory} does not exist")
+    k = -1 if getattr(args, "frame", None) is None else int(args.frame)
+    try:
+        with RunFile(run) as rf:
+            fr = rf.frame(k)
+            params = dict(rf.params)
+            model_name, h = rf.model_name, rf.h
+            bonds = np.asarray(rf.bonds, dtype=np.int64).reshape(-1, 2)
+        with h5py.File(run, "r") as f:
+            m = np.asarray(f["bodies/mass"][()], dtype=np.float64)
+            J = np.asarray(f["bodies/inertia"][()], dtype=np.float64)
+            D = np.asarray(f["bodies/diameter"][()], dtype=np.float64)
+    except (RunFileError, OSError, KeyError) as exc:
+        raise UsageError(f"cannot convert: {str(exc).splitlines()[0]}") from None
+    if fr.v is None:
+        raise UsageError(f"cannot convert: {run} holds no velocities in its frames")
+    if model_name not in ("assembly", "torus", "tori-pile"):
+        raise UsageError(f"cannot convert: --to lammps writes bonded spheres (assembly, "
+                         f"torus, tori-pile), not {model_name!r}")
+    if model_name == "assembly" and "mu" not in params:
+        params["mu"] = 0.0
+    groups, btype = _groups_and_types(model_name, params, m.shape[0], bonds.shape[0])
+    out.mkdir(exist_ok=True)
+    stem = run.name.removesuffix(".partial").removesuffix(".h5")
+    data = out / f"{stem}.data"
+    write_data(data, fr.x, D, m, fr.v, fr.omega, bonds, bond_type=btype, mol=groups,
+               title=f"RRP Studio: {run.name}, frame {k} (t = {fr.t:.17g})")
+    deck = out / f"in.{stem}"
+    deck.write_text(_deck(data.name, params, model_name, fr, D, m, J, bonds, btype, h),
+                    encoding="ascii")
+    if not args.quiet:
+        print(f"wrote {data} ({m.shape[0]} spheres, {bonds.shape[0]} bonds, t = {fr.t:.6g}) "
+              f"and {deck.name} (run it with: lmp -in {deck.name})")
+    return 0
+
+
+def _groups_and_types(model: str, params: dict[str, Any], n: int,
+                      nb: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each sphere's group and each bond's type: an assembly's own (its geometry rebuilt
+    from the parameters), the ring of each sphere and type 1 for the torus and pile."""
+    if model == "assembly":
+        try:
+            from engine.models.assembly import geometry_of
+
+            geo = geometry_of(params)
+            if geo.part.n == n and geo.part.bonds.shape[0] == nb:
+                t = geo.part.bond_type.astype(str)
+                ids = {s: i + 1 for i, s in enumerate(sorted(set(t.tolist()), key=_type_key))}
+                return geo.part.group.copy(), np.array([ids[s] for s in t], dtype=np.int64)
+        except Exception:  # (its files gone: groups 0, type 1)
+            pass
+        return np.zeros(n, dtype=np.int64), np.ones(nb, dtype=np.int64)
+    n_p = int(params.get("n_particles", n) or n)
+    return np.arange(n) // max(n_p, 1), np.ones(nb, dtype=np.int64)
+
+
+def _type_key(s: str) -> tuple:
+    return (0, int(s), "") if s.isdigit() else (1, 0, s)
+
+
+def _walls(params: dict[str, Any], model: str) -> list[tuple[list[float], float]]:
+    if model == "torus":
+        return [([1.0, 0.0, 0.0], 0.0)] if params.get("wall", True) else []
+    if model == "tori-pile":
+        if not params.get("walls", True):
+            return []
+        h = 0.5 * float(params["box"])
+        return [([0.0, 0.0, 1.0], 0.0), ([1.0, 0.0, 0.0], -h), ([-1.0, 0.0, 0.0], -h),
+                ([0.0, 1.0, 0.0], -h), ([0.0, -1.0, 0.0], -h)]
+    try:
+        from engine.models.assembly import geometry_of
+
+        return [(n.tolist(), c) for n, c in geometry_of(params).walls]
+    except Exception:
+        return []
+
+
+def _gravity(params: dict[str, Any], model: str) -> list[float]:
+    if model == "tori-pile":
+        return [0.0, 0.0, -float(params.get("g", 0.0))]
+    return [float(c) for c in params.get("gravity", [0.0, 0.0, 0.0])]
+
+
+def _deck(data: str, p: dict[str, Any], model: str, fr: Any, D: np.ndarray, m: np.ndarray,
+          J: np.ndarray, bonds: np.ndarray, btype: np.ndarray, h: float) -> str:
+    """The LAMMPS input deck (the module docstring)."""
+    d_mean = float(D.mean()) if D.size else 1.0
+    kpp = float(p.get("k_contact", 2100.0))
+    kpw = float(p.get("k_wall", 2100.0))
+    kn = 2.0 * kpp / d_mean ** 3  # Hertz: (K/σ)(δ/σ)^{3/2} = k_n √R_eff δ^{3/2}, R_eff = σ/4
+    kw = 8.0 * kpw / d_mean ** 3  # wall: σ = D/2 = R_eff
+    mu = float(p.get("mu", 0.0))
+    r0 = (np.linalg.norm(fr.x[bonds[:, 0]] - fr.x[bonds[:, 1]], axis=1)
+          if bonds.size else np.zeros(0))
+    solid = np.allclose(J, 0.1 * m * D * D, rtol=1e-12, atol=0.0)
+    lines = [
+        f"# LAMMPS input deck written by 'rrp convert --to lammps' for {data}",
+        "# (RRP Studio model: the B&G section 4 binder law; docs/scenarios.md, Assemblies).",
+        "#",
+        "# What differs from RRP Studio's model:",
+        "# * binder: ours is U = 1/2 Km |theta|^2 + 1/2 Ka (r/r0 - 1)^2",
+        "#   + 1/4 Ks [(1 - c_i)^2 + (1 - c_j)^2] (theta the relative rotation, c the",
+        "#   cosine between the rotated reference direction and the bond); bpm/rotational",
+        "#   is linear in each mode. Mapped: Kr = Ka/r0^2, Kb = Kt = Km (bending and",
+        "#   torsion share Km in ours), Ks = Ks/r0^2 (our shear is quartic at small angles:",
+        "#   no exact map); r0 per type is the mean bond length at this frame, LAMMPS's",
+        "#   own r0 per bond its length when the bond is first computed. Bonds never break.",
+        "# * contact: ours is U = 2/5 Kpp [1 - r/sigma]^(5/2), sigma = (D_i + D_j)/2;",
+        "#   granular hertz is k_n sqrt(R_eff) delta^(3/2): k_n = 2 Kpp/D^3 at the mean",
+        f"#   diameter D = {d_mean:.6g} (exact for equal spheres). Bonded spheres keep their",
+        "#   Hertz contact in ours; special_bonds below turns pair forces off between them.",
+        "# * walls: Hertz with k_n = 8 Kpw/D^3 (sigma = D/2), as planes of wall/gran/region.",
+        f"# * friction: mu = {mu:g}"
+        + (" with our tangential spring k_t; LAMMPS's linear_history spring is used."
+           if mu > 0 else " (frictionless: no tangential force)."),
+        "# * inertia: LAMMPS's sphere has J = m D^2/10"
+        + ("; ours too." if solid else "; ours differs (the data file cannot carry it)."),
+        f"# * contacts were {p.get('contact', 'penalty')} in RRP Studio, integrated by its "
+        "scheme;",
+        "#   fix nve/sphere/bpm is velocity Verlet.",
+        "",
+        "units           si",
+        "dimension       3",
+        "boundary        s s s",
+        "atom_style      sphere/bpm",
+        "special_bonds   lj 0.0 1.0 1.0 coul 0.0 1.0 1.0",
+        "newton          on off",
+        "comm_modify     vel yes",
+        f"read_data       {data} extra/special/per/atom 50",
+        "",
+        "pair_style      granular",
+        (f"pair_coeff      * * hertz {kn:.10g} 0.0 tangential "
+         + (f"linear_history {kn:.10g} 0.0 {mu:g}" if mu > 0 else "linear_nohistory 0.0 0.0")
+         + " damping viscoelastic"),
+        "bond_style      bpm/rotational",
+    ]
+    kb, ka, ks = float(p.get("k_bend", 10.0)), float(p.get("k_axial", 200.0)), \
+        float(p.get("k_shear", 200.0))
+    for t in np.unique(btype).tolist() if btype.size else [1]:
+        rt = float(r0[btype == t].mean()) if r0.size else 1.0
+        lines.append(f"bond_coeff      {t} {ka / rt ** 2:.10g} {ks / rt ** 2:.10g} {kb:.10g} "
+                     f"{kb:.10g} 1e30 1e30 1e30 1e30 0.0 0.0 0.0 0.0")
+    g = _gravity(p, model)
+    lines += ["", "fix             1 all nve/sphere/bpm"]
+    gn = float(np.linalg.norm(g))
+    if gn > 0:
+        lines.append(f"fix             2 all gravity {gn:.10g} vector "
+                     + " ".join(f"{c / gn:.10g}" for c in g))
+    for w, (n, c) in enumerate(_walls(p, model)):
+        pt = [c * x for x in n]
+        lines += [f"region          w{w} plane " + " ".join(f"{x:.10g}" for x in pt + n)
+                  + " side in",
+                  f"fix             w{w} all wall/gran/region granular hertz {kw:.10g} 0.0 "
+                  "tangential linear_nohistory 0.0 0.0 region w" + str(w)]
+    lines += ["", f"timestep        {h:.10g}", "thermo          100",
+              "thermo_style    custom step time ke pe", "run             10000", ""]
+    return "\n".join(lines)

@@ -1,0 +1,280 @@
+"""Your own assembly of bonded spheres (issue #35 item 1; docs/scenarios.md "assembly",
+docs/physics.md §4.2).
+
+``N`` spheres, each with its centre, diameter ``D``, mass ``m``, scalar inertia ``J``,
+velocity, spin ``Ω`` and a group (for colouring); bonds ``(i, j, type)`` with the B&G §4
+binder law (bending/torsion ``K^m``, axial ``K^a``, shear ``K^s``, docs/physics.md §4.2,
+the reference directions from the positions at t = 0) whose coefficients come from a
+table of bond types; any number of planar walls ``n̂·x ≥ c`` (``k_wall``); a gravity
+vector; sphere–sphere contacts as the torus has them (Hertz penalty with optional
+friction spring and damping, or hard constraints).  It runs on the torus's and the
+pile's kernels (``engine.models.torus.bonded_spheres``): every scheme that runs the
+torus runs an assembly, and ``build ring`` with the torus's numbers is the torus, bit for
+bit (tests/test_assembly.py).
+
+The geometry (``engine.models.assembly_input``) is the parameter ``geometry``: the
+scenario's ``bodies``, ``bonds``, ``walls``, ``build``, ``source``, ``bond_types``, …
+as JSON, with the folder its files are read from — so a run file rebuilds the model
+from its parameters as for every model (the files must still be there).
+
+Bond types: type ``1`` has the parameters ``k_bend``, ``k_axial``, ``k_shear`` unless
+``[bond_types.1]`` gives others; every other type must be in ``[bond_types]``.  The
+kernels take one set of coefficients (today's global constants, the torus's bits): the
+types a run uses must share it; types that differ are refused in one line (per-bond
+coefficients in the kernels are left for a later issue).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from ..layout import P_K_WALL, T_HARD_WALL, T_WALL
+from ..state import Bodies, State
+from .assembly_input import AssemblyError, Geometry, load_geometry
+from .base import TINY, Model, ModelSpec, Param
+from .builders import Part
+from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_spheres
+
+SCHEMA = (
+    *(p for p in SPHERE_PARAMS if p.name not in ("mass", "inertia")),
+    Param("gravity", "vec3", [0.0, 0.0, 0.0], "gravity vector g (every sphere feels m g)",
+          "m/s²"),
+    Param("overlap_tolerance", "float", 1e-6, "the most two spheres may overlap at t = 0 "
+          "(or a sphere cut a wall), as a fraction of the smaller diameter", lo=0.0),
+    *CONTACT_PARAMS,
+    Param("geometry", "text", "{}", "the spheres, bonds and walls: the scenario's bodies, "
+          "bonds, walls, build, source and bond_types (set by the scenario loader)"),
+)
+
+MAX_BODIES = 10**7
+"""The most spheres an assembly may have (as the pile: about 2 kB a sphere in a run)."""
+MAX_BONDS = 6 * 10**7
+"""The most bonds (six times the spheres of the largest assembly: LAMMPS's fcc BPM)."""
+
+_CACHE: dict[tuple, Geometry] = {}
+
+
+def _files_stamp(g: dict[str, Any]) -> tuple:
+    base = Path(g.get("dir", "."))
+    out = []
+    for key in ("bodies", "bonds", "source"):
+        v = g.get(key)
+        if isinstance(v, str):
+            try:
+                st = (base / v).stat()
+                out.append((key, st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append((key, None, None))
+    return tuple(out)
+
+
+def geometry_of(p: dict[str, Any]) -> Geometry:
+    """The geometry of the parameters ``p`` (read once per content of the files: the
+    scenario loader builds a model to check it, the run builds it again)."""
+    text = p["geometry"]
+    try:
+        g = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise AssemblyError(f"geometry is not JSON: {exc}") from None
+    if not isinstance(g, dict):
+        raise AssemblyError("geometry must be a JSON object")
+    label = str(g.get("label", "assembly"))
+    key = (text, _files_stamp(g))
+    if key not in _CACHE:
+        if len(_CACHE) >= 2:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = load_geometry(g, label)
+    return _CACHE[key]
+
+
+def coefficients(geo: Geometry, p: dict[str, Any]) -> tuple[float, float, float]:
+    """The one set ``(k_bend, k_axial, k_shear)`` of the bond types the bonds use."""
+    table = {"1": (p["k_bend"], p["k_axial"], p["k_shear"]), **geo.bond_types}
+    used = np.unique(geo.part.bond_type.astype(str)) if geo.part.bonds.shape[0] else []
+    for t in used:
+        if t not in table:
+            b = int(np.argmax(geo.part.bond_type.astype(str) == t))
+            raise AssemblyError(f"{geo.where_bond(b)}: unknown bond type {t}; add "
+                                f"[bond_types.{t}] with k_bend, k_axial, k_shear")
+    sets = {table[t] for t in used}
+    if len(sets) > 1:
+        raise AssemblyError(f"bond types {', '.join(used)} have different coefficients "
+                            f"{sorted(sets)}: the binder kernels take one set per run "
+                            "(per-type coefficients are not supported yet); give every type "
+                            "the same k_bend, k_axial, k_shear")
+    return sets.pop() if sets else table["1"]
+
+
+def check_geometry(geo: Geometry, tol: float) -> None:
+    """Refuse, in one line naming the file and line, what cannot run (issue #35 item 5):
+    too many spheres or bonds, non-positive mass/diameter/inertia, a bond to a missing
+    sphere, of a sphere with itself or twice, unbonded spheres overlapping at t = 0 by more
+    than ``tol`` of the smaller diameter, a sphere cutting a wall."""
+    P = geo.part
+    n = P.n
+    if n > MAX_BODIES:
+        raise AssemblyError(f"{n:.3g} spheres is more than {MAX_BODIES:.0e} (docs/scenarios.md "
+                            "\"Limits\": a run needs about 2 kB a sphere); use fewer")
+    if P.bonds.shape[0] > MAX_BONDS:
+        raise AssemblyError(f"{P.bonds.shape[0]:.3g} bonds is more than {MAX_BONDS:.0e} "
+                            "(docs/scenarios.md \"Limits\"); use fewer")
+    for name, a in (("diameter", P.D), ("mass", P.m), ("inertia", P.J)):
+        bad = ~(a >= TINY) | ~np.isfinite(a)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise AssemblyError(f"{geo.where_body(i)}: {name} = {a[i]:g} must be positive "
+                                f"(at least {TINY:g})")
+    b = P.bonds
+    if b.shape[0]:
+        out = (b < 0).any(axis=1) | (b >= n).any(axis=1)
+        if out.any():
+            k = int(np.argmax(out))
+            raise AssemblyError(f"{geo.where_bond(k)}: bond ({b[k, 0]}, {b[k, 1]}) names a "
+                                f"sphere that does not exist (there are {n}, numbered from 0)")
+        same = b[:, 0] == b[:, 1]
+        if same.any():
+            k = int(np.argmax(same))
+            raise AssemblyError(f"{geo.where_bond(k)}: sphere {b[k, 0]} is bonded to itself")
+        keys = np.minimum(b[:, 0], b[:, 1]) * n + np.maximum(b[:, 0], b[:, 1])
+        order = np.argsort(keys, kind="stable")
+        dup = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+        if dup.size:
+            k = int(order[dup[0] + 1])
+            raise AssemblyError(f"{geo.where_bond(k)}: spheres {b[k, 0]} and {b[k, 1]} are "
+                                f"bonded twice (also at {geo.where_bond(int(order[dup[0]]))})")
+    if n >= 2:
+        pairs = cKDTree(P.x).query_pairs(float(P.D.max()), output_type="ndarray")
+        if pairs.size and b.shape[0]:  # (bonded spheres may overlap: their contact is
+            # part of the bond, and a frame of a run under load starts so)
+            bk = np.minimum(b[:, 0], b[:, 1]) * n + np.maximum(b[:, 0], b[:, 1])
+            pk = np.minimum(pairs[:, 0], pairs[:, 1]) * n + np.maximum(pairs[:, 0], pairs[:, 1])
+            pairs = pairs[~np.isin(pk, bk)]
+        if pairs.size:
+            i, j = pairs[:, 0], pairs[:, 1]
+            r = np.linalg.norm(P.x[i] - P.x[j], axis=1)
+            dmin = np.minimum(P.D[i], P.D[j])
+            over = (0.5 * (P.D[i] + P.D[j]) - r) / dmin
+            k = int(np.argmax(over))
+            if over[k] > tol:
+                a, c = sorted((int(i[k]), int(j[k])))
+                raise AssemblyError(
+                    f"spheres {a} ({geo.where_body(a)}) and {c} ({geo.where_body(c)}) overlap "
+                    f"by {over[k] * dmin[k]:.3g} ({100 * over[k]:.3g} % of the smaller "
+                    f"diameter) at t = 0, more than overlap_tolerance = {tol:g}; move them "
+                    "apart")
+    for w, (nrm, c) in enumerate(geo.walls):
+        cut = -(P.x @ nrm - c - 0.5 * P.D) / P.D
+        if n and cut.max() > tol:
+            i = int(np.argmax(cut))
+            raise AssemblyError(f"{geo.where_body(i)}: sphere {i} cuts wall {w} "
+                                f"(n = {np.round(nrm, 6).tolist()}) by {cut[i] * P.D[i]:.3g} "
+                                "at t = 0; move it or the wall")
+
+
+def conserved_of(walls: list[tuple[np.ndarray, float]], g: np.ndarray,
+                 friction: bool = False) -> tuple[str, ...]:
+    """The momentum components that the walls and gravity leave conserved: ``P_e`` for an
+    axis ``e`` normal to every wall normal and to ``g``, ``L_e`` for one parallel to
+    every wall normal and to ``g`` (the torus's wall x = 0: P_y, P_z, L_x); none where
+    walls have friction (their tangential forces change every component)."""
+    if walls and friction:
+        return ()
+    axes = np.eye(3)
+    dirs = [n for n, _ in walls] + ([g] if np.any(g) else [])
+    p = [f"P_{'xyz'[k]}" for k in range(3)
+         if all(abs(float(d @ axes[k])) < 1e-15 * float(np.linalg.norm(d)) for d in dirs)]
+    ll = [f"L_{'xyz'[k]}" for k in range(3)
+          if all(float(np.linalg.norm(np.cross(d, axes[k]))) < 1e-15 * float(np.linalg.norm(d))
+                 for d in dirs)]
+    return tuple(p + ll)
+
+
+def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
+                    p: dict[str, Any], k: tuple[float, float, float]) -> Model:
+    """The :class:`Model` of the spheres and bonds ``P`` (copied), the walls and the
+    parameters ``p``, the bonds' coefficients ``k = (k_bend, k_axial, k_shear)``."""
+    n = P.n
+    bodies = Bodies(P.m.copy(), P.J.copy(), P.D.copy())
+    x = P.x.copy()
+    pk = {**p, "k_bend": k[0], "k_axial": k[1], "k_shear": k[2]}
+    ff = bonded_spheres(bodies, x, P.bonds.copy(), pk)
+    hard = p["contact"] == "hard"
+    if walls:
+        ff.flags[T_HARD_WALL if hard else T_WALL] = 1
+        ff.fp[P_K_WALL] = p["k_wall"]
+        ff.set_walls(walls)
+    g = np.asarray(p["gravity"], dtype=np.float64)
+    gn = float(np.linalg.norm(g))
+    if gn > 0.0:
+        ff.set_gravity(gn, g / gn)
+    q = np.zeros((n, 4))
+    q[:, 0] = 1.0
+    components = ("translational", "rotational")
+    if gn > 0.0:
+        components += ("gravity",)
+    components += ("bending", "axial", "shear")
+    if hard:
+        components += ("dissipated",)
+    else:
+        components += ("contact",) + (("wall",) if walls else ())
+        if ff.has_history:
+            components += ("dissipated",)
+    return Model(
+        name="assembly",
+        title="Assembly of bonded spheres",
+        params=p,
+        bodies=bodies,
+        forcefield=ff,
+        initial_state=State(x, P.v.copy(), q, P.omega.copy()),
+        energy_components=components,
+        conserved=conserved_of(walls, g, p["mu"] > 0.0),
+        draw_diameter=bodies.D.copy(),
+        wall=walls[0] if walls else None,
+        walls=list(walls),
+        contact="hard" if hard else "penalty",
+        groups=P.group.copy(),
+    )
+
+
+def build(p: dict[str, Any]) -> Model:
+    geo = geometry_of(p)
+    check_geometry(geo, p["overlap_tolerance"])
+    k = coefficients(geo, p)
+    return model_from_part(geo.part, geo.walls, p, k)
+
+
+def geometry_json(g: dict[str, Any], folder: str | Path, label: str = "assembly") -> str:
+    """The ``geometry`` parameter of the scenario's geometry keys ``g``, its relative
+    files read from ``folder`` (made absolute)."""
+    return json.dumps({**g, "dir": str(Path(folder).resolve()), "label": label},
+                      sort_keys=True)
+
+
+def model_of(parts: list[Part], *, walls: list[tuple[Any, Any]] = (),
+             bond_types: dict[str, tuple[float, float, float]] | None = None,
+             **params: Any) -> Model:
+    """The Python API (issue #35 item 3): an assembly of builder parts
+    (``engine.models.builders``) with walls ``(point, normal)`` and any of the
+    parameters of :data:`SCHEMA` (checked as in a scenario)."""
+    from .base import resolve_parameters
+    from .builders import join
+
+    p = resolve_parameters(SCHEMA, params, "assembly")
+    P = join(list(parts))
+    ws = []
+    for point, normal in walls:
+        nv = np.asarray(normal, dtype=np.float64)
+        nv = nv / float(np.linalg.norm(nv))
+        ws.append((nv, float(nv @ np.asarray(point, dtype=np.float64))))
+    geo = Geometry(P, ws, dict(bond_types or {}), [(0, P.n, "parts", None)],
+                   [(0, P.bonds.shape[0], "parts", None)])
+    check_geometry(geo, p["overlap_tolerance"])
+    return model_from_part(P, ws, p, coefficients(geo, p))
+
+
+SPEC = ModelSpec("assembly", "Your own assembly of bonded spheres (issue #35)", SCHEMA, build)

@@ -1,0 +1,210 @@
+"""Builders of bonded-sphere geometry (issue #35 item 3): ``chain``, ``ring``, ``lattice``
+(``sc``/``fcc`` in a box, sphere or cylinder, bonds ``within`` a cutoff like LAMMPS's
+``create_bonds many``) and ``ball`` (an fcc cluster bonded to its nearest neighbours).
+
+Each returns a :class:`Part`: the spheres (centre, diameter, mass, scalar inertia,
+velocity, spin, group) and the bonds ``(i, j)`` (local indices) with their type.  Parts
+are joined by :func:`join` into one assembly (``engine.models.assembly``).  Defaults: a
+sphere's mass 1, its inertia that of a solid sphere ``m D²/10`` (LAMMPS's ``sphere``
+atoms), unless given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from .base import ParameterError
+
+
+@dataclass
+class Part:
+    """Spheres and bonds of one piece of an assembly (local body indices in ``bonds``)."""
+
+    x: np.ndarray
+    D: np.ndarray
+    m: np.ndarray
+    J: np.ndarray
+    v: np.ndarray
+    omega: np.ndarray
+    group: np.ndarray
+    bonds: np.ndarray
+    bond_type: np.ndarray
+    """``(nb,)`` the bond-type label of each bond (strings)."""
+
+    @property
+    def n(self) -> int:
+        return int(self.x.shape[0])
+
+
+def make_part(x: np.ndarray, D: Any, *, mass: Any = 1.0, inertia: Any = None,
+              velocity: Any = (0.0, 0.0, 0.0), spin: Any = (0.0, 0.0, 0.0), group: int = 0,
+              bonds: np.ndarray | None = None, bond_type: str = "1") -> Part:
+    """A :class:`Part` of the centres ``x`` with per-part (or per-sphere) properties."""
+    x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1, 3)
+    n = x.shape[0]
+    D = np.broadcast_to(np.asarray(D, dtype=np.float64), (n,)).copy()
+    m = np.broadcast_to(np.asarray(mass, dtype=np.float64), (n,)).copy()
+    J = 0.1 * m * D * D if inertia is None else np.broadcast_to(
+        np.asarray(inertia, dtype=np.float64), (n,)).copy()
+    v = np.tile(np.asarray(velocity, dtype=np.float64).reshape(1, 3), (n, 1))
+    om = np.tile(np.asarray(spin, dtype=np.float64).reshape(1, 3), (n, 1))
+    b = np.zeros((0, 2), dtype=np.int64) if bonds is None else np.asarray(
+        bonds, dtype=np.int64).reshape(-1, 2)
+    return Part(x, D, m, J, v, om, np.full(n, int(group), dtype=np.int64), b,
+                np.full(b.shape[0], str(bond_type), dtype=object))
+
+
+def _unit(v: Any, what: str) -> np.ndarray:
+    a = np.asarray(v, dtype=np.float64).reshape(3)
+    nrm = float(np.linalg.norm(a))
+    if not nrm > 0.0:
+        raise ParameterError(f"{what} must be a non-zero vector, got {list(a)}")
+    return a / nrm
+
+
+def chain(n: int, diameter: float, *, spacing: float | None = None,
+          direction: Any = (1.0, 0.0, 0.0), start: Any = (0.0, 0.0, 0.0),
+          **props: Any) -> Part:
+    """``n`` spheres from ``start`` along ``direction``, ``spacing`` apart (default: the
+    diameter, neighbours touching), each bonded to the next (a rope)."""
+    if n < 1:
+        raise ParameterError(f"chain: n must be at least 1, got {n}")
+    s = float(diameter if spacing is None else spacing)
+    d = _unit(direction, "chain: direction")
+    x = np.asarray(start, dtype=np.float64).reshape(1, 3) + (s * np.arange(n))[:, None] * d
+    bonds = np.stack([np.arange(n - 1), np.arange(1, n)], axis=1)
+    return make_part(x, diameter, bonds=bonds, **props)
+
+
+def ring(n: int, diameter: float, *, sphere_diameter: float | None = None,
+         centre: Any = None, tilt: float = 0.0, **props: Any) -> Part:
+    """The torus's ring (``engine.models.torus.ring_positions``, the same operations):
+    ``n`` spheres on a circle of diameter ``diameter`` in the x–y plane, tilted by
+    ``tilt`` degrees about y, each bonded to the next and the last to the first; sphere
+    diameter ``D sin(π/n)`` (neighbours touch) unless given; centre by default where
+    the torus puts it, ``(D/2 + D_p, 0, 0)``."""
+    if n < 3:
+        raise ParameterError(f"ring: n must be at least 3, got {n}")
+    dp = diameter * math.sin(math.pi / n)
+    phi = 2.0 * math.pi * np.arange(n) / n
+    off = 0.5 * diameter * np.stack([np.cos(phi), np.sin(phi), np.zeros(n)], axis=1)
+    t = math.radians(tilt)
+    rot_y = np.array([[math.cos(t), 0.0, math.sin(t)], [0.0, 1.0, 0.0],
+                      [-math.sin(t), 0.0, math.cos(t)]])
+    c = (np.array([0.5 * diameter + dp, 0.0, 0.0]) if centre is None
+         else np.asarray(centre, dtype=np.float64).reshape(3))
+    x = c + off @ rot_y.T
+    bonds = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1)
+    return make_part(x, dp if sphere_diameter is None else sphere_diameter, bonds=bonds,
+                     **props)
+
+
+def _in_region(p: np.ndarray, region: dict[str, Any]) -> np.ndarray:
+    shape = region.get("shape", "box")
+    if shape == "box":
+        lo = np.asarray(region["lo"], dtype=np.float64)
+        hi = np.asarray(region["hi"], dtype=np.float64)
+        return np.all((p >= lo) & (p <= hi), axis=1)
+    if shape == "sphere":
+        c = np.asarray(region["centre"], dtype=np.float64)
+        return np.linalg.norm(p - c, axis=1) <= float(region["radius"])
+    if shape == "cylinder":
+        c = np.asarray(region["centre"], dtype=np.float64)
+        a = _unit(region.get("axis", (0.0, 0.0, 1.0)), "cylinder: axis")
+        d = p - c
+        h = d @ a
+        radial = np.linalg.norm(d - h[:, None] * a, axis=1)
+        return (radial <= float(region["radius"])) & (np.abs(h) <= 0.5 * float(region["length"]))
+    raise ParameterError(f"region shape must be \"box\", \"sphere\" or \"cylinder\", got {shape!r}")
+
+
+def _bounds(region: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    shape = region.get("shape", "box")
+    if shape == "box":
+        return (np.asarray(region["lo"], dtype=np.float64),
+                np.asarray(region["hi"], dtype=np.float64))
+    c = np.asarray(region["centre"], dtype=np.float64)
+    r = float(region["radius"])
+    if shape == "cylinder":
+        r = max(r, 0.5 * float(region["length"]))
+    return c - r, c + r
+
+
+BASIS = {"sc": np.zeros((1, 3)),
+         "fcc": np.array([[0.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])}
+NEAREST = {"sc": 1.0, "fcc": math.sqrt(0.5)}
+"""Nearest-neighbour distance of each lattice, in lattice constants."""
+MAX_LATTICE_SITES = 10**7
+
+
+def pairs_within(x: np.ndarray, cutoff: float) -> np.ndarray:
+    """All pairs ``(i, j)``, ``i < j``, closer than ``cutoff``, sorted (LAMMPS's
+    ``create_bonds many``)."""
+    if x.shape[0] < 2 or not cutoff > 0.0:
+        return np.zeros((0, 2), dtype=np.int64)
+    p = cKDTree(x).query_pairs(cutoff, output_type="ndarray").astype(np.int64)
+    p.sort(axis=1)
+    return p[np.lexsort((p[:, 1], p[:, 0]))]
+
+
+def lattice(style: str, a: float, region: dict[str, Any], *, diameter: float | None = None,
+            bond_within: float | None = None, origin: Any = (0.0, 0.0, 0.0),
+            **props: Any) -> Part:
+    """Spheres on the sites of an ``sc``/``fcc`` lattice of constant ``a`` (from
+    ``origin``) inside ``region`` (``{shape = "box", lo, hi}``, ``{shape = "sphere",
+    centre, radius}`` or ``{shape = "cylinder", centre, radius, length, axis}``),
+    diameter the nearest-neighbour distance unless given, bonded to every sphere closer
+    than ``bond_within`` (none if not given)."""
+    if style not in BASIS:
+        raise ParameterError(f"lattice style must be \"sc\" or \"fcc\", got {style!r}")
+    if not a > 0.0:
+        raise ParameterError(f"lattice: a must be positive, got {a}")
+    lo, hi = _bounds(region)
+    o = np.asarray(origin, dtype=np.float64).reshape(3)
+    k0 = np.floor((lo - o) / a).astype(np.int64) - 1
+    k1 = np.ceil((hi - o) / a).astype(np.int64) + 1
+    cells = int(np.prod(k1 - k0)) * BASIS[style].shape[0]
+    if cells > MAX_LATTICE_SITES:
+        raise ParameterError(f"lattice: the region holds about {cells:.3g} sites, more than "
+                             f"{MAX_LATTICE_SITES:.0e}; raise a or shrink the region")
+    g = np.stack(np.meshgrid(*[np.arange(k0[d], k1[d]) for d in range(3)], indexing="ij"),
+                 axis=-1).reshape(-1, 3).astype(np.float64)
+    p = (o + a * (g[:, None, :] + BASIS[style][None])).reshape(-1, 3)
+    p = p[_in_region(p, region)]
+    d = NEAREST[style] * a if diameter is None else float(diameter)
+    bonds = pairs_within(p, float(bond_within)) if bond_within else None
+    return make_part(p, d, bonds=bonds, **props)
+
+
+def ball(radius: float, diameter: float, *, centre: Any = (0.0, 0.0, 0.0),
+         bond_within: float | None = None, **props: Any) -> Part:
+    """A bonded sphere cluster: the fcc sites of nearest-neighbour distance ``diameter``
+    within ``radius`` of ``centre`` (the lattice centred there), bonded to the spheres
+    closer than ``bond_within`` (default ``1.01 diameter``: the 12 nearest)."""
+    a = diameter / NEAREST["fcc"]
+    c = np.asarray(centre, dtype=np.float64).reshape(3)
+    cut = 1.01 * diameter if bond_within is None else bond_within
+    return lattice("fcc", a, {"shape": "sphere", "centre": c.tolist(), "radius": radius},
+                   diameter=diameter, bond_within=cut, origin=c, **props)
+
+
+def join(parts: list[Part]) -> Part:
+    """One :class:`Part` of ``parts`` in order (bond indices shifted)."""
+    if not parts:
+        return make_part(np.zeros((0, 3)), 1.0)
+    offs = np.cumsum([0] + [p.n for p in parts[:-1]])
+    cat = np.concatenate
+    return Part(cat([p.x for p in parts]), cat([p.D for p in parts]),
+                cat([p.m for p in parts]), cat([p.J for p in parts]),
+                cat([p.v for p in parts]), cat([p.omega for p in parts]),
+                cat([p.group for p in parts]),
+                cat([p.bonds + o for p, o in zip(parts, offs, strict=True)]),
+                cat([p.bond_type for p in parts]))
+
+
+BUILDERS = {"chain": chain, "ring": ring, "lattice": lattice, "ball": ball}
