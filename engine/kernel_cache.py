@@ -22,6 +22,14 @@ is compiled again (and so, in turn, is every caller whose record holds that file
 edit to ``rk4.py`` recompiles the RK4 loop and RK4's kernels, not the velocity-Verlet
 loop; an edit to ``forcefield.py`` recompiles every loop (``tests/test_kernel_cache.py``).
 
+The index key also holds the compile flags a kernel *inherits* from its caller
+(:func:`inherited_flags`: ``forceinline``, ``error_model``, ``fastmath``, ``nrt``):
+Numba's key is the signature alone, yet a kernel compiled under a ``forceinline``
+caller (``_before_forces`` under ``verlet_step_ws``) is marked always-inline, and one
+compiled on its own (``engine.priming.prime_sibling_kernels``) is not; a loop that
+loaded the latter called it instead of inlining it (Yoshida's pendulum step 2.2× the
+CPU time; benchmarks/results/yoshida_pendulum_fix-2026-11-28.json).
+
 Installed for the engine's functions by :func:`install` (``engine/__init__.py``):
 Numba's dispatchers of functions defined in ``engine`` get a :class:`DependencyCache`.
 """
@@ -39,6 +47,7 @@ import threading
 from pathlib import Path
 
 from numba.core import caching, config, ir, types
+from numba.core.compiler import Flags
 from numba.core.dispatcher import Dispatcher
 
 ENGINE = Path(__file__).resolve().parent
@@ -178,12 +187,32 @@ def _key_name(key) -> str:
     return hashlib.sha1(repr(key).encode()).hexdigest()[:20]
 
 
+INHERITED = ("forceinline", "error_model", "fastmath", "nrt")
+"""The flags Numba's CPU target lets a kernel inherit from the kernel whose typing
+compiles it (``CPUTargetOptions.finalize``: ``inherit_if_not_set``)."""
+
+
+def inherited_flags(dispatcher) -> tuple:
+    """The values of :data:`INHERITED` that ``dispatcher`` compiles with here and now:
+    its own options, the rest from the caller being compiled (Numba's ``ConfigStack``),
+    as ``Dispatcher``'s compiler computes them."""
+    flags = Flags()
+    dispatcher.targetdescr.options.parse_as_flags(flags, dispatcher.targetoptions)
+    values = []
+    for name in INHERITED:
+        v = getattr(flags, name)
+        v = sorted(v.flags) if hasattr(v, "flags") else v  # (fastmath: a set of names)
+        values.append((name, str(v)))
+    return tuple(values)
+
+
 class DependencyCache(caching.FunctionCache):
     """Numba's per-function cache, plus the record of the engine sources each cached
-    overload depends on (see the module docstring)."""
+    overload depends on (see the module docstring), keyed by the inherited flags too."""
 
-    def __init__(self, py_func) -> None:
+    def __init__(self, py_func, dispatcher=None) -> None:
         super().__init__(py_func)
+        self._dispatcher = dispatcher
         own = _engine_file(py_func.__code__.co_filename)
         if own is not None:
             # where the package is does not matter, nor when its files were written:
@@ -196,6 +225,14 @@ class DependencyCache(caching.FunctionCache):
                 source_stamp=file_digest(own))
         self._deps_path = Path(self._cache_path) / f"{self._impl.filename_base}.deps.json"
         self._owner = id(py_func)
+
+    def _index_key(self, sig, codegen):
+        """Numba's key, plus the flags this overload inherits (module docstring): code
+        compiled under other flags is another entry, never loaded in its place."""
+        key = super()._index_key(sig, codegen)
+        if self._dispatcher is None:
+            return key
+        return (*key, inherited_flags(self._dispatcher))
 
     def _read(self) -> dict:
         try:
@@ -276,7 +313,7 @@ def _enable_caching(self) -> None:
         self._cache = caching.FunctionCache(self.py_func)
         return
     _DISPATCHERS.setdefault(id(self.py_func), []).append(id(self))
-    self._cache = DependencyCache(self.py_func)
+    self._cache = DependencyCache(self.py_func, self)
 
 
 def install() -> None:

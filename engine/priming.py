@@ -64,7 +64,11 @@ def prime_sibling_kernels(scheme: int, family: tuple) -> list[str]:
     compiled for the exact types the loop calls it with (``stand_in_args``, the
     literal counts and scheme ids included: ``tests/test_compile_scope.py`` checks that
     the run's process then compiles none of them); only the stability estimate is run,
-    on the one-body stand-in."""
+    on the one-body stand-in.  Each is compiled under the flags of the kernel that calls
+    it in the chain (the loop; ``verlet_step_ws`` for the velocity-Verlet halves, whose
+    ``forceinline`` they inherit there): the cache keys a kernel by the flags it
+    inherits (``engine.kernel_cache``), and a half compiled on its own, not inlined into
+    the loop, made Yoshida's pendulum step 2.2× slower."""
     from numba import typeof, types
 
     from .integrators.advance import (
@@ -76,7 +80,12 @@ def prime_sibling_kernels(scheme: int, family: tuple) -> list[str]:
         record,
         verlet_rot_map,
     )
-    from .integrators.verlet import _after_forces, _before_forces, state_shapes_ok
+    from .integrators.verlet import (
+        _after_forces,
+        _before_forces,
+        state_shapes_ok,
+        verlet_step_ws,
+    )
 
     _, _, _, _, _, s0, s1, ff, _, e_ctrl, rec, _, info, ws = stand_in_args(family)
     ts, tff, tws = typeof(s0), typeof(ff), typeof(ws)
@@ -94,10 +103,27 @@ def prime_sibling_kernels(scheme: int, family: tuple) -> list[str]:
                (energy_status, (f64, typeof(e_ctrl), typeof(info))),
                (record, (ts, tff, i64, typeof(rec), types.boolean, f64)),
                (_copy_state, (ts, ts))]
-    for kernel, sig in wanted:
-        kernel.compile(sig)
+    with _called_by(loop_kernel(scheme)):
+        for kernel, sig in wanted:
+            if kernel in (_before_forces, _after_forces):
+                with _called_by(verlet_step_ws):
+                    kernel.compile(sig)
+            else:
+                kernel.compile(sig)
     estimate_stability(*s0[:4], ff)
     return [k.py_func.__name__ for k, _ in wanted] + ["stiffness_rows"]
+
+
+def _called_by(caller):
+    """The context in which Numba compiles a kernel that ``caller`` calls: ``caller``'s
+    flags on Numba's ``ConfigStack``, whence the callee inherits those it does not set
+    (``engine.kernel_cache.INHERITED``)."""
+    from numba.core.compiler import Flags
+    from numba.core.targetconfig import ConfigStack
+
+    flags = Flags()
+    caller.targetdescr.options.parse_as_flags(flags, caller.targetoptions)
+    return ConfigStack().enter(flags)
 
 
 PARTS = {"run": "prime_run_kernels", "siblings": "prime_sibling_kernels"}
