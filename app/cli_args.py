@@ -29,17 +29,23 @@ def _positive_float(text: str) -> float:
     return v
 
 
-def _positive_int(text: str) -> int:
-    from engine.run_steps import MAX_STEPS
-
+def _int_from_1(text: str, top: int, why: str) -> int:
+    """``text`` as an integer from 1 to ``top`` (``why``: the range's reason, in the
+    error)."""
     try:
         v = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if not 1 <= v <= MAX_STEPS:
-        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_STEPS:.0e} "
-                                         f"(no run takes more steps), got {text[:40]}")
+    if not 1 <= v <= top:
+        raise argparse.ArgumentTypeError(f"must be {why}, got {text[:40]}")
     return v
+
+
+def _positive_int(text: str) -> int:
+    from engine.run_steps import MAX_STEPS
+
+    return _int_from_1(text, MAX_STEPS, f"an integer from 1 to {MAX_STEPS:.0e} (no run takes "
+                       "more steps)")
 
 
 def threads_arg(text: str) -> int:
@@ -47,14 +53,8 @@ def threads_arg(text: str) -> int:
     from engine.parallel import max_threads
 
     top = max_threads()
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if not 1 <= v <= top:
-        raise argparse.ArgumentTypeError(f"must be from 1 to {top} (the cores Numba may "
-                                         f"use, NUMBA_NUM_THREADS), got {text}")
-    return v
+    return _int_from_1(text, top, f"from 1 to {top} (the cores Numba may use, "
+                       "NUMBA_NUM_THREADS)")
 
 
 def _any_float(text: str) -> float:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import communicate_or_kill
 
 from engine.io import (
     OutputBusyError,
@@ -414,11 +415,7 @@ def _stop(tmp_path: Path, sigs: list[signal.Signals], gaps: list[float],
     for s, gap in zip(sigs, gaps, strict=True):
         time.sleep(gap)
         p.send_signal(s)
-    try:
-        _, err = p.communicate(timeout=HANG)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        raise AssertionError(f"hung after {sigs}: {p.communicate()}") from None
+    err = communicate_or_kill(p, f"hung after {sigs}", HANG)
     return p, err
 
 
