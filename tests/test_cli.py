@@ -364,6 +364,7 @@ def test_blow_up_names_the_resume_command_and_it_works(tmp_path):
     assert "write the run with --out FILE to be able to resume" in err, err
 
 
+@pytest.mark.slow  # compiles in fresh caches (docs/testing.md)
 def test_a_cache_is_told_to_hold_a_runs_loop_or_not(tmp_path):
     """``rrp run`` compiles the kernels in a process of their own when the cache lacks
     the run's stepping loop (the compiler's memory would stay with the run's): the check

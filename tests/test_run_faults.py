@@ -170,8 +170,9 @@ def warm(tmp_path_factory) -> Path:
 
 
 # ------------------------------------------------------------------ one writer per output
-@pytest.mark.parametrize("first, second", [("run", "run"), ("run", "resume"),
-                                           ("resume", "run"), ("resume", "resume")])
+@pytest.mark.parametrize("first, second", [
+    ("run", "run"), *(pytest.param(a, b, marks=pytest.mark.slow)  # (one in the default run)
+                      for a, b in (("run", "resume"), ("resume", "run"), ("resume", "resume")))])
 def test_a_second_writer_of_an_output_is_refused_in_one_line(tmp_path, warm, first, second):
     """While one run or resume writes ``c.h5``, another on the same name is refused at
     once, naming the first's process and the fix; the first finishes a readable,
@@ -419,6 +420,7 @@ def _stop(tmp_path: Path, sigs: list[signal.Signals], gaps: list[float],
     return p, err
 
 
+@pytest.mark.slow  # every count of signals (docs/testing.md)
 def test_sigint_once_twice_thrice_and_sigterm_stop_the_run_cleanly(tmp_path, warm):
     """At any pace: exit 130 (SIGINT) or 143 (SIGTERM), one line, no traceback, no hang;
     the file ``interrupted`` and resumable; the resumed run then completes."""
