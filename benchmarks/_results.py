@@ -42,6 +42,20 @@ def engine_tree() -> str:
         return "?"
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``) and count, e.g. ``"AMD EPYC …, 2 CPUs"``."""
+    name = platform.processor() or "cpu"
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+        for line in info.splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{name}, {os.cpu_count()} CPUs"
+
+
 def load() -> list[float]:
     """The 1-, 5- and 15-minute load averages, rounded."""
     return [round(v, 2) for v in os.getloadavg()]

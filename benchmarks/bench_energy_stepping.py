@@ -28,7 +28,6 @@ import argparse
 import datetime as _dt
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -44,16 +43,10 @@ RELS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 
 
 def machine() -> str:
-    name = platform.processor() or "cpu"
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="ascii",
-                                                     errors="replace").splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{name}, {os.cpu_count()} CPUs"
+    """CPU model and count (:func:`_results.cpu_model`)."""
+    from _results import cpu_model  # (benchmarks/ is this script's directory)
+
+    return cpu_model()
 
 
 def commit() -> str:

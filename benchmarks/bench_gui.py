@@ -145,6 +145,12 @@ def main() -> int:
     return 0
 
 
+def _emit(args: argparse.Namespace, res: dict, text: str) -> int:
+    """Print ``res`` as JSON (``--json``) or ``text``; the exit code 0."""
+    print(json.dumps(res, indent=1) if args.json else text)
+    return 0
+
+
 def bench_draw(args: argparse.Namespace, app: Any, win: Any, spin: Callable[..., None],
                spheres: int) -> int:
     """Frames per second of the 3D view alone; see the module docstring."""
@@ -172,14 +178,11 @@ def bench_draw(args: argparse.Namespace, app: Any, win: Any, spin: Callable[...,
            "seconds": round(dt, 2),
            "updates_per_s": round(moves / dt, 1), "render_fps": round(renders / dt, 1)}
     win.close()
-    if args.json:
-        print(json.dumps(res, indent=1))
-    else:
-        print(f"3D view alone, {args.scenario} {' '.join(args.set)} ({spheres} spheres, "
-              f"{'impostors' if res['sprites'] else 'meshes'}, axes of "
-              f"{res['axes_drawn']} bodies, colour {res['colour']}), window {args.size}: "
-              f"{res['render_fps']} fps over {res['seconds']} s")
-    return 0
+    return _emit(args, res, f"3D view alone, {args.scenario} {' '.join(args.set)} "
+                 f"({spheres} spheres, "
+                 f"{'impostors' if res['sprites'] else 'meshes'}, axes of "
+                 f"{res['axes_drawn']} bodies, colour {res['colour']}), window {args.size}: "
+                 f"{res['render_fps']} fps over {res['seconds']} s")
 
 
 def bench_offscreen(args: argparse.Namespace) -> int:
@@ -214,13 +217,10 @@ def bench_offscreen(args: argparse.Namespace) -> int:
            "sprites": bool(getattr(scene, "sprites", False)), "seconds": round(dt, 2),
            "fps": round(frames / dt, 1)}
     plotter.close()
-    if args.json:
-        print(json.dumps(res, indent=1))
-    else:
-        print(f"scene alone, off-screen 620x780, {args.scenario} {' '.join(args.set)} "
-              f"({spheres} spheres, colour {args.colour}): {res['fps']} fps over "
-              f"{res['seconds']} s")
-    return 0
+    return _emit(args, res, "scene alone, off-screen 620x780, "
+                 f"{args.scenario} {' '.join(args.set)} "
+                 f"({spheres} spheres, colour {args.colour}): {res['fps']} fps over "
+                 f"{res['seconds']} s")
 
 
 def bench_plots(args: argparse.Namespace) -> int:
@@ -277,14 +277,10 @@ def bench_plots(args: argparse.Namespace) -> int:
            "points_handed": panel.points_handed, "most_points_drawn_per_curve":
            max(drawn.values()), "curves": len(drawn)}
     panel.close()
-    if args.json:
-        print(json.dumps(res, indent=1))
-    else:
-        print(f"plots with {n:,} samples: {res['ms_per_redraw']} ms per full redraw "
-              f"({res['ms_painting_per_redraw']} ms painting), {res['curves']} curves, "
-              f"at most {res['most_points_drawn_per_curve']} points drawn per curve "
-              f"({res['points_handed']} handed to pyqtgraph in all)")
-    return 0
+    return _emit(args, res, f"plots with {n:,} samples: {res['ms_per_redraw']} ms per full redraw "
+                 f"({res['ms_painting_per_redraw']} ms painting), {res['curves']} curves, "
+                 f"at most {res['most_points_drawn_per_curve']} points drawn per curve "
+                 f"({res['points_handed']} handed to pyqtgraph in all)")
 
 
 def bench_replay(args) -> int:
@@ -339,13 +335,10 @@ def bench_replay(args) -> int:
     res = {"run": str(path), "bodies": rec.model.n_bodies, "frames": n,
            "window": args.size, "seconds": round(dt, 2), "slider_moves": moves,
            "frames_shown_per_s": round(shown / dt, 1), "render_fps": round(renders / dt, 1)}
-    if args.json:
-        print(json.dumps(res, indent=1))
-    else:
-        print(f"replay scrub, {res['bodies']} bodies, {n} frames, window {args.size}: "
-              f"{res['frames_shown_per_s']} frames shown/s, {res['render_fps']} fps "
-              f"(3D renders) over {res['seconds']} s")
-    return 0
+    return _emit(args, res, f"replay scrub, {res['bodies']} bodies, {n} frames, "
+                 f"window {args.size}: "
+                 f"{res['frames_shown_per_s']} frames shown/s, {res['render_fps']} fps "
+                 f"(3D renders) over {res['seconds']} s")
 
 
 if __name__ == "__main__":

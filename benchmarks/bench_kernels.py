@@ -38,14 +38,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _buffers import prepared  # noqa: E402  (benchmarks/ is this script's directory)
+
 from engine.diagnostics import energy_scale, rotational_energy  # noqa: E402
-from engine.forcefield import compute_forces, new_scratch  # noqa: E402
+from engine.forcefield import new_scratch  # noqa: E402
 from engine.integrators import INTEGRATORS  # noqa: E402
 from engine.integrators.advance import (  # noqa: E402
     advance_ws,
-    new_state_buffer,
-    new_work,
-    prime_kernels,
 )
 from engine.layout import N_ENERGY, NL_REBUILDS, OK  # noqa: E402
 from engine.rotations import quat_to_matrix  # noqa: E402
@@ -72,13 +71,7 @@ class Run:
         n = st.n
         # Π = 𝕁 Rᵀ Ω, the state of the schemes that keep it (lgvi, rrp-implicit)
         pi = np.einsum("nij,nkj,nk->ni", ff.inertia, quat_to_matrix(st.q), st.omega)
-        s0 = new_state_buffer(st.x, st.v, st.q, st.omega, pi)
-        s1 = tuple(a.copy() for a in s0)
-        work = new_work(n, n_walls=ff.n_walls)
-        info = np.zeros(4)
-        if compute_forces(s0[0], s0[2], ff.arrays, s0[4], s0[5], s0[6]) != OK:
-            raise RuntimeError("cannot evaluate the initial forces")
-        prime_kernels(scheme_id, ff.arrays[-1])  # (compiled before the clock starts)
+        s0, s1, work, info = prepared(ff, st, scheme_id, pi)
         e = s0[6]
         e[0] = 0.5 * float(np.sum(ff.m * np.sum(st.v * st.v, axis=1)))
         e[1] = rotational_energy(ff.J, st.omega, st.q, None if ff.spherical else ff.inertia)

@@ -362,24 +362,25 @@ def phases_child(n_spheres: int, velocity_noise: float, steps: int) -> dict[str,
     return out
 
 
-def measure_phases(n_spheres: int, velocity_noise: float) -> dict[str, Any]:
-    """:func:`phases_child` in a fresh interpreter."""
-    out = subprocess.run([sys.executable, __file__, "--phases-child", str(n_spheres),
+def _in_a_child(flag: str, what: str, n_spheres: int, velocity_noise: float) -> dict[str, Any]:
+    """This script with ``flag`` (``--phases-child``, ``--memory-child``) in a fresh
+    interpreter: its last line of output, as JSON."""
+    out = subprocess.run([sys.executable, __file__, flag, str(n_spheres),
                           "--velocity-noise", repr(velocity_noise)], capture_output=True,
                          text=True, cwd=ROOT)
     if out.returncode != 0:
-        raise RuntimeError(f"phases run at N = {n_spheres} failed: {out.stderr[-2000:]}")
+        raise RuntimeError(f"{what} run at N = {n_spheres} failed: {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def measure_phases(n_spheres: int, velocity_noise: float) -> dict[str, Any]:
+    """:func:`phases_child` in a fresh interpreter."""
+    return _in_a_child("--phases-child", "phases", n_spheres, velocity_noise)
 
 
 def measure_memory(n_spheres: int, velocity_noise: float) -> dict[str, Any]:
     """:func:`memory_child` in a fresh interpreter (so the RSS is this size's alone)."""
-    out = subprocess.run([sys.executable, __file__, "--memory-child", str(n_spheres),
-                          "--velocity-noise", repr(velocity_noise)], capture_output=True,
-                         text=True, cwd=ROOT)
-    if out.returncode != 0:
-        raise RuntimeError(f"memory run at N = {n_spheres} failed: {out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return _in_a_child("--memory-child", "memory", n_spheres, velocity_noise)
 
 
 def measure_cli_rss(n_spheres: int, velocity_noise: float, steps: int = 10) -> dict[str, Any]:
@@ -591,17 +592,10 @@ def plot(res: dict[str, Any], path: Path) -> None:
 
 
 def machine() -> str:
-    """CPU model and count (``lscpu``'s model name)."""
-    name = platform.processor() or "cpu"
-    try:
-        info = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
-        for line in info.splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{name}, {os.cpu_count()} CPUs"
+    """CPU model and count (:func:`_results.cpu_model`)."""
+    from _results import cpu_model  # (benchmarks/ is this script's directory)
+
+    return cpu_model()
 
 
 # --------------------------------------------------------------------------- main

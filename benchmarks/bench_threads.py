@@ -26,13 +26,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.forcefield import compute_forces, new_scratch  # noqa: E402
+from _buffers import prepared  # noqa: E402  (benchmarks/ is this script's directory)
+
+from engine.forcefield import new_scratch  # noqa: E402
 from engine.integrators.advance import (  # noqa: E402
     S_RRP_NEWMARK,
     advance_ws,
-    new_state_buffer,
-    new_work,
-    prime_kernels,
 )
 from engine.layout import N_ENERGY, NL_REBUILDS, OK  # noqa: E402
 from engine.models import MODELS  # noqa: E402
@@ -59,13 +58,7 @@ def run(model, steps: int, parallel: bool, chunk: int = 100):
     ff.invalidate_neighbours()
     st = model.initial_state.copy()
     n = st.n
-    s0 = new_state_buffer(st.x, st.v, st.q, st.omega)
-    s1 = tuple(a.copy() for a in s0)
-    work = new_work(n, n_walls=ff.n_walls)
-    info = np.zeros(4)
-    if compute_forces(s0[0], s0[2], ff.arrays, s0[4], s0[5], s0[6]) != OK:
-        raise RuntimeError("cannot evaluate the initial forces")
-    prime_kernels(S_RRP_NEWMARK, ff.arrays[-1])  # (compiled before the clock starts)
+    s0, s1, work, info = prepared(ff, st, S_RRP_NEWMARK)
     ws = new_scratch(n, ff.arrays) if parallel else new_scratch(n)
     e_ctrl = np.array([0.0, 1.0, 0.0])
     rec = (np.empty(0), np.empty((0, N_ENERGY)), np.empty((0, 3)), np.empty((0, 3)),

@@ -107,6 +107,7 @@ from .potentials.friction import (
     sphere_wall,
     store_trial,
 )
+from .potentials.gravity import gravity_sum
 from .specialize import PARALLEL_MIN_BODIES, gated, unless
 
 PARALLEL_MIN_UPDATE = 32768
@@ -448,20 +449,6 @@ def _hertz(xi0, xi1, xi2, xj0, xj1, xj2, di, dj, k_contact):
     return True, f, d0, d1, d2, e
 
 
-@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _gravity_of(x, m, g, g0, g1, g2, F):
-    """Uniform gravity on every body of the views ``x, m, F`` (a chunk's); returns their
-    ``Σ m (ê·x)``."""
-    e_g = 0.0
-    for i in range(x.shape[0]):
-        e_g += m[i] * (g0 * x[i, 0] + g1 * x[i, 1] + g2 * x[i, 2])
-        fg = m[i] * g
-        F[i, 0] += fg * g0
-        F[i, 1] += fg * g1
-        F[i, 2] += fg * g2
-    return e_g
-
-
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def _hertz_of_chunk(i0, i1, x, m, D, pairs, p0, p1, xin, a0, a1, k_contact, walls, nw,
                     k_wall, g, g0, g1, g2, F):
@@ -496,7 +483,7 @@ def _hertz_of_chunk(i0, i1, x, m, D, pairs, p0, p1, xin, a0, a1, k_contact, wall
     Fc = F[i0:i1]
     e_wall = wall_contacts_range(xc, D[i0:i1], walls, nw, k_wall, Fc, 0, i1 - i0)
     if g != 0.0:
-        e_g = _gravity_of(xc, m[i0:i1], g, g0, g1, g2, Fc)
+        e_g = gravity_sum(xc, m[i0:i1], g, g0, g1, g2, Fc)
     for a in range(a0, a1):
         pp = xin[a]
         i = pairs[pp, 0]
@@ -558,7 +545,7 @@ def _history_of_chunk(i0, i1, x, q, m, D, pairs, p, p_end, xin, a0, a1, k_contac
         if track:
             diss += close_trial(hist, i, k_t)
     if g != 0.0:  # (no later term of the loop above adds to a body already passed)
-        e_g = _gravity_of(x[i0:i1], m[i0:i1], g, g0, g1, g2, F[i0:i1])
+        e_g = gravity_sum(x[i0:i1], m[i0:i1], g, g0, g1, g2, F[i0:i1])
     for a in range(a0, a1):
         pp = xin[a]
         i = pairs[pp, 0]

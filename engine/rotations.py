@@ -293,6 +293,26 @@ def _flat(a: np.ndarray, tail: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, 
     return a.reshape((-1, *tail)), lead
 
 
+def _map(kernel, a: np.ndarray, tail: tuple[int, ...], out_tail: tuple[int, ...]) -> np.ndarray:
+    """``kernel(a, out)`` on ``a`` of shape ``(..., *tail)`` flattened to rows: ``out`` of
+    shape ``(..., *out_tail)`` (the array forms of the ``*_n`` kernels below)."""
+    flat, lead = _flat(a, tail)
+    out = np.empty((flat.shape[0], *out_tail))
+    kernel(flat, out)
+    return out.reshape((*lead, *out_tail))
+
+
+def _map2(kernel, a: np.ndarray, b: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
+    """``kernel(a, b, out)`` on ``a``, ``b`` of one shape ``(..., *tail)``."""
+    fa, lead = _flat(a, tail)
+    fb, lead_b = _flat(b, tail)
+    if lead != lead_b:
+        raise ValueError(f"shapes differ: {lead} and {lead_b}")
+    out = np.empty_like(fa)
+    kernel(fa, fb, out)
+    return out.reshape((*lead, *tail))
+
+
 def skew(a: np.ndarray) -> np.ndarray:
     """``S(a)`` with ``S(a) b = a × b``."""
     a = np.asarray(a, dtype=np.float64)
@@ -305,21 +325,12 @@ def skew(a: np.ndarray) -> np.ndarray:
 
 def rrp_to_matrix(alpha: np.ndarray) -> np.ndarray:
     """``R(α)`` (B&G eq. (6)) for ``α`` of shape ``(..., 3)``."""
-    a, lead = _flat(alpha, (3,))
-    out = np.empty((a.shape[0], 3, 3))
-    _rrp_to_matrix_n(a, out)
-    return out.reshape((*lead, 3, 3))
+    return _map(_rrp_to_matrix_n, alpha, (3,), (3, 3))
 
 
 def compose_rrp(alpha1: np.ndarray, alpha2: np.ndarray) -> np.ndarray:
     """``α₁ ⊕ α₂`` (B&G eq. (8)): ``R(α₁ ⊕ α₂) = R(α₂) R(α₁)``."""
-    a, lead = _flat(alpha1, (3,))
-    b, lead_b = _flat(alpha2, (3,))
-    if lead != lead_b:
-        raise ValueError(f"shapes differ: {lead} and {lead_b}")
-    out = np.empty_like(a)
-    _compose_rrp_n(a, b, out)
-    return out.reshape((*lead, 3))
+    return _map2(_compose_rrp_n, alpha1, alpha2, (3,))
 
 
 def inverse_rrp(alpha: np.ndarray) -> np.ndarray:
@@ -334,10 +345,7 @@ def rrp_angle(alpha: np.ndarray) -> np.ndarray:
 
 def quat_from_rrp(alpha: np.ndarray) -> np.ndarray:
     """``q = (2, α)/sqrt(4 + |α|²)``, scalar first."""
-    a, lead = _flat(alpha, (3,))
-    out = np.empty((a.shape[0], 4))
-    _quat_from_rrp_n(a, out)
-    return out.reshape((*lead, 4))
+    return _map(_quat_from_rrp_n, alpha, (3,), (4,))
 
 
 def rrp_from_quat(q: np.ndarray) -> np.ndarray:
@@ -348,29 +356,17 @@ def rrp_from_quat(q: np.ndarray) -> np.ndarray:
 
 def quat_to_matrix(q: np.ndarray) -> np.ndarray:
     """Rotation matrix of the quaternion ``q`` (scalar first), see ``quat_to_matrix_t``."""
-    qq, lead = _flat(q, (4,))
-    out = np.empty((qq.shape[0], 3, 3))
-    _quat_to_matrix_n(qq, out)
-    return out.reshape((*lead, 3, 3))
+    return _map(_quat_to_matrix_n, q, (4,), (3, 3))
 
 
 def matrix_to_quat(r: np.ndarray) -> np.ndarray:
     """Unit quaternion (``q₀ ≥ 0``) of a rotation matrix (Shepperd's method)."""
-    rr, lead = _flat(r, (3, 3))
-    out = np.empty((rr.shape[0], 4))
-    _matrix_to_quat_n(rr, out)
-    return out.reshape((*lead, 4))
+    return _map(_matrix_to_quat_n, r, (3, 3), (4,))
 
 
 def quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Hamilton product ``p ⊗ q``: ``R(p ⊗ q) = R(p) R(q)``."""
-    pp, lead = _flat(p, (4,))
-    qq, lead_q = _flat(q, (4,))
-    if lead != lead_q:
-        raise ValueError(f"shapes differ: {lead} and {lead_q}")
-    out = np.empty_like(pp)
-    _quat_mul_n(pp, qq, out)
-    return out.reshape((*lead, 4))
+    return _map2(_quat_mul_n, p, q, (4,))
 
 
 def quat_conj(q: np.ndarray) -> np.ndarray:
@@ -382,18 +378,12 @@ def quat_conj(q: np.ndarray) -> np.ndarray:
 
 def quat_from_rotvec(theta: np.ndarray) -> np.ndarray:
     """Exponential map, rotation vector → unit quaternion."""
-    t, lead = _flat(theta, (3,))
-    out = np.empty((t.shape[0], 4))
-    _quat_from_rotvec_n(t, out)
-    return out.reshape((*lead, 4))
+    return _map(_quat_from_rotvec_n, theta, (3,), (4,))
 
 
 def rotvec_from_quat(q: np.ndarray) -> np.ndarray:
     """Logarithm, unit quaternion → rotation vector with ``|θ| ≤ π``."""
-    qq, lead = _flat(q, (4,))
-    out = np.empty((qq.shape[0], 3))
-    _rotvec_from_quat_n(qq, out)
-    return out.reshape((*lead, 3))
+    return _map(_rotvec_from_quat_n, q, (4,), (3,))
 
 
 def rrp_from_rotvec(theta: np.ndarray) -> np.ndarray:

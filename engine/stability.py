@@ -40,23 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .layout import (
-    P_DAMPING,
-    P_K_AXIAL,
-    P_K_BEND,
-    P_K_CONTACT,
-    P_K_SHEAR,
-    P_K_TANGENT,
-    P_K_WALL,
-    P_MG,
-    P_MU,
-    P_RHO0,
-    T_BONDS,
-    T_CONTACT,
-    T_HISTORY,
-    T_PIVOT_GRAVITY,
-    T_WALL,
-)
+from . import layout as L  # (parameter slots and term flags)
 from .neighbours import binder_adds_contact
 from .rotations import quat_rotate_t
 
@@ -101,14 +85,14 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
             best[i, c] = val
             kinds[i, c] = kind
 
-    if flags[T_PIVOT_GRAVITY]:
-        rho = math.sqrt(fp[P_RHO0] ** 2 + fp[P_RHO0 + 1] ** 2 + fp[P_RHO0 + 2] ** 2)
+    if flags[L.T_PIVOT_GRAVITY]:
+        rho = math.sqrt(fp[L.P_RHO0] ** 2 + fp[L.P_RHO0 + 1] ** 2 + fp[L.P_RHO0 + 2] ** 2)
         for i in range(n):
-            add(i, 1, fp[P_MG] * rho / J[i], K_GRAVITY)
-    if flags[T_BONDS]:
-        ka = fp[P_K_AXIAL]
-        ks = fp[P_K_SHEAR]
-        kb = fp[P_K_BEND]
+            add(i, 1, fp[L.P_MG] * rho / J[i], K_GRAVITY)
+    if flags[L.T_BONDS]:
+        ka = fp[L.P_K_AXIAL]
+        ks = fp[L.P_K_SHEAR]
+        kb = fp[L.P_K_BEND]
         for b in range(bonds.shape[0]):
             i = bonds[b, 0]
             j = bonds[b, 1]
@@ -146,13 +130,13 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
     # 0 for a large ζ (ζ = 1e12 divided by zero)
     kt = 0.0
     damp = 1.0
-    if flags[T_HISTORY]:
-        if fp[P_MU] > 0.0:
-            kt = fp[P_K_TANGENT]
-        z = fp[P_DAMPING]
+    if flags[L.T_HISTORY]:
+        if fp[L.P_MU] > 0.0:
+            kt = fp[L.P_K_TANGENT]
+        z = fp[L.P_DAMPING]
         damp = (math.sqrt(1.0 + z * z) + z) ** 2
-    if flags[T_CONTACT]:
-        kc = fp[P_K_CONTACT]
+    if flags[L.T_CONTACT]:
+        kc = fp[L.P_K_CONTACT]
         n_listed = nl_state[0]
         # the listed pairs, then the bonded ones, which the list leaves out when the
         # binder adds their contact (engine.neighbours.excluded_partners)
@@ -187,8 +171,8 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
                 aj = 0.5 * D[j]
                 add(i, 1, kt * (ai * ai / J[i] + ai * aj / math.sqrt(J[i] * J[j])), K_FRICTION)
                 add(j, 1, kt * (aj * aj / J[j] + ai * aj / math.sqrt(J[i] * J[j])), K_FRICTION)
-    if flags[T_WALL]:
-        kw = fp[P_K_WALL]
+    if flags[L.T_WALL]:
+        kw = fp[L.P_K_WALL]
         walls = ff[12]
         for w in range(walls.shape[0]):
             w0, w1, w2 = walls[w, 0], walls[w, 1], walls[w, 2]

@@ -182,8 +182,9 @@ def test_the_parallel_and_in_place_kernels_too(tmp_path, label, scenario, params
         assert check_pair(tmp_path, scenario, params, s, steps)
 
 
-@pytest.mark.parametrize("label, params, names, steps", HARD_CASES,
-                         ids=[c[0] for c in HARD_CASES])
+@pytest.mark.parametrize("label, params, names, steps", [  # (the friction case: slow)
+    HARD_CASES[0], pytest.param(*HARD_CASES[1], marks=pytest.mark.slow)],
+    ids=[c[0] for c in HARD_CASES])
 def test_the_hard_contact_pile_into_its_contact_phase(tmp_path, label, params, names,
                                                       steps):
     for s in names:

@@ -15,6 +15,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from helpers import assert_no_traceback, assert_one_line_error, rrp
 
 from engine import __version__
 from engine.integrators import INTEGRATORS
@@ -24,26 +25,6 @@ from engine.simulation import energy_names
 
 ROOT = Path(__file__).resolve().parent.parent
 MOMENTA = ("P_x", "P_y", "P_z", "L_x", "L_y", "L_z")
-
-
-def rrp(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    """Run ``python -m app ARGS`` in ``cwd`` with this checkout first on the path."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
-
-
-def assert_no_traceback(res: subprocess.CompletedProcess) -> None:
-    assert "Traceback" not in res.stdout and "Traceback" not in res.stderr, res.stderr
-
-
-def assert_one_line_error(res: subprocess.CompletedProcess) -> str:
-    assert res.returncode != 0, res.stdout
-    assert_no_traceback(res)
-    lines = res.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].strip(), repr(res.stderr)
-    return lines[0]
 
 
 # ------------------------------------------------------------------ rrp list
@@ -383,6 +364,7 @@ def test_blow_up_names_the_resume_command_and_it_works(tmp_path):
     assert "write the run with --out FILE to be able to resume" in err, err
 
 
+@pytest.mark.slow  # compiles in fresh caches (docs/testing.md)
 def test_a_cache_is_told_to_hold_a_runs_loop_or_not(tmp_path):
     """``rrp run`` compiles the kernels in a process of their own when the cache lacks
     the run's stepping loop (the compiler's memory would stay with the run's): the check

@@ -48,7 +48,8 @@ pendulum, the dumbbells, a uniform field) are compiled with every model."""
 
 @pytest.mark.parametrize("scenario, integrator, wanted", [
     ("pendulum", "rrp-newmark", {"verlet"}),
-    ("torus", "rk4", {"rk4", "binder", "all pairs", "contact", "wall"}),
+    pytest.param("torus", "rk4", {"rk4", "binder", "all pairs", "contact", "wall"},
+                 marks=pytest.mark.slow),  # (one scenario in the default run)
 ])
 def test_a_run_compiles_its_scheme_and_its_terms_only(tmp_path, scenario, integrator,
                                                       wanted):
@@ -75,8 +76,9 @@ print(json.dumps(prime_sibling_kernels(get_integrator(sys.argv[2]).scheme_id,
 """
 
 
-@pytest.mark.parametrize("scenario, integrator", [("pendulum", "rrp-newmark"),
-                                                  ("pendulum", "yoshida4:rrp-exact")])
+@pytest.mark.parametrize("scenario, integrator", [
+    ("pendulum", "rrp-newmark"),
+    pytest.param("pendulum", "yoshida4:rrp-exact", marks=pytest.mark.slow)])
 def test_the_kernels_beside_the_chain_built_elsewhere_are_not_built_again(
         tmp_path, scenario, integrator):
     """A cold start compiles on both cores: one process builds the kernels beside the

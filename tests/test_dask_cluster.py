@@ -21,6 +21,8 @@ import pytest
 
 pytest.importorskip("distributed")
 
+pytestmark = pytest.mark.slow  # a scheduler and two workers of their own (docs/testing.md)
+
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT = 120.0
 """Seconds for the scheduler and the workers to come up (a loaded 2-core box)."""

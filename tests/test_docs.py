@@ -29,6 +29,20 @@ def test_readme_starts_with_the_two_commands():
     assert lines[2] in ci
 
 
+def test_ci_runs_the_slow_tests_after_the_default_run():
+    """Issue #34 item 6: the README's command leaves out the tests marked ``slow``
+    (pyproject's ``addopts``); ``.ci/run`` runs them as a second command, and
+    docs/testing.md says which they are."""
+    import tomllib
+
+    opts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "-m 'not slow'" in opts["tool"]["pytest"]["ini_options"]["addopts"]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[2]
+    assert ci.index(".venv/bin/python -m pytest -m slow") == ci.index(readme) + 1
+    assert "pytest -m slow" in (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
+
+
 def test_every_builtin_scenario_documents_every_parameter():
     """The shipped scenario files list every parameter (users copy them)."""
     import tomllib

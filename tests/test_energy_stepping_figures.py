@@ -129,6 +129,7 @@ def _drawn(path: Path) -> None:
     assert float(np.mean(img < 0.9)) > 0.01, path  # ink, not only background
 
 
+@pytest.mark.slow  # long runs for the figures (docs/testing.md)
 def test_figures_and_report_section(tmp_path):
     """All studies on a tiny configuration → six PNGs (the cost on the pendulum and on
     the torus) and a report section naming each; the section replaces its previous copy

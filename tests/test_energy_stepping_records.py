@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import communicate_or_kill
 
 from engine.api import make_simulation
 from engine.energy_stepping import EnergySteppingError
@@ -195,11 +196,7 @@ def test_energy_stepping_stops_on_a_signal_within_seconds(tmp_path, sig):
     time.sleep(1.0)  # (inside the first, long recording interval)
     sent = time.monotonic()
     p.send_signal(sig)
-    try:
-        _, err = p.communicate(timeout=HANG)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        raise AssertionError(f"hung after {sig.name}: {p.communicate()}") from None
+    err = communicate_or_kill(p, f"hung after {sig.name}", HANG)
     took = time.monotonic() - sent
     assert p.returncode == 128 + sig, (p.returncode, err)
     line = _one_line(err)

@@ -217,7 +217,8 @@ def _first_crossing_brute(f, lo, hi, s_end, n=200_001):
     return s[out[0]] if out.size else math.inf
 
 
-@pytest.mark.parametrize("kind", ["bend", "shear0", "shear1"])
+@pytest.mark.parametrize("kind", [pytest.param("bend", marks=pytest.mark.slow), "shear0",
+                                  pytest.param("shear1", marks=pytest.mark.slow)])
 def test_the_safe_march_finds_the_first_crossing_with_fast_spins(kind):
     """Attitude terms on two spheres spinning fast (|Ω| up to 60 rad/s, so ``f``
     oscillates many times within a terrace's width): the march's first crossing equals

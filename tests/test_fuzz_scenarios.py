@@ -390,6 +390,7 @@ def outcomes(tmp_path_factory) -> list[Outcome]:
     return out
 
 
+@pytest.mark.slow  # the fuzz of ≥ 300 scenario files (docs/testing.md)
 def test_mutated_scenario_files_run_or_are_refused_in_one_line(outcomes):
     """≥ 300 seeded mutations over every built-in scenario: exit 0, 1 (a failed run's
     one line) or 2 (a refusal's one line); nothing else on stderr but the CLI's own
@@ -400,6 +401,7 @@ def test_mutated_scenario_files_run_or_are_refused_in_one_line(outcomes):
     assert not bad, f"{len(bad)} of {len(outcomes)} mutated files:\n" + "\n".join(bad)
 
 
+@pytest.mark.slow  # the fuzz of ≥ 300 scenario files (docs/testing.md)
 def test_the_fuzz_reaches_every_scenario_and_every_outcome(outcomes):
     """Not vacuous: every scenario has mutated files that ran and files that were
     refused, and some runs failed cleanly (a blow-up, a solver that gave up)."""
@@ -410,6 +412,7 @@ def test_the_fuzz_reaches_every_scenario_and_every_outcome(outcomes):
     assert sum(o.code == 0 for o in outcomes) >= 50
 
 
+@pytest.mark.slow  # the fuzz of ≥ 300 scenario files (docs/testing.md)
 def test_a_refusal_names_the_key_its_range_and_why(outcomes):
     """A single parameter out of the validator's limits is refused naming the key, the
     allowed range and why (for a huge number: that it exceeds the limit every number
@@ -453,6 +456,7 @@ def _rrp(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=HANG_SECONDS)
 
 
+@pytest.mark.slow  # the fuzz of ≥ 300 scenario files (docs/testing.md)
 def test_what_the_terminal_sees(outcomes, tmp_path):
     """A handful of the mutated files as real processes, warnings left as Python shows
     them: per scenario one that ran or failed and one that was refused, plus every

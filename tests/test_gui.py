@@ -260,6 +260,7 @@ def test_choices_are_remembered(qtbot, make_window, settings):
     assert w2.loaded.h == 2e-3
 
 
+@pytest.mark.slow  # starts the app in a process of its own (docs/testing.md)
 def test_rrp_gui_screenshot_command(tmp_path):
     shot = tmp_path / "w.png"
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}

@@ -261,6 +261,7 @@ def test_the_worker_sets_the_engines_threads_in_its_own_thread(qtbot, settings,
     assert get_threads() == main_before
 
 
+@pytest.mark.slow  # starts the app in a process of its own (docs/testing.md)
 def test_rrp_gui_threads_option(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "app", "gui", "pendulum", "--threads", "0"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=600,

@@ -51,7 +51,8 @@ def test_the_large_pile_steps_in_place(model):
     assert in_place_rot_map(1, sim._s0, ff, new_scratch(sim.ff.n_bodies, ff)) == -1
 
 
-@pytest.mark.parametrize("integrator", ["rrp-newmark", "rrp-exact", "pfc-verlet"])
+@pytest.mark.parametrize("integrator", [  # (one scheme in the default run: docs/testing.md)
+    "rrp-newmark", *(pytest.param(s, marks=pytest.mark.slow) for s in ("rrp-exact", "pfc-verlet"))])
 def test_in_place_equals_the_double_buffered_step(model, integrator):
     """The half kick kept in ``v`` instead of ``F₀``: the same scheme as
     ``verlet_step_ws`` (``s0 → s1``), to round-off but not to the bit."""
@@ -73,7 +74,8 @@ def test_in_place_equals_the_double_buffered_step(model, integrator):
         np.testing.assert_allclose(ref, arr, rtol=0, atol=1e-12 * max(1.0, np.abs(arr).max()))
 
 
-@pytest.mark.parametrize("integrator", ["rrp-newmark", "pfc-verlet"])
+@pytest.mark.parametrize("integrator", [  # (one scheme in the default run: docs/testing.md)
+    "rrp-newmark", pytest.param("pfc-verlet", marks=pytest.mark.slow)])
 def test_steps_joined_in_one_pass_give_the_same_bits(model, integrator):
     """Between two steps of a call, neither recorded nor the last, the kicks of the one
     and the first half of the next are one pass (``finish_in_place_ws``): 30 steps in one

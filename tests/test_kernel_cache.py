@@ -47,6 +47,7 @@ def touch(path: Path) -> None:
     path.write_text(path.read_text() + "\n# edited by tests/test_kernel_cache.py\n")
 
 
+@pytest.mark.slow  # compiles a fresh cache twice (docs/testing.md)
 def test_an_edit_recompiles_what_depends_on_it(package):
     first = compiled_in(package)
     assert {VERLET_LOOP, RK4_LOOP, RK4_KERNEL} <= first

@@ -8,28 +8,17 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import fd_loads
 
 from engine.diagnostics import angular_momentum, max_orthogonality_error
 from engine.forcefield import evaluate
 from engine.integrators import INTEGRATORS, get_integrator
 from engine.layout import E_MUTUAL_GRAVITY
 from engine.models import MODELS
-from engine.rotations import log_matrix, quat_from_rotvec, quat_mul, quat_to_matrix
+from engine.rotations import log_matrix, quat_from_rotvec, quat_to_matrix
 from engine.simulation import Simulation, SimulationError
 
 # ------------------------------------------------------------------ the dumbbell potential
-
-
-def _rotate_body(q, i, xi):
-    out = q.copy()
-    out[i] = quat_mul(quat_from_rotvec(xi[None]), q[i][None])[0]
-    return out
-
-
-def _fd(fun, h):
-    d1 = (fun(h) - fun(-h)) / (2.0 * h)
-    d2 = (fun(0.5 * h) - fun(-0.5 * h)) / h
-    return (4.0 * d2 - d1) / 3.0
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -44,25 +33,7 @@ def test_dumbbell_forces_and_spatial_moments_fd(seed):
     assert e[E_MUTUAL_GRAVITY] < 0.0
     assert np.abs(RM).max() > 1e-3  # the attitudes matter here
 
-    def energy(xx, qq):
-        return evaluate(ff, xx, qq)[2][E_MUTUAL_GRAVITY]
-
-    f_fd = np.zeros((2, 3))
-    rm_fd = np.zeros((2, 3))
-    for i in range(2):
-        for k in range(3):
-            ek = np.eye(3)[k]
-
-            def shifted(h, i=i, ek=ek):
-                xx = x.copy()
-                xx[i] += h * ek
-                return energy(xx, q)
-
-            def rotated(eps, i=i, ek=ek):
-                return energy(x, _rotate_body(q, i, eps * ek))
-
-            f_fd[i, k] = -_fd(shifted, 1e-3)
-            rm_fd[i, k] = -_fd(rotated, 1e-3)
+    f_fd, rm_fd = fd_loads(ff, x, q, E_MUTUAL_GRAVITY, 1e-3, 1e-3)
     assert np.abs(f_fd - F).max() <= 1e-8 * np.abs(F).max()
     assert np.abs(rm_fd - RM).max() <= 1e-8 * np.abs(RM).max()
     # Newton's third law and the balance of moments about the origin

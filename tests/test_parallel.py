@@ -122,8 +122,9 @@ def _trial(ff) -> dict:
 
 
 @pytest.mark.skipif(max_threads() < 2, reason="needs NUMBA_NUM_THREADS >= 2")
-@pytest.mark.parametrize("integrator,friction", [
-    ("rrp-newmark", {}), ("pfc-verlet", {}), ("rrp-newmark", {"mu": 0.5, "damping": 0.3})])
+@pytest.mark.parametrize("integrator,friction", [  # (pfc-verlet: slow, docs/testing.md)
+    ("rrp-newmark", {}), pytest.param("pfc-verlet", {}, marks=pytest.mark.slow),
+    ("rrp-newmark", {"mu": 0.5, "damping": 0.3})])
 def test_same_bits_for_one_and_two_threads(integrator, friction, restore_threads):
     states = []
     for threads in (1, 2):
@@ -145,7 +146,8 @@ def test_same_bits_for_one_and_two_threads(integrator, friction, restore_threads
 
 
 @pytest.mark.skipif(max_threads() < 2, reason="needs NUMBA_NUM_THREADS >= 2")
-@pytest.mark.parametrize("integrator", ["rrp-newmark", "pfc-verlet", "rrp-exact"])
+@pytest.mark.parametrize("integrator", [  # (one scheme in the default run: docs/testing.md)
+    "rrp-newmark", *(pytest.param(s, marks=pytest.mark.slow) for s in ("pfc-verlet", "rrp-exact"))])
 def test_same_bits_above_the_update_threshold(integrator, restore_threads):
     """From PARALLEL_MIN_UPDATE spheres the velocity-Verlet updates run chunk by chunk
     in parallel and the kinetic energy is summed per chunk: still the same bits, energies

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import fd_loads
 from scipy.spatial.transform import Rotation
 
+from engine import layout as L  # (parameter slots and term flags)
 from engine.forcefield import ForceField, evaluate
 from engine.layout import (
     E_AXIAL,
@@ -24,15 +26,6 @@ from engine.layout import (
     N_ENERGY,
     NL_COUNT,
     NL_REBUILDS,
-    P_K_AXIAL,
-    P_K_BEND,
-    P_K_CONTACT,
-    P_K_SHEAR,
-    P_K_WALL,
-    P_SKIN,
-    T_BONDS,
-    T_CONTACT,
-    T_WALL,
 )
 from engine.models import MODELS
 from engine.rotations import quat_from_rotvec, quat_mul, quat_to_matrix
@@ -65,45 +58,6 @@ def random_attitudes(rng, n, max_angle):
     return quat_mul(quat_from_rotvec(random_rotvecs(rng, n, max_angle)), qg)
 
 
-def rotate_body(q, i, xi):
-    """``q_i → exp(ξ) ⊗ q_i`` (a spatial rotation of body ``i``)."""
-    out = q.copy()
-    out[i] = quat_mul(quat_from_rotvec(xi[None]), q[i][None])[0]
-    return out
-
-
-def fd_loads(ff, x, q, slot, hx, hr):
-    """``(-∂U/∂x, RM)`` of the energy slot by finite differences, body by body."""
-
-    def energy(xx, qq):
-        return evaluate(ff, xx, qq)[2][slot]
-
-    def derivative(fun, h):
-        d1 = (fun(h) - fun(-h)) / (2.0 * h)
-        d2 = (fun(0.5 * h) - fun(-0.5 * h)) / h
-        return (4.0 * d2 - d1) / 3.0  # Richardson: O(h⁴)
-
-    n = x.shape[0]
-    f = np.zeros((n, 3))
-    rm = np.zeros((n, 3))
-    for i in range(n):
-        for k in range(3):
-            e = np.zeros(3)
-            e[k] = 1.0
-
-            def shifted(h, i=i, e=e):
-                xx = x.copy()
-                xx[i] += h * e
-                return energy(xx, q)
-
-            def rotated(eps, i=i, e=e):
-                return energy(x, rotate_body(q, i, eps * e))
-
-            f[i, k] = -derivative(shifted, hx)
-            rm[i, k] = -derivative(rotated, hr)
-    return f, rm
-
-
 def check_term(ff, x, q, slot, hx, hr, *, force=True, moment=True):
     """Analytic loads of the (only active) term against finite differences."""
     F, RM, energy = evaluate(ff, x, q)
@@ -123,7 +77,7 @@ def check_term(ff, x, q, slot, hx, hr, *, force=True, moment=True):
         assert err <= RTOL_FD, f"{what}: relative error {err:.3g}"
 
 
-def torus(n=12, terms=(T_BONDS,), **params):
+def torus(n=12, terms=(L.T_BONDS,), **params):
     """A torus model with only ``terms`` active (stiffnesses from ``params``/defaults)."""
     model = MODELS["torus"].make({"n_particles": n, "wall": False, **params})
     ff = model.forcefield
@@ -156,14 +110,14 @@ def sphere_forcefield(D, k_contact=0.0, skin=0.25, wall=None):
     n = len(D)
     ff = ForceField(np.ones(n), np.ones(n), np.asarray(D, dtype=float))
     if k_contact:
-        ff.flags[T_CONTACT] = 1
-        ff.fp[P_K_CONTACT] = k_contact
-        ff.fp[P_SKIN] = skin
+        ff.flags[L.T_CONTACT] = 1
+        ff.fp[L.P_K_CONTACT] = k_contact
+        ff.fp[L.P_SKIN] = skin
     if wall is not None:
         normal, x_wall, k_wall = wall
-        ff.flags[T_WALL] = 1
+        ff.flags[L.T_WALL] = 1
         ff.set_walls([(normal, x_wall)])
-        ff.fp[P_K_WALL] = k_wall
+        ff.fp[L.P_K_WALL] = k_wall
     return ff
 
 
@@ -234,7 +188,7 @@ BINDER_TERMS = {
 @pytest.mark.parametrize("term", list(BINDER_TERMS))
 def test_binder_term_fd(term, max_angle):
     slot, params, force, moment = BINDER_TERMS[term]
-    model, ff = torus(12, (T_BONDS,), **params)
+    model, ff = torus(12, (L.T_BONDS,), **params)
     rng = np.random.default_rng(100 + len(term))
     x, q = deformed_torus_state(model, rng, pos_noise=0.1, max_angle=max_angle)
     ang = relative_bond_angles(ff, q)
@@ -250,7 +204,7 @@ def test_binder_matches_reference():
     """Energies and loads of the three binder terms against a NumPy transcription of
     docs/physics.md §4.2 (rotation vectors from SciPy, not from the engine)."""
     kb, ka, ks = 7.0, 150.0, 230.0
-    model, ff = torus(15, (T_BONDS,), k_bend=kb, k_axial=ka, k_shear=ks)
+    model, ff = torus(15, (L.T_BONDS,), k_bend=kb, k_axial=ka, k_shear=ks)
     rng = np.random.default_rng(5)
     x, q = deformed_torus_state(model, rng, pos_noise=0.15, max_angle=0.7)
     F, RM, energy = evaluate(ff, x, q)
@@ -293,7 +247,7 @@ def test_binder_matches_reference():
 
 def test_binder_at_rest_in_the_reference_state():
     """Undeformed ring, any common attitude: no binder energy, forces or moments."""
-    model, ff = torus(10, (T_BONDS,))
+    model, ff = torus(10, (L.T_BONDS,))
     rng = np.random.default_rng(2)
     s = model.initial_state
     # a common attitude is *not* a zero-energy state for the shear term (a_i = R d̂₀ turns
@@ -334,7 +288,7 @@ def test_particle_contact_fd_random_spheres(seed):
 
 
 def test_particle_contact_fd_compressed_torus():
-    model, ff = torus(12, (T_CONTACT,))
+    model, ff = torus(12, (L.T_CONTACT,))
     rng = np.random.default_rng(21)
     for _ in range(1000):
         x, q = deformed_torus_state(model, rng, pos_noise=0.02, squeeze=0.93)
@@ -348,7 +302,7 @@ def flattened_torus(n, seed):
     """A torus flattened to an ellipse (axes 1 and 0.2 ring diameters), so that bonded
     neighbours and spheres across the ring overlap, each pair well inside or outside
     contact; attitudes random."""
-    model, ff = torus(n, (T_BONDS, T_CONTACT))
+    model, ff = torus(n, (L.T_BONDS, L.T_CONTACT))
     rng = np.random.default_rng(seed)
     dp = float(model.bodies.D[0])
     phi = 2.0 * np.pi * np.arange(n) / n
@@ -366,7 +320,7 @@ def test_bonded_spheres_touch_through_the_binder_not_the_list():
     the all-pairs contacts (bonded pairs included), to round-off."""
     model, ff, x, q = flattened_torus(16, 31)
     D = model.bodies.D
-    e_ref, f_ref, n_contacts = contact_reference(x, D, ff.fp[P_K_CONTACT])
+    e_ref, f_ref, n_contacts = contact_reference(x, D, ff.fp[L.P_K_CONTACT])
     bonded = {tuple(sorted(b)) for b in ff.bonds.tolist()}
     i, j = ff.bonds[:, 0], ff.bonds[:, 1]
     bonded_touching = np.count_nonzero(
@@ -375,7 +329,7 @@ def test_bonded_spheres_touch_through_the_binder_not_the_list():
     F, RM, energy = evaluate(ff, x, q)
     listed = {tuple(p) for p in ff.nl_pairs[:ff.nl_state[NL_COUNT]].tolist()}
     assert listed and not listed & bonded
-    ff.flags[T_CONTACT] = 0  # the binder alone
+    ff.flags[L.T_CONTACT] = 0  # the binder alone
     ff.invalidate_neighbours()
     F_b, RM_b, energy_b = evaluate(ff, x, q)
     assert energy_b[E_CONTACT] == 0.0
@@ -390,7 +344,7 @@ def test_bonded_contact_fd():
     """The contact energy, the bonded pairs' share computed by the binder: its forces
     against finite differences (the binder's own stiffnesses set to zero)."""
     model, ff, x, q = flattened_torus(16, 21)
-    ff.fp[[P_K_BEND, P_K_AXIAL, P_K_SHEAR]] = 0.0
+    ff.fp[[L.P_K_BEND, L.P_K_AXIAL, L.P_K_SHEAR]] = 0.0
     check_term(ff, x, q, E_CONTACT, 1e-4 * model.bodies.D[0], 1e-3, moment=False)
 
 
@@ -416,7 +370,7 @@ def wall_reference(x, D, normal, x_wall, k):
 
 
 def test_wall_fd_torus():
-    model, ff = torus(12, (T_WALL,), wall=True)  # the wall n = e₁ at x = 0, K^pw = 2100
+    model, ff = torus(12, (L.T_WALL,), wall=True)  # the wall n = e₁ at x = 0, K^pw = 2100
     rng = np.random.default_rng(8)
     dp = float(model.bodies.D[0])
     for _ in range(1000):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import rrp
 
 from engine.drivers import simulation_for, simulation_from_resume_state
 from engine.io import RunFile, RunWriter, read_run
@@ -105,13 +106,6 @@ def test_saved_state_of_another_model_is_refused():
 
 
 # ------------------------------------------------------------------ command line
-def rrp(cwd: Path, *args: str, **kw):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600, **kw)
-
-
 FINAL = ("position", "velocity", "quaternion", "omega", "momentum_body", "step",
          "dissipated", "time")
 

@@ -530,6 +530,7 @@ def test_a_file_of_a_future_schema_is_refused_in_one_line(pend, tmp_path):
 
 
 # ------------------------------------------------------------------ item 11: convert
+@pytest.mark.slow  # damage in every part of a file (docs/testing.md)
 def test_convert_warns_of_damaged_series_and_checkpoints(pend, tmp_path):
     """A series chunk that fails its checksum, one that reads as the fill value, a
     damaged newest checkpoint (the older one intact): one warning line each, the

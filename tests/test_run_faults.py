@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import communicate_or_kill
 
 from engine.io import (
     OutputBusyError,
@@ -138,9 +139,9 @@ WRAPPER = textwrap.dedent("""
         Simulation.advance = advance
     elif fault.startswith("signal:"):  # SIGINT twice from inside, at a chosen moment
         _, where, sig = fault.split(":")
-        import app.cli as cli
+        import app.cli_report as cli_report
         owner = {"flush": h.RunWriter, "init": h.RunWriter, "close": h.RunWriter,
-                 "summary": cli}[where]
+                 "summary": cli_report}[where]
         name = {"flush": "flush", "init": "__init__", "close": "close",
                 "summary": "_print_summary"}[where]
         orig = getattr(owner, name)
@@ -169,8 +170,9 @@ def warm(tmp_path_factory) -> Path:
 
 
 # ------------------------------------------------------------------ one writer per output
-@pytest.mark.parametrize("first, second", [("run", "run"), ("run", "resume"),
-                                           ("resume", "run"), ("resume", "resume")])
+@pytest.mark.parametrize("first, second", [
+    ("run", "run"), *(pytest.param(a, b, marks=pytest.mark.slow)  # (one in the default run)
+                      for a, b in (("run", "resume"), ("resume", "run"), ("resume", "resume")))])
 def test_a_second_writer_of_an_output_is_refused_in_one_line(tmp_path, warm, first, second):
     """While one run or resume writes ``c.h5``, another on the same name is refused at
     once, naming the first's process and the fix; the first finishes a readable,
@@ -414,14 +416,11 @@ def _stop(tmp_path: Path, sigs: list[signal.Signals], gaps: list[float],
     for s, gap in zip(sigs, gaps, strict=True):
         time.sleep(gap)
         p.send_signal(s)
-    try:
-        _, err = p.communicate(timeout=HANG)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        raise AssertionError(f"hung after {sigs}: {p.communicate()}") from None
+    err = communicate_or_kill(p, f"hung after {sigs}", HANG)
     return p, err
 
 
+@pytest.mark.slow  # every count of signals (docs/testing.md)
 def test_sigint_once_twice_thrice_and_sigterm_stop_the_run_cleanly(tmp_path, warm):
     """At any pace: exit 130 (SIGINT) or 143 (SIGTERM), one line, no traceback, no hang;
     the file ``interrupted`` and resumable; the resumed run then completes."""

@@ -17,6 +17,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from helpers import rrp
 
 from engine.io import RunFile, RunFileError, RunWriter, read_run
 from engine.io.digests import stamp_status
@@ -29,13 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = ("checkpoint", "checkpoint_alt")
 NEW_ATTRS = ("layout", "header_digest", "status_digest")
 """Root attributes of the files written since issue #36 (item 2b, 8)."""
-
-
-def rrp(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    e = dict(os.environ if env is None else env)
-    e["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), e.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=e,
-                          capture_output=True, text=True, timeout=600)
 
 
 def one_line(res: subprocess.CompletedProcess) -> str:

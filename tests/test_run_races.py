@@ -138,6 +138,7 @@ def _race(tmp_path: Path, killed, tries: int, seed: int, pairs=PAIRS) -> None:
             assert not list(d.glob("*.lock")), sorted(x.name for x in d.iterdir())
 
 
+@pytest.mark.slow  # a race of two resumes (docs/testing.md)
 def test_two_resumes_of_one_partial_at_once_refuse_one_side_or_give_two_good_files(
         tmp_path, killed):
     """Every pair (in place × copy, copy × copy, in place × in place, resume × convert),
@@ -220,6 +221,7 @@ def _run_env(cwd: Path, *args: str, env: dict | None = None) -> subprocess.Compl
                           capture_output=True, text=True, timeout=HANG)
 
 
+@pytest.mark.slow  # a kill at every step: many runs (docs/testing.md)
 def test_a_kill_at_every_step_of_the_close_leaves_a_file_that_finishes(tmp_path):
     """SIGKILL at each step of the close (the data written, synced, marked, closed,
     renamed): either the complete target exists, or the ``.partial`` opens and ``rrp

@@ -6,14 +6,12 @@ penetration bound and the driver/CLI interface.  No timed tests."""
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
+from helpers import rrp
 
 from engine.drivers import simulation_for
 from engine.generalized import schemes as S
@@ -342,13 +340,6 @@ def test_a_refused_step_change_keeps_step_and_state():
         sim.set_h(0.3)
     assert sim.h == 1e-3 and not sim.events
     np.testing.assert_array_equal(sim._s, before)
-
-
-def rrp(cwd, *args):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
 
 
 def test_cli_run_writes_a_readable_file(tmp_path):

@@ -188,6 +188,7 @@ def _same(a, b):
                 assert va == vb, (k, va, vb)
 
 
+@pytest.mark.slow  # a Dask cluster against a serial sweep (docs/testing.md)
 def test_local_cluster_sweep_equals_serial(tmp_path):
     specs = _grid()
     serial = run_sweep(specs, tmp_path / "serial.csv", scheduler="serial", cache=tmp_path / "c")

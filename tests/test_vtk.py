@@ -15,6 +15,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from helpers import assert_no_traceback, assert_one_line_error, rrp
 
 from engine.io import RunWriter
 from engine.io.vtk import VTKExportError, VTKExportWarning, export_vtk
@@ -24,30 +25,11 @@ from engine.simulation import Simulation
 
 pv = pytest.importorskip("pyvista")
 
+
 ROOT = Path(__file__).resolve().parent.parent
 
 STEPS, EVERY = 50, 10
 FRAMES = STEPS // EVERY + 1
-
-
-def rrp(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    """Run ``python -m app ARGS`` in ``cwd`` with this checkout first on the path."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
-
-
-def assert_no_traceback(res: subprocess.CompletedProcess) -> None:
-    assert "Traceback" not in res.stdout and "Traceback" not in res.stderr, res.stderr
-
-
-def assert_one_line_error(res: subprocess.CompletedProcess) -> str:
-    assert res.returncode != 0, res.stdout
-    assert_no_traceback(res)
-    lines = res.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].strip(), repr(res.stderr)
-    return lines[0]
 
 
 def _torus_run(path: Path) -> tuple[Simulation, np.ndarray]:

@@ -159,43 +159,28 @@ def pile_data_from_model(model: Any) -> PileData:
     """The :class:`PileData` of a built engine model (``tori-pile`` or ``torus``): read
     from its force field (``m``, ``D``, ``bonds``, ``walls``, ``fp``, ``flags``) and
     initial state.  Needs the engine importable (for the layout constants)."""
-    from engine.layout import (
-        P_G,
-        P_G_DIR,
-        P_K_AXIAL,
-        P_K_BEND,
-        P_K_CONTACT,
-        P_K_SHEAR,
-        P_K_WALL,
-        P_SKIN,
-        T_BONDS,
-        T_CONTACT,
-        T_GRAVITY_FIELD,
-        T_HARD_CONTACT,
-        T_HARD_WALL,
-        T_WALL,
-    )
+    from engine import layout as L  # (the parameter slots and term flags)
 
     ff = model.forcefield
-    if ff.flags[T_HARD_CONTACT] or ff.flags[T_HARD_WALL]:
+    if ff.flags[L.T_HARD_CONTACT] or ff.flags[L.T_HARD_WALL]:
         raise ValueError("hard contacts have no LAMMPS counterpart here; use penalty contacts")
-    if not ff.flags[T_CONTACT]:
+    if not ff.flags[L.T_CONTACT]:
         raise ValueError("the model has no particle contacts")
     if not ff.spherical:
         raise ValueError("the model's bodies are not spheres")
     st = model.initial_state
-    bonds = ff.bonds if ff.flags[T_BONDS] else np.zeros((0, 2), dtype=np.int64)
-    walls = ff.walls if ff.flags[T_WALL] else np.zeros((0, 4))
-    g = float(ff.fp[P_G]) if ff.flags[T_GRAVITY_FIELD] else 0.0
+    bonds = ff.bonds if ff.flags[L.T_BONDS] else np.zeros((0, 2), dtype=np.int64)
+    walls = ff.walls if ff.flags[L.T_WALL] else np.zeros((0, 4))
+    g = float(ff.fp[L.P_G]) if ff.flags[L.T_GRAVITY_FIELD] else 0.0
     return PileData(
         x=np.array(st.x, dtype=np.float64), v=np.array(st.v, dtype=np.float64),
         omega=np.array(st.omega, dtype=np.float64), mass=np.array(ff.m, dtype=np.float64),
         diameter=np.array(ff.D, dtype=np.float64), bonds=np.array(bonds, dtype=np.int64),
-        walls=np.array(walls, dtype=np.float64), k_bend=float(ff.fp[P_K_BEND]),
-        k_axial=float(ff.fp[P_K_AXIAL]), k_shear=float(ff.fp[P_K_SHEAR]),
-        k_contact=float(ff.fp[P_K_CONTACT]), k_wall=float(ff.fp[P_K_WALL]), g=g,
-        g_dir=np.array(ff.fp[P_G_DIR:P_G_DIR + 3], dtype=np.float64),
-        skin=float(ff.fp[P_SKIN]))
+        walls=np.array(walls, dtype=np.float64), k_bend=float(ff.fp[L.P_K_BEND]),
+        k_axial=float(ff.fp[L.P_K_AXIAL]), k_shear=float(ff.fp[L.P_K_SHEAR]),
+        k_contact=float(ff.fp[L.P_K_CONTACT]), k_wall=float(ff.fp[L.P_K_WALL]), g=g,
+        g_dir=np.array(ff.fp[L.P_G_DIR:L.P_G_DIR + 3], dtype=np.float64),
+        skin=float(ff.fp[L.P_SKIN]))
 
 
 def save_pile(data: PileData, path: str | Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 
@@ -23,13 +24,6 @@ from ..layout import (
     DEFAULT_TOLERANCE,
     ERR_CONTACT,
     ERR_NO_CONVERGENCE,
-    IS_CONTACT_ITERATIONS,
-    IS_CONTACT_MAX,
-    IS_CONTACT_SOLVES,
-    IS_CONTACTS,
-    IS_IMPACTS,
-    IS_PENETRATION,
-    IS_PERCUSSIONS,
     N_ENERGY,
     N_IS,
     OK,
@@ -47,6 +41,7 @@ from ..simulation import (
     check_step,
 )
 from ..simulation.choice import check_count, check_fraction
+from ..solver_counts import contact_stats
 from ..stability import StabilityEstimate
 from ..state import State
 from . import schemes as S
@@ -127,12 +122,7 @@ class GeneralizedSimulation(Simulation):
         ``impacts`` (steps with ``P_N > 0`` so far), ``solves``/``iterations``/
         ``max_iterations`` of the contact solve (1 iteration for a closed form, Newton
         iterations on ``(u, P)`` otherwise) and ``penetration`` (largest ``−g_N`` seen)."""
-        st = self._stats
-        return {"contacts": float(st[IS_CONTACTS]), "percussions": float(st[IS_PERCUSSIONS]),
-                "impacts": float(st[IS_IMPACTS]), "solves": float(st[IS_CONTACT_SOLVES]),
-                "iterations": float(st[IS_CONTACT_ITERATIONS]),
-                "max_iterations": float(st[IS_CONTACT_MAX]),
-                "penetration": float(st[IS_PENETRATION])}
+        return contact_stats(self._stats, mean=False)
 
     @property
     def tolerance(self) -> float:
@@ -180,20 +170,28 @@ class GeneralizedSimulation(Simulation):
         return (float(self.energy.sum()) - self.e_ref) / self.e_scale
 
     # ------------------------------------------------------------------ control
+    def _renode(self, attr: str, value: Any) -> Any:
+        """Set ``attr`` (the scheme or the step) to ``value`` and re-derive the scheme's
+        variables at the current node ``(q_k, v_k)``; the old value, returned, is put
+        back where that fails (nothing changed: the state and the setting are the old
+        ones)."""
+        q, v = self.node
+        old = getattr(self, attr)
+        setattr(self, attr, value)
+        try:
+            self._set_node(q[0], q[1], v[0], v[1], self._s[4])
+        except SimulationError:
+            setattr(self, attr, old)
+            raise
+        return old
+
     def set_integrator(self, name: str) -> None:
         """Switch scheme at the current node: ``(q_k, v_k)`` carries over, the new
         scheme's velocity variable is derived from it (:func:`.schemes.to_internal`)."""
         info = self._check_integrator(name)
         self._check_h(self.h, info)
         if info.name != self._integrator.name:
-            q, v = self.node
-            old = self._integrator
-            self._integrator = info
-            try:
-                self._set_node(q[0], q[1], v[0], v[1], self._s[4])
-            except SimulationError:
-                self._integrator = old
-                raise
+            old = self._renode("_integrator", info)
             self.events.append(Event(self.step_index, self.t, "integrator", old.name,
                                      info.name))
 
@@ -202,14 +200,7 @@ class GeneralizedSimulation(Simulation):
         re-derived for the new step so that the node velocity is unchanged)."""
         h = self._check_h(h, self._integrator)
         if h != self.h:
-            q, v = self.node
-            old = self.h
-            self.h = h
-            try:
-                self._set_node(q[0], q[1], v[0], v[1], self._s[4])
-            except SimulationError:
-                self.h = old  # nothing changed: the state and the step are the old ones
-                raise
+            old = self._renode("h", h)
             self.events.append(Event(self.step_index, self.t, "h", f"{old:g}", f"{h:g}"))
             self._t_base, self._step_base = self.t, self.step_index
 

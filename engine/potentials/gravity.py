@@ -22,10 +22,9 @@ def pivot_gravity(q, mg, r0, r1, r2, RM, energy):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def uniform_gravity(x, m, g, e0, e1, e2, F, energy):
-    """``U = -Σ m_i g (ê·x_i)`` (zero on the plane ``ê·x = 0``), ``F_i = m_i g ê``, no
-    moment (the field acts at the centres of mass); ``ê`` is the unit direction in which
-    gravity pulls (``ê = -e₃``: ``U = Σ m_i g z_i``)."""
+def gravity_sum(x, m, g, e0, e1, e2, F):
+    """``F_i += m_i g ê`` on every body of the views ``x, m, F`` (all bodies, or a chunk's
+    for ``engine.parallel``); returns their ``Σ m_i (ê·x_i)``."""
     e = 0.0
     for i in range(x.shape[0]):
         e += m[i] * (e0 * x[i, 0] + e1 * x[i, 1] + e2 * x[i, 2])
@@ -33,4 +32,12 @@ def uniform_gravity(x, m, g, e0, e1, e2, F, energy):
         F[i, 0] += f * e0
         F[i, 1] += f * e1
         F[i, 2] += f * e2
-    energy[E_GRAVITY] -= g * e
+    return e
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def uniform_gravity(x, m, g, e0, e1, e2, F, energy):
+    """``U = -Σ m_i g (ê·x_i)`` (zero on the plane ``ê·x = 0``), ``F_i = m_i g ê``, no
+    moment (the field acts at the centres of mass); ``ê`` is the unit direction in which
+    gravity pulls (``ê = -e₃``: ``U = Σ m_i g z_i``)."""
+    energy[E_GRAVITY] -= g * gravity_sum(x, m, g, e0, e1, e2, F)

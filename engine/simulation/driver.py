@@ -32,22 +32,13 @@ from ..layout import (
     IP_CONTACT_TOL,
     IP_PHI,
     IP_TOL,
-    IS_CONTACT_ITERATIONS,
-    IS_CONTACT_MAX,
-    IS_CONTACT_SOLVES,
-    IS_CONTACTS,
-    IS_IMPACTS,
-    IS_ITERATIONS,
-    IS_MAX,
-    IS_PENETRATION,
-    IS_PERCUSSIONS,
-    IS_SOLVES,
     N_ENERGY,
     OK,
 )
 from ..models.base import Model
 from ..neighbours import forget_grid
 from ..rotations import quat_to_matrix
+from ..solver_counts import contact_stats, iteration_stats
 from ..stability import StabilityEstimate, accuracy_guide, estimate_stability
 from ..state import State
 from .choice import SimulationError, check_count, check_fraction, check_step, integrator_for
@@ -195,11 +186,7 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         :meth:`reset_iteration_stats`): ``solves`` (Newton: body-steps; fixed point:
         steps; a generalized model: steps of its smooth solves), ``iterations`` (total),
         ``mean`` and ``max`` per solve."""
-        st = self._statistics
-        solves = float(st[IS_SOLVES])
-        return {"solves": solves, "iterations": float(st[IS_ITERATIONS]),
-                "mean": float(st[IS_ITERATIONS]) / solves if solves else 0.0,
-                "max": float(st[IS_MAX])}
+        return iteration_stats(self._statistics)
 
     def reset_iteration_stats(self) -> None:
         self._statistics[:] = 0.0
@@ -211,14 +198,7 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         ``P_N > 0``, in total), the percussion solver's ``solves``, ``iterations``
         (sweeps), ``mean`` and ``max_iterations``, and the largest ``penetration``
         ``−g_N`` seen."""
-        st = self._work[6]
-        solves = float(st[IS_CONTACT_SOLVES])
-        return {"contacts": float(st[IS_CONTACTS]), "percussions": float(st[IS_PERCUSSIONS]),
-                "impacts": float(st[IS_IMPACTS]), "solves": solves,
-                "iterations": float(st[IS_CONTACT_ITERATIONS]),
-                "mean": float(st[IS_CONTACT_ITERATIONS]) / solves if solves else 0.0,
-                "max_iterations": float(st[IS_CONTACT_MAX]),
-                "penetration": float(st[IS_PENETRATION])}
+        return contact_stats(self._work[6])
 
     @property
     def contact_tolerance(self) -> float:
