@@ -221,3 +221,28 @@ def test_the_table_gives_the_bits_of_the_global_constants_in_parallel():
     assert ff.arrays[-1][LARGE] == 0 and ff.arrays[-1][BOND_TYPES] == 0
     for a, b in zip(_forces(glob), _forces(tab), strict=True):
         assert np.array_equal(a, b)
+
+
+def test_the_stability_estimate_reads_each_bonds_coefficients():
+    """``engine.stability``: the table of the global constants gives their rows bit for
+    bit; a stiffer type 2 raises the rows of its spheres, and only theirs."""
+    from engine.stability import stiffness_rows
+
+    def rows(m):
+        s = m.initial_state
+        r, k = np.zeros((m.n_bodies, 2)), np.zeros((m.n_bodies, 2), dtype=np.int64)
+        stiffness_rows(s.x, s.v, s.q, s.omega, m.forcefield.arrays, r, k)
+        return r
+
+    glob = _model({"1": K1, "2": K1})
+    tab = _model({"1": K1, "2": K2})
+    ff = tab.forcefield
+    table = ff.bond_k.copy()
+    ff.set_bond_coefficients(np.tile(K1, (ff.bonds.shape[0], 1)))
+    assert np.array_equal(rows(glob), rows(tab))
+    ff.set_bond_coefficients(table)
+    touched = np.zeros(tab.n_bodies, dtype=bool)
+    touched[ff.bonds[np.all(table == K2, axis=1)].ravel()] = True
+    r1, r2 = rows(glob), rows(tab)
+    assert np.array_equal(r1[~touched], r2[~touched])
+    assert (r2[touched, 0] > r1[touched, 0]).all()
