@@ -3,9 +3,11 @@
 docs/scenarios.md "Assemblies").
 
 The scenario reads the CSVs (``bodies = "…-bodies.csv"``, ``bonds = "…-bonds.csv"``), so
-it runs without the data file.  A bond type gets the torus's binder constants (k_bend
-10, k_axial 200, k_shear 200) in ``[bond_types]`` — LAMMPS's bond coefficients are not
-those of the B&G binder law — and the command says so in one line.  No walls and no
+it runs without the data file.  A bond type gets the binder coefficients the data file
+carries in its ``# rrp bond_type`` header comments (written by ``rrp convert --to
+lammps``: issue #35 item 1), else the torus's binder constants (k_bend 10, k_axial 200,
+k_shear 200) in ``[bond_types]`` — LAMMPS's bond coefficients are not those of the B&G
+binder law — and the command says so in one line.  No walls and no
 gravity unless the scenario is edited to ask for them.
 
 Only argparse at import: the engine is imported when the command runs.
@@ -75,14 +77,19 @@ def cmd_import(args: argparse.Namespace) -> int:
              'model = "assembly"', f'bodies = "{bodies_csv.name}"',
              f'bonds = "{bonds_csv.name}"', "", "[parameters]",
              "gravity = [0.0, 0.0, 0.0]", ""]
+    missing = [t for t in types if str(t) not in d.bond_coeffs]
     for t in types:
-        lines += [f"[bond_types.{t}]"] + [f"{k} = {v!r}" for k, v in TORUS_BINDER.items()]
+        k = d.bond_coeffs.get(str(t))  # (written by rrp convert --to lammps: issue #35)
+        vals = TORUS_BINDER if k is None else dict(zip(TORUS_BINDER, k, strict=True))
+        lines += [f"[bond_types.{t}]"] + [f"{key} = {v!r}" for key, v in vals.items()]
         lines.append("")
+    if not missing:
+        lines[1] = "# Bond coefficients: those the data file carries (edit [bond_types]); no walls"
     out.write_text("\n".join(lines), encoding="utf-8")
-    if not args.quiet:
+    if not args.quiet and missing:
         print(f"rrp: note: {Path(args.data_file).name} gives no binder coefficients: bond "
-              f"type{'s' * (len(types) != 1)} {', '.join(map(str, types))} take the torus's "
-              "k_bend 10, k_axial 200, k_shear 200 (edit [bond_types] in "
+              f"type{'s' * (len(missing) != 1)} {', '.join(map(str, missing))} take the "
+              "torus's k_bend 10, k_axial 200, k_shear 200 (edit [bond_types] in "
               f"{out.name})", file=sys.stderr)
         print(f"wrote {out} with {bodies_csv.name} ({n} spheres) and {bonds_csv.name} "
               f"({d.bonds.shape[0]} bonds)")

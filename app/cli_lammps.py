@@ -55,14 +55,16 @@ def convert_lammps(args: argparse.Namespace) -> int:
                          f"torus, tori-pile), not {model_name!r}")
     if model_name == "assembly" and "mu" not in params:
         params["mu"] = 0.0
-    groups, btype = _groups_and_types(model_name, params, m.shape[0], bonds.shape[0])
+    groups, btype, coeffs = _groups_and_types(model_name, params, m.shape[0], bonds.shape[0])
     out.mkdir(exist_ok=True)
     stem = run.name.removesuffix(".partial").removesuffix(".h5")
     data = out / f"{stem}.data"
     write_data(data, fr.x, D, m, fr.v, fr.omega, bonds, bond_type=btype, mol=groups,
-               title=f"RRP Studio: {run.name}, frame {k} (t = {fr.t:.17g})")
+               title=f"RRP Studio: {run.name}, frame {k} (t = {fr.t:.17g})",
+               bond_coeffs=coeffs)
     deck = out / f"in.{stem}"
-    deck.write_text(_deck(data.name, params, model_name, fr, D, m, J, bonds, btype, h),
+    deck.write_text(_deck(data.name, params, model_name, fr, D, m, J, bonds, btype, h,
+                          coeffs),
                     encoding="ascii")
     if not args.quiet:
         print(f"wrote {data} ({m.shape[0]} spheres, {bonds.shape[0]} bonds, t = {fr.t:.6g}) "
@@ -70,10 +72,14 @@ def convert_lammps(args: argparse.Namespace) -> int:
     return 0
 
 
-def _groups_and_types(model: str, params: dict[str, Any], n: int,
-                      nb: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each sphere's group and each bond's type: an assembly's own (its geometry rebuilt
-    from the parameters), the ring of each sphere and type 1 for the torus and pile."""
+def _groups_and_types(model: str, params: dict[str, Any], n: int, nb: int
+                      ) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[float, float, float]]]:
+    """Each sphere's group, each bond's type and each type's binder coefficients
+    ``(k_bend, k_axial, k_shear)``: an assembly's own (its geometry rebuilt from the
+    parameters, its ``[bond_types]``: issue #35 item 1), the ring of each sphere and
+    type 1 with the model's constants for the torus and pile."""
+    glob = (float(params.get("k_bend", 10.0)), float(params.get("k_axial", 200.0)),
+            float(params.get("k_shear", 200.0)))
     if model == "assembly":
         try:
             from engine.models.assembly import geometry_of
@@ -81,13 +87,17 @@ def _groups_and_types(model: str, params: dict[str, Any], n: int,
             geo = geometry_of(params)
             if geo.part.n == n and geo.part.bonds.shape[0] == nb:
                 t = geo.part.bond_type.astype(str)
-                ids = {s: i + 1 for i, s in enumerate(sorted(set(t.tolist()), key=_type_key))}
-                return geo.part.group.copy(), np.array([ids[s] for s in t], dtype=np.int64)
+                names = sorted(set(t.tolist()), key=_type_key)
+                ids = {s: i + 1 for i, s in enumerate(names)}
+                table = {"1": glob, **geo.bond_types}
+                coeffs = {ids[s]: tuple(map(float, table.get(s, glob))) for s in names}
+                return (geo.part.group.copy(), np.array([ids[s] for s in t], dtype=np.int64),
+                        coeffs)
         except Exception:  # (its files gone: groups 0, type 1)
             pass
-        return np.zeros(n, dtype=np.int64), np.ones(nb, dtype=np.int64)
+        return np.zeros(n, dtype=np.int64), np.ones(nb, dtype=np.int64), {1: glob}
     n_p = int(params.get("n_particles", n) or n)
-    return np.arange(n) // max(n_p, 1), np.ones(nb, dtype=np.int64)
+    return np.arange(n) // max(n_p, 1), np.ones(nb, dtype=np.int64), {1: glob}
 
 
 def _type_key(s: str) -> tuple:
@@ -118,8 +128,10 @@ def _gravity(params: dict[str, Any], model: str) -> list[float]:
 
 
 def _deck(data: str, p: dict[str, Any], model: str, fr: Any, D: np.ndarray, m: np.ndarray,
-          J: np.ndarray, bonds: np.ndarray, btype: np.ndarray, h: float) -> str:
-    """The LAMMPS input deck (the module docstring)."""
+          J: np.ndarray, bonds: np.ndarray, btype: np.ndarray, h: float,
+          coeffs: dict[int, tuple[float, float, float]] | None = None) -> str:
+    """The LAMMPS input deck (the module docstring); ``coeffs``: each bond type's
+    ``(k_bend, k_axial, k_shear)`` (default: the parameters' for every type)."""
     d_mean = float(D.mean()) if D.size else 1.0
     kpp = float(p.get("k_contact", 2100.0))
     kpw = float(p.get("k_wall", 2100.0))
@@ -170,9 +182,10 @@ def _deck(data: str, p: dict[str, Any], model: str, fr: Any, D: np.ndarray, m: n
          + " damping viscoelastic"),
         "bond_style      bpm/rotational",
     ]
-    kb, ka, ks = float(p.get("k_bend", 10.0)), float(p.get("k_axial", 200.0)), \
-        float(p.get("k_shear", 200.0))
+    glob = (float(p.get("k_bend", 10.0)), float(p.get("k_axial", 200.0)),
+            float(p.get("k_shear", 200.0)))
     for t in np.unique(btype).tolist() if btype.size else [1]:
+        kb, ka, ks = (coeffs or {}).get(int(t), glob)  # (each type its own: issue #35)
         rt = float(r0[btype == t].mean()) if r0.size else 1.0
         lines.append(f"bond_coeff      {t} {ka / rt ** 2:.10g} {ks / rt ** 2:.10g} {kb:.10g} "
                      f"{kb:.10g} 1e30 1e30 1e30 1e30 0.0 0.0 0.0 0.0")

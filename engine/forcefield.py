@@ -6,7 +6,7 @@ components*; the integrators only ever see :func:`compute_forces` and the tuple 
 arrays ``ForceField.arrays`` (``ff`` in the kernels):
 
 ``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
-inertia_inv, walls, history, bptr, bpart, family)``
+inertia_inv, walls, history, bptr, bpart, bond_k, family)``
 
 ``inertia`` and ``inertia_inv`` are the body-frame tensors ``𝕁_i`` and ``𝕁_i⁻¹``
 ``(n, 3, 3)``; ``flags[F_NONSPHERICAL]`` says whether they differ from ``J_i I`` (the
@@ -18,6 +18,8 @@ contacts with history (``flags[T_HISTORY]``, ``engine.potentials.friction``); em
 otherwise.  ``bptr``, ``bpart``: each body's bonded partners (CSR, from ``bonds``),
 which the neighbour list leaves out when the model has penalty contacts, the binder
 kernel adding their Hertz contact (``engine.neighbours.excluded_partners``).
+``bond_k`` ``(nb, 3)``: each bond's own ``(K^m, K^a, K^s)`` (bond types of different
+coefficients, issue #35 item 1), or empty: every bond takes ``fp[P_K_BEND]``, … .
 ``family``: which terms the force field can have, as a *type* (``engine.specialize``):
 every kernel is compiled for the terms of the model it runs, not for all of them.
 
@@ -101,7 +103,7 @@ from .potentials.friction import (
     new_history,
 )
 from .potentials.gravity import pivot_gravity, uniform_gravity
-from .specialize import LARGE, family_holds, family_marker, gated
+from .specialize import LARGE, binder_k, family_holds, family_marker, gated
 
 
 @njit(nogil=True, cache=True)
@@ -161,8 +163,8 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
         gated(ff, T_PIVOT_GRAVITY, None, pivot_gravity, q, fp[P_MG], fp[P_RHO0],
               fp[P_RHO0 + 1], fp[P_RHO0 + 2], RM, energy)
     if flags[T_BONDS]:  # (with the bonded spheres' contact, which the list leaves out)
-        st = gated(ff, T_BONDS, OK, binder_bonds_ws, x, q, D, bonds, bond_ref, fp[P_K_BEND],
-                   fp[P_K_AXIAL], fp[P_K_SHEAR],
+        st = gated(ff, T_BONDS, OK, binder_bonds_ws, x, q, D, bonds, bond_ref,
+                   binder_k(ff, fp[P_K_BEND]), fp[P_K_AXIAL], fp[P_K_SHEAR],
                    fp[P_K_CONTACT] if binder_adds_contact(ff) else 0.0, F, RM, energy, ws[0])
         if st != OK:
             return st
@@ -228,6 +230,7 @@ class ForceField:
     inertia: np.ndarray | None = None
     walls: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     history: tuple = field(default_factory=lambda: new_history(0))
+    bond_k: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
 
     def __post_init__(self) -> None:
         n = self.m.shape[0]
@@ -251,6 +254,29 @@ class ForceField:
                                 atol=1e-15 * max(1.0, float(self.J.max(initial=0.0))))
         self.flags[F_NONSPHERICAL] = 0 if spherical else 1
         self.walls = np.ascontiguousarray(self.walls, dtype=np.float64).reshape(-1, 4)
+        self.bond_k = np.ascontiguousarray(self.bond_k, dtype=np.float64).reshape(-1, 3)
+
+    def set_bond_coefficients(self, k: np.ndarray | None) -> None:
+        """Give every bond its own binder coefficients ``k (nb, 3) = (K^m, K^a, K^s)``
+        (bond types of different coefficients, issue #35 item 1): the kernels then read
+        them instead of ``fp[P_K_BEND]``, ``fp[P_K_AXIAL]``, ``fp[P_K_SHEAR]`` (another
+        family, ``engine.specialize.BOND_TYPES``).  ``None``: the global ones again."""
+        if k is None:
+            self.bond_k = np.zeros((0, 3))
+            return
+        k = np.ascontiguousarray(k, dtype=np.float64)
+        if k.shape != (self.bonds.shape[0], 3):
+            raise ValueError(f"bond coefficients of shape {k.shape}, expected "
+                             f"({self.bonds.shape[0]}, 3): one row (k_bend, k_axial, "
+                             "k_shear) a bond")
+        if not (np.all(np.isfinite(k)) and np.all(k >= 0.0)):
+            raise ValueError("bond coefficients must be finite numbers >= 0")
+        self.bond_k = k
+
+    @property
+    def per_bond(self) -> bool:
+        """Whether the bonds carry their own coefficients (:meth:`set_bond_coefficients`)."""
+        return bool(self.bond_k.shape[0]) and bool(self.bonds.shape[0])
 
     @property
     def n_bodies(self) -> int:
@@ -261,8 +287,8 @@ class ForceField:
         """The tuple ``ff`` passed to the kernels."""
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
                 self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv,
-                self.walls, self.history, *self.bonded,
-                family_marker(self.flags, self.n_bodies))
+                self.walls, self.history, *self.bonded, self.bond_k,
+                family_marker(self.flags, self.n_bodies, self.per_bond))
 
     @property
     def bonded(self) -> tuple[np.ndarray, np.ndarray]:

@@ -2,7 +2,7 @@
 
 A *force field* is a tuple of plain arrays (see :class:`engine.forcefield.ForceField`):
 ``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
-inertia_inv, walls, history, bptr, bpart)``.  The indices
+inertia_inv, walls, history, bptr, bpart, bond_k, family)``.  The indices
 below name the slots of ``flags`` (which terms are active), ``fp`` (their scalar
 parameters) and of the energy-component vector every kernel fills.
 """

@@ -94,9 +94,12 @@ from .potentials.binder import (
     _evaluate_block,
     add_to_first_end,
     add_to_second_end,
+    bend_of,
     bond_run,
     bond_theta,
+    coefficients_fit,
     gather_bond,
+    gather_coefficients,
 )
 from .potentials.contact import wall_contacts_range
 from .potentials.friction import (
@@ -108,7 +111,7 @@ from .potentials.friction import (
     store_trial,
 )
 from .potentials.gravity import gravity_sum
-from .specialize import PARALLEL_MIN_BODIES, gated, unless
+from .specialize import PARALLEL_MIN_BODIES, binder_k, gated, unless
 
 PARALLEL_MIN_UPDATE = 32768
 """Models with at least this many bodies also update their bodies (velocity-Verlet
@@ -328,7 +331,7 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
     nb = 0
     if flags[T_BONDS]:
         nb = bonds.shape[0]
-        if bond_ref.shape[0] < nb:
+        if bond_ref.shape[0] < nb or not coefficients_fit(binder_k(ff, fp[P_K_BEND]), nb):
             return NOT_PARALLEL
         if hdr[_H_BONDS_VALID] == 0:
             _bond_lists(bonds, par[9], par[4], par[5])
@@ -341,7 +344,8 @@ def parallel_forces_ws(x, q, ff, F, RM, energy, ws):
                         and hist[5].shape[1] == 4 and hist[6].shape[0] == n):
         return NOT_PARALLEL  # (the serial kernel reports the shape error)
     kcb = fp[P_K_CONTACT] if binder_adds_contact(ff) else 0.0  # bonded spheres' contact
-    args = (x, q, m, D, nb, bonds, bond_ref, fp[P_K_BEND], fp[P_K_AXIAL], fp[P_K_SHEAR], kcb,
+    kbend = binder_k(ff, fp[P_K_BEND])  # (or the bonds' own: issue #35 item 1)
+    args = (x, q, m, D, nb, bonds, bond_ref, kbend, fp[P_K_AXIAL], fp[P_K_SHEAR], kcb,
             par[9], par[4], par[5], par[6], n_pairs, nl_pairs, par[1], par[2], par[3],
             fp[P_K_CONTACT], ff[12], nw, fp[P_K_WALL], g, fp[P_G_DIR], fp[P_G_DIR + 1],
             fp[P_G_DIR + 2], fp[P_K_TANGENT], fp[P_MU], fp[P_DAMPING], hist, F, RM, par[7])
@@ -413,20 +417,22 @@ def _bonds_of_chunk(i0, i1, x, q, D, bonds, bond_ref, k_bend, k_axial, k_shear, 
         for b in range(count):
             bb = cbonds[start + b]
             gather_bond(w, b, x, q, D, bond_ref, bonds[bb, 0], bonds[bb, 1], bb)
+            gather_coefficients(w, b, k_bend, bb)
         _evaluate_block(w, count, k_bend, k_axial, k_shear, k_contact)
         for b in range(count):
             bb = cbonds[start + b]
             i = bonds[bb, 0]
             j = bonds[bb, 1]
             t0, t1, t2 = bond_theta(w, b)
+            kb = bend_of(w, b, k_bend)
             if i0 <= i < i1:
-                add_to_first_end(w, b, t0, t1, t2, k_bend, F, RM, i)
-                e_bend += 0.5 * k_bend * (t0 * t0 + t1 * t1 + t2 * t2)
+                add_to_first_end(w, b, t0, t1, t2, kb, F, RM, i)
+                e_bend += 0.5 * kb * (t0 * t0 + t1 * t1 + t2 * t2)
                 e_axial += w[_EA + b]
                 e_shear += w[_ES + b]
                 e_contact += w[_EC + b]
             if i0 <= j < i1:
-                add_to_second_end(w, b, t0, t1, t2, k_bend, F, RM, j)
+                add_to_second_end(w, b, t0, t1, t2, kb, F, RM, j)
     return e_bend, e_axial, e_shear, e_contact
 
 

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import overload
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic, overload
 
 from .layout import F_NONSPHERICAL, N_TERMS, T_BONDS, T_CONTACT, T_HISTORY, T_WALL
 
@@ -52,10 +53,17 @@ CELLS = N_TERMS + 1
 :data:`SMALL_LIST_MAX` bodies; a smaller model tests all its pairs
 (``engine.neighbours.ensure_all_pairs_ws``), whose kernel compiles in a fraction of the
 time."""
-N_FAMILY = N_TERMS + 2
+BOND_TYPES = N_TERMS + 2
+"""Family slot: the binder's bonds carry their own coefficients ``ff[BOND_K] (nb, 3) =
+(K^m, K^a, K^s)`` (bond types of different coefficients, issue #35 item 1); absent, the
+kernels take the global ``fp[P_K_BEND]``, ``fp[P_K_AXIAL]``, ``fp[P_K_SHEAR]`` and
+compile as before this slot existed (:func:`binder_k`)."""
+N_FAMILY = N_TERMS + 3
+BOND_K = 16
+"""The slot of ``ff`` holding the per-bond coefficients ``(nb, 3)`` (empty: none)."""
 
 
-GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE, CELLS)
+GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE, CELLS, BOND_TYPES)
 """The slots that make a family: the terms whose kernels are large enough to be worth
 leaving out (the binder, the neighbour list and contacts, friction, the rigid-body RK4,
 the parallel kernels, the cell list).  The others (the pendulum's and the dumbbells'
@@ -66,13 +74,15 @@ without it (fewer families, fewer compiles).  Gating the dumbbells' gravity too 
 compiled without that branch: measured, not understood; BENCHMARKS.md)."""
 
 
-def family_marker(flags: np.ndarray, n_bodies: int) -> tuple:
+def family_marker(flags: np.ndarray, n_bodies: int, per_bond: bool = False) -> tuple:
     """The family slot of ``ff``: ``None`` for each gated slot (:data:`GATED`) that is
     off (a flag not set, fewer than ``PARALLEL_MIN_BODIES`` bodies for ``LARGE``, no
-    contacts or at most ``SMALL_LIST_MAX`` bodies for ``CELLS``), ``0`` for the rest."""
+    contacts or at most ``SMALL_LIST_MAX`` bodies for ``CELLS``, no per-bond
+    coefficients for ``BOND_TYPES``), ``0`` for the rest."""
     on = [bool(f) for f in flags[:N_TERMS]] + [
         n_bodies >= PARALLEL_MIN_BODIES,
-        bool(flags[T_CONTACT]) and n_bodies > SMALL_LIST_MAX]
+        bool(flags[T_CONTACT]) and n_bodies > SMALL_LIST_MAX,
+        bool(per_bond) and bool(flags[T_BONDS])]
     return tuple(0 if on[k] or k not in GATED else None for k in range(N_FAMILY))
 
 
@@ -152,3 +162,26 @@ def _family_holds(ff):
                 return False
         return True
     return impl
+
+
+
+@intrinsic
+def binder_k(typingctx, ff, k_global):
+    """The binder's bending coefficient as the kernels take it (jitted code only):
+    ``k_global`` (``fp[P_K_BEND]``, a float), or, for a family with
+    :data:`BOND_TYPES`, the per-bond table ``ff[BOND_K]`` ``(nb, 3)``, whose type then
+    selects the per-bond reads of ``engine.potentials.binder`` (issue #35 item 1).
+    Resolved while typing; an intrinsic, not an overload, because a kernel compiled
+    with ``_nrt=False`` may not call a function that returns an array."""
+    if _present(ff, BOND_TYPES):
+        out = ff.types[BOND_K]
+
+        def codegen(context, builder, sig, args):
+            return impl_ret_borrowed(context, builder, out,
+                                     builder.extract_value(args[0], BOND_K))
+    else:
+        out = k_global
+
+        def codegen(context, builder, sig, args):
+            return args[1]
+    return out(ff, k_global), codegen

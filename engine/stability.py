@@ -42,7 +42,9 @@ from numba import njit
 
 from . import layout as L  # (parameter slots and term flags)
 from .neighbours import binder_adds_contact
+from .potentials.binder import bond_coefficients
 from .rotations import quat_rotate_t
+from .specialize import binder_k
 
 # which interaction sets the limit
 K_NONE = 0
@@ -93,7 +95,9 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
         ka = fp[L.P_K_AXIAL]
         ks = fp[L.P_K_SHEAR]
         kb = fp[L.P_K_BEND]
+        ktab = binder_k(ff, kb)  # (the per-bond coefficients of bond types: issue #35 item 1)
         for b in range(bonds.shape[0]):
+            ka, ks, kb = bond_coefficients(ktab, b, ka, ks, kb)
             i = bonds[b, 0]
             j = bonds[b, 1]
             d0 = x[i, 0] - x[j, 0]

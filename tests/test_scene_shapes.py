@@ -83,3 +83,25 @@ def test_the_box_of_the_tori_pile_is_drawn_from_its_walls():
     torus = MODELS["torus"].make({})
     assert BodyScene._walls_box(SimpleNamespace(model=torus, diameter=torus.bodies.D,
                                                 _centres=torus.initial_state.x)) is None
+
+
+def test_every_wall_of_an_assembly_is_drawn(plotter):
+    """An assembly's walls that do not make a box are each drawn as a plane (issue #35:
+    before, only the first was), and the camera frames them all."""
+    from engine.models import builders
+    from engine.models.assembly import model_of
+
+    part = builders.chain(4, 0.5, start=(0.0, 0.0, 1.0))
+    walls = [((0.0, 0.0, 0.0), (0.0, 0.0, 1.0)), ((3.0, 0.0, 0.0), (-1.0, 0.0, 1.0)),
+             ((-2.0, 0.0, 0.0), (1.0, 0.0, 1.0))]
+    model = model_of([part], walls=walls)
+    scene = BodyScene(plotter, model)
+    names = set(plotter.actors)
+    assert {"rrp-wall", "rrp-wall-1", "rrp-wall-2"} <= names and "rrp-box" not in names
+    assert scene._wall_bounds.shape == (12, 3)
+    for k, (_, normal) in enumerate(walls[1:], start=1):
+        pts = np.asarray(plotter.actors[f"rrp-wall-{k}"].GetMapper().GetInput().GetPoints()
+                         .GetData())
+        n = np.asarray(normal) / np.linalg.norm(normal)
+        c = float(n @ np.asarray(walls[k][0]))
+        np.testing.assert_allclose(pts @ n, c, atol=1e-9)  # in the wall's plane

@@ -1,5 +1,5 @@
 """What the 3D scene draws besides the bodies (issue #34: split out of ``app.scene``):
-the wall (or a planar model's slab, a box's edges), the pendulum's pivot, rod or
+the walls (or a planar model's slab, a box's edges), the pendulum's pivot, rod or
 spring and the trail of its bob, the rods of multi-sphere bodies, the inspected body's
 cage and the ghosts of compared runs.  A mixin of :class:`app.scene.BodyScene`, whose
 ``__init__`` sets the attributes it reads."""
@@ -34,10 +34,11 @@ class SceneDecorations:
     """The wall, pendulum parts, rods, trail, highlight and ghosts of
     :class:`~app.scene.BodyScene` (a mixin)."""
 
-    def _wall_corners(self) -> np.ndarray:
-        """Corners ``(4, 3)`` of the drawn wall: a rectangle in the plane ``n·x = x_w``,
-        upright (its second side along the part of e₃ in the plane), sized to the bodies."""
-        normal, x_w = self.model.wall
+    def _wall_corners(self, wall: tuple | None = None) -> np.ndarray:
+        """Corners ``(4, 3)`` of the drawn wall (default the model's first): a rectangle
+        in the plane ``n·x = x_w``, upright (its second side along the part of e₃ in the
+        plane), sized to the bodies."""
+        normal, x_w = self.model.wall if wall is None else wall
         nrm = np.asarray(normal, float) / np.linalg.norm(normal)
         c = self._centres
         mid = c.mean(axis=0)
@@ -139,6 +140,19 @@ class SceneDecorations:
             self.plotter.add_mesh(pv.Box(bounds=box).outline(), color="#5d6f88",
                                   line_width=1.5, name="rrp-box", reset_camera=False,
                                   lighting=False)
+            return
+        # any other walls (an assembly's, issue #35): each its own plane, as the first
+        bounds = [corners]
+        for k, wall in enumerate((getattr(self.model, "walls", None) or [])[1:], start=1):
+            c = self._wall_corners(wall)
+            bounds.append(c)
+            self.plotter.add_mesh(pv.PolyData(c, faces=[4, 3, 2, 1, 0]), color=WALL_COLOUR,
+                                  name=f"rrp-wall-{k}", reset_camera=False, lighting=False,
+                                  culling="back")
+            self.plotter.add_mesh(pv.PolyData(c, lines=[5, 0, 1, 2, 3, 0]), color="#5d6f88",
+                                  line_width=1.5, name=f"rrp-wall-edge-{k}",
+                                  reset_camera=False, lighting=False)
+        self._wall_bounds = np.concatenate(bounds)
 
     def _walls_box(self) -> tuple[float, ...] | None:
         """``(x0, x1, y0, y1, z0, z1)`` of the box that axis-aligned walls ``n·x ≥ c``

@@ -73,6 +73,11 @@ class SpheresImpl:
         if extra:
             raise EnergySteppingError(f"energy-stepping cannot terrace every term of "
                                       f"{model.name!r} (terms {extra}); use rrp-newmark")
+        if ff.per_bond:  # (bond types of different coefficients: issue #35 item 1)
+            raise EnergySteppingError(
+                f"energy-stepping takes one set of binder coefficients, but the bond types "
+                f"of {model.name!r} have different k_bend, k_axial, k_shear; use rrp-newmark "
+                "or another scheme, or give every bond type the same coefficients")
         n = model.n_bodies
         self.m = np.ascontiguousarray(ff.m, dtype=float)
         self.J = np.ascontiguousarray(ff.J, dtype=float)

@@ -18,10 +18,11 @@ as JSON, with the folder its files are read from — so a run file rebuilds the 
 from its parameters as for every model (the files must still be there).
 
 Bond types: type ``1`` has the parameters ``k_bend``, ``k_axial``, ``k_shear`` unless
-``[bond_types.1]`` gives others; every other type must be in ``[bond_types]``.  The
-kernels take one set of coefficients (today's global constants, the torus's bits): the
-types a run uses must share it; types that differ are refused in one line (per-bond
-coefficients in the kernels are left for a later issue).
+``[bond_types.1]`` gives others; every other type must be in ``[bond_types]``.  When
+the types a run uses share one set of coefficients, the kernels take it as the global
+constants (the torus's kernels and bits); when they differ, each bond gets its type's
+coefficients in the force field's per-bond table (``ForceField.set_bond_coefficients``,
+the family slot ``engine.specialize.BOND_TYPES``: issue #35 item 1).
 """
 
 from __future__ import annotations
@@ -92,22 +93,26 @@ def geometry_of(p: dict[str, Any]) -> Geometry:
     return _CACHE[key]
 
 
-def coefficients(geo: Geometry, p: dict[str, Any]) -> tuple[float, float, float]:
-    """The one set ``(k_bend, k_axial, k_shear)`` of the bond types the bonds use."""
+def coefficients(geo: Geometry, p: dict[str, Any]) -> tuple[tuple[float, float, float],
+                                                          np.ndarray | None]:
+    """The bonds' coefficients ``(k_bend, k_axial, k_shear)``: one set when every bond
+    type the bonds use has the same (the global constants: the kernels and bits of
+    before), else that of type 1 (or the first used) and the per-bond table ``(nb, 3)``
+    (issue #35 item 1: ``engine.specialize.BOND_TYPES``)."""
     table = {"1": (p["k_bend"], p["k_axial"], p["k_shear"]), **geo.bond_types}
-    used = np.unique(geo.part.bond_type.astype(str)) if geo.part.bonds.shape[0] else []
+    types = geo.part.bond_type.astype(str)
+    used = np.unique(types) if geo.part.bonds.shape[0] else []
     for t in used:
         if t not in table:
-            b = int(np.argmax(geo.part.bond_type.astype(str) == t))
+            b = int(np.argmax(types == t))
             raise AssemblyError(f"{geo.where_bond(b)}: unknown bond type {t}; add "
                                 f"[bond_types.{t}] with k_bend, k_axial, k_shear")
     sets = {table[t] for t in used}
-    if len(sets) > 1:
-        raise AssemblyError(f"bond types {', '.join(used)} have different coefficients "
-                            f"{sorted(sets)}: the binder kernels take one set per run "
-                            "(per-type coefficients are not supported yet); give every type "
-                            "the same k_bend, k_axial, k_shear")
-    return sets.pop() if sets else table["1"]
+    if len(sets) <= 1:
+        return (sets.pop() if sets else table["1"]), None
+    names, index = np.unique(types, return_inverse=True)
+    rows = np.array([table[t] for t in names], dtype=np.float64)
+    return table["1"] if "1" in used else table[str(used[0])], rows[index.reshape(-1)]
 
 
 def check_geometry(geo: Geometry, tol: float) -> None:
@@ -195,14 +200,18 @@ def conserved_of(walls: list[tuple[np.ndarray, float]], g: np.ndarray,
 
 
 def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
-                    p: dict[str, Any], k: tuple[float, float, float]) -> Model:
+                    p: dict[str, Any], k: tuple[float, float, float],
+                    per_bond: np.ndarray | None = None) -> Model:
     """The :class:`Model` of the spheres and bonds ``P`` (copied), the walls and the
-    parameters ``p``, the bonds' coefficients ``k = (k_bend, k_axial, k_shear)``."""
+    parameters ``p``, the bonds' coefficients ``k = (k_bend, k_axial, k_shear)``, or
+    each bond's own ``per_bond (nb, 3)`` when its types differ (issue #35 item 1)."""
     n = P.n
     bodies = Bodies(P.m.copy(), P.J.copy(), P.D.copy())
     x = P.x.copy()
     pk = {**p, "k_bend": k[0], "k_axial": k[1], "k_shear": k[2]}
     ff = bonded_spheres(bodies, x, P.bonds.copy(), pk)
+    if per_bond is not None:
+        ff.set_bond_coefficients(per_bond)
     hard = p["contact"] == "hard"
     if walls:
         ff.flags[T_HARD_WALL if hard else T_WALL] = 1
@@ -244,8 +253,8 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
 def build(p: dict[str, Any]) -> Model:
     geo = geometry_of(p)
     check_geometry(geo, p["overlap_tolerance"])
-    k = coefficients(geo, p)
-    return model_from_part(geo.part, geo.walls, p, k)
+    k, per_bond = coefficients(geo, p)
+    return model_from_part(geo.part, geo.walls, p, k, per_bond)
 
 
 def geometry_json(g: dict[str, Any], folder: str | Path, label: str = "assembly") -> str:
@@ -274,7 +283,7 @@ def model_of(parts: list[Part], *, walls: list[tuple[Any, Any]] = (),
     geo = Geometry(P, ws, dict(bond_types or {}), [(0, P.n, "parts", None)],
                    [(0, P.bonds.shape[0], "parts", None)])
     check_geometry(geo, p["overlap_tolerance"])
-    return model_from_part(P, ws, p, coefficients(geo, p))
+    return model_from_part(P, ws, p, *coefficients(geo, p))
 
 
 SPEC = ModelSpec("assembly", "Your own assembly of bonded spheres (issue #35)", SCHEMA, build)

@@ -245,6 +245,7 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
         p, _ = _inline_bodies(bodies, label)
         add(p, f"{label} [[bodies]]", None)
     source = g.get("source")
+    file_types: dict[str, tuple[float, float, float]] = {}
     if source is not None:
         if not isinstance(source, str):
             raise AssemblyError(f"{label}: source must name a LAMMPS data file")
@@ -257,6 +258,7 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
         p = _with(make_part(d.x, d.D, mass=d.m, inertia=J, bonds=d.bonds), d.v, d.omega,
                   d.mol)
         p.bond_type = d.bond_type.astype(str).astype(object)
+        file_types = dict(d.bond_coeffs)  # (written by rrp convert --to lammps)
         add(p, source, lambda d=d: d.lines("Atoms"), lambda d=d: d.lines("Bonds"))
         if g.get("walls_from_box"):
             g = {**g, "walls": list(g.get("walls") or []) + [
@@ -278,7 +280,7 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
         part.bonds = np.concatenate([part.bonds, bp[:, :2]])
         part.bond_type = np.concatenate([part.bond_type, bp_types(bp)])
     walls = _walls(g.get("walls") or [], label)
-    types = _bond_types(g.get("bond_types") or {}, label)
+    types = {**file_types, **_bond_types(g.get("bond_types") or {}, label)}
     return Geometry(part, walls, types, origin, bond_origin)
 
 

@@ -21,7 +21,7 @@ import io
 import math
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,8 @@ SECTIONS = ("Atoms", "Velocities", "Masses", "Bonds", "Angles", "Dihedrals", "Im
             "BondBond Coeffs", "BondAngle Coeffs", "MiddleBondTorsion Coeffs",
             "EndBondTorsion Coeffs", "AngleTorsion Coeffs", "AngleAngleTorsion Coeffs",
             "BondBond13 Coeffs", "AngleAngle Coeffs")
+_COEFF_RE = re.compile(r"^\s*#\s*rrp bond_type (\S+): k_bend (\S+) k_axial (\S+) "
+                       r"k_shear (\S+)\s*$")
 _SECTION_RE = re.compile(
     rb"^[ \t]*(" + b"|".join(re.escape(s.encode()) for s in SECTIONS) + rb")[ \t]*(#[^\n]*)?$",
     re.MULTILINE)
@@ -75,6 +77,10 @@ class LammpsData:
     """``(3, 2)``: ``lo, hi`` of x, y, z."""
     style: str
     n_bond_types: int
+    bond_coeffs: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    """Our binder coefficients ``(k_bend, k_axial, k_shear)`` per bond type, from the
+    header comments ``# rrp bond_type T: k_bend … k_axial … k_shear …`` that
+    :func:`write_data` writes (issue #35 item 1); empty for other files."""
 
     def lines(self, section: str) -> np.ndarray:
         """The line of each row of ``section`` (``"Atoms"``, ``"Bonds"``): the file is
@@ -254,7 +260,16 @@ def read_data(path: str | Path, *, diameter: float | None = None,
     header = buf[:head_end].decode("ascii", errors="replace").splitlines()
     counts: dict[str, int] = {}
     box = np.array([[-0.5, 0.5]] * 3)
+    coeffs: dict[str, tuple[float, float, float]] = {}
     for k, raw in enumerate(header[1:], start=2):  # (the first line is a title)
+        mc = _COEFF_RE.match(raw)
+        if mc:
+            try:
+                coeffs[mc.group(1)] = (float(mc.group(2)), float(mc.group(3)),
+                                       float(mc.group(4)))
+            except ValueError:
+                raise LammpsDataError(f"{label} line {k}: cannot read the bond coefficients "
+                                      f"{raw.strip()!r}") from None
         t = raw.split("#", 1)[0].split()
         if not t:
             continue
@@ -389,17 +404,20 @@ def read_data(path: str | Path, *, diameter: float | None = None,
         rows["Bonds"] = (b0, b1, bline + 1)
     return LammpsData(ids, x, D, m, v, omega, mol, atom_type, bonds, btype, p, rows, box,
                       style,
-                      counts.get("bond types", int(btype.max(initial=0))))
+                      counts.get("bond types", int(btype.max(initial=0))), coeffs)
 
 
 def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
                v: np.ndarray, omega: np.ndarray, bonds: np.ndarray, *,
                bond_type: np.ndarray | None = None, mol: np.ndarray | None = None,
-               title: str = "RRP Studio assembly", margin: float = 1.0) -> None:
+               title: str = "RRP Studio assembly", margin: float = 1.0,
+               bond_coeffs: dict[int, tuple[float, float, float]] | None = None) -> None:
     """Write a LAMMPS data file of atom style ``sphere/bpm`` (``mol`` = our group),
     ``Velocities`` with angular velocities and ``Bonds`` (type 1 unless given); the box
     holds the spheres with ``margin`` diameters to spare.  Numbers in 17 digits (read
-    back to the same doubles)."""
+    back to the same doubles).  ``bond_coeffs``: our binder coefficients
+    ``(k_bend, k_axial, k_shear)`` per bond type, as header comments that
+    :func:`read_data` reads back (LAMMPS ignores them)."""
     n = x.shape[0]
     bonds = np.asarray(bonds, dtype=np.int64).reshape(-1, 2)
     nb = bonds.shape[0]
@@ -411,7 +429,10 @@ def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
     hi = x.max(axis=0, initial=0.0) + pad if n else np.full(3, pad)
     ids = np.arange(1, n + 1)
     with open(path, "w", encoding="ascii") as f:
-        f.write(f"{title}\n\n{n} atoms\n1 atom types\n{nb} bonds\n"
+        f.write(f"{title}\n\n")
+        for t, (kb, ka, ks) in sorted((bond_coeffs or {}).items()):
+            f.write(f"# rrp bond_type {t}: k_bend {kb!r} k_axial {ka!r} k_shear {ks!r}\n")
+        f.write(f"{n} atoms\n1 atom types\n{nb} bonds\n"
                 f"{int(bt.max(initial=1))} bond types\n\n")
         for k, ax in enumerate("xyz"):
             f.write(f"{lo[k]:.17g} {hi[k]:.17g} {ax}lo {ax}hi\n")

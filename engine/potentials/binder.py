@@ -26,7 +26,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from ..layout import E_AXIAL, E_BENDING, E_CONTACT, E_SHEAR, ERR_SHAPE, OK
 from ..rotations import (
@@ -36,7 +37,7 @@ from ..rotations import (
     quat_rotate_t,
 )
 
-BLOCK = 32  # bonds per block: the scratch block (31 rows of BLOCK doubles) stays in L1
+BLOCK = 32  # bonds per block: the scratch block (34 rows of BLOCK doubles) stays in L1
 # rows of the scratch block: inputs (gather) ...
 _QI = 0 * BLOCK  # q_i, 4 rows
 _QJ = 4 * BLOCK  # q_j, 4 rows
@@ -51,8 +52,109 @@ _TH = 25 * BLOCK  # θ_ij, 3 rows (NaN: beyond the polynomial, see scatter)
 _EA = 28 * BLOCK  # axial energy
 _ES = 29 * BLOCK  # shear energy
 _EC = 30 * BLOCK  # contact energy
-_ROWS = 31
+# ... and, for bonds with their own coefficients (issue #35 item 1), (K^m, K^a, K^s)
+_KB = 31 * BLOCK
+_KA = 32 * BLOCK
+_KS = 33 * BLOCK
+_ROWS = 34
 SCRATCH_SIZE = _ROWS * BLOCK
+
+
+# Bond types of different coefficients (issue #35 item 1).  The kernels below take
+# ``k_bend`` either as the global coefficient (a float: every bond alike, the code and the
+# bits of before) or as the per-bond table ``(nb, 3) = (K^m, K^a, K^s)``
+# (``engine.specialize.binder_k``); then ``k_axial`` and ``k_shear`` are ignored and each
+# bond's coefficients are gathered into the rows ``_KB``, ``_KA``, ``_KS`` of the block.
+# The three helpers are resolved while typing, by the type of ``k_bend``.
+_HELPER_OPTIONS = {"forceinline": True, "_nrt": False, "nogil": True, "error_model": "numpy"}
+
+
+def gather_coefficients(w, b, k_bend, bb):
+    """Per-bond table: its row ``bb`` into column ``b`` of the block; global: nothing."""
+    raise NotImplementedError("resolved by Numba inside jitted kernels")
+
+
+def axial_shear_of(w, b, k_bend, k_axial, k_shear):
+    """``(K^a, K^s)`` of column ``b``: the gathered ones, or the global ones."""
+    raise NotImplementedError("resolved by Numba inside jitted kernels")
+
+
+def bend_of(w, b, k_bend):
+    """``K^m`` of column ``b``: the gathered one, or the global one."""
+    raise NotImplementedError("resolved by Numba inside jitted kernels")
+
+
+def coefficients_fit(k_bend, nb):
+    """Whether ``k_bend`` is a float, or a table of at least ``nb`` rows of 3."""
+    raise NotImplementedError("resolved by Numba inside jitted kernels")
+
+
+@overload(coefficients_fit, jit_options=_HELPER_OPTIONS)
+def _coefficients_fit(k_bend, nb):
+    if isinstance(k_bend, types.Array):
+        def table(k_bend, nb):
+            return k_bend.ndim == 2 and k_bend.shape[0] >= nb and k_bend.shape[1] == 3
+        return table
+
+    def one(k_bend, nb):
+        return True
+    return one
+
+
+def bond_coefficients(k_bend, bb, k_axial, k_shear, k_global):
+    """``(K^a, K^s, K^m)`` of bond ``bb``: row ``bb`` of the per-bond table ``k_bend``,
+    or, when ``k_bend`` is the global float, ``(k_axial, k_shear, k_global)``."""
+    raise NotImplementedError("resolved by Numba inside jitted kernels")
+
+
+@overload(bond_coefficients, jit_options=_HELPER_OPTIONS)
+def _bond_coefficients(k_bend, bb, k_axial, k_shear, k_global):
+    if isinstance(k_bend, types.Array):
+        def table(k_bend, bb, k_axial, k_shear, k_global):
+            return k_bend[bb, 1], k_bend[bb, 2], k_bend[bb, 0]
+        return table
+
+    def one(k_bend, bb, k_axial, k_shear, k_global):
+        return k_axial, k_shear, k_global
+    return one
+
+
+@overload(gather_coefficients, jit_options=_HELPER_OPTIONS)
+def _gather_coefficients(w, b, k_bend, bb):
+    if isinstance(k_bend, types.Array):
+        def table(w, b, k_bend, bb):
+            w[_KB + b] = k_bend[bb, 0]
+            w[_KA + b] = k_bend[bb, 1]
+            w[_KS + b] = k_bend[bb, 2]
+        return table
+
+    def one(w, b, k_bend, bb):
+        pass
+    return one
+
+
+@overload(axial_shear_of, jit_options=_HELPER_OPTIONS)
+def _axial_shear_of(w, b, k_bend, k_axial, k_shear):
+    if isinstance(k_bend, types.Array):
+        def table(w, b, k_bend, k_axial, k_shear):
+            return w[_KA + b], w[_KS + b]
+        return table
+
+    def one(w, b, k_bend, k_axial, k_shear):
+        return k_axial, k_shear
+    return one
+
+
+@overload(bend_of, jit_options=_HELPER_OPTIONS)
+def _bend_of(w, b, k_bend):
+    if isinstance(k_bend, types.Array):
+        def table(w, b, k_bend):
+            return w[_KB + b]
+        return table
+
+    def one(w, b, k_bend):
+        return k_bend
+    return one
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
@@ -63,10 +165,12 @@ def _evaluate_block(w, count, k_bend, k_axial, k_shear, k_contact):
     ``error_model="numpy"``: no zero-division branch, so the loop vectorises.  The only
     divisors are ``r0 > 0``, ``q₀`` of ``q_i ⊗ q_j*`` (its result is used only where
     ``|q_v| < q₀/2``) and ``r``: coincident bonded spheres give non-finite forces, which
-    the integrators report as a blow-up.
+    the integrators report as a blow-up.  ``k_bend`` a per-bond table: the
+    coefficients are the block's rows ``_KA``, ``_KS`` (:func:`gather_coefficients`).
     """
-    hs = 0.5 * k_shear
     for b in range(count):
+        ka, ks = axial_shear_of(w, b, k_bend, k_axial, k_shear)
+        hs = 0.5 * ks
         qi0, qi1, qi2, qi3 = w[_QI + b], w[_QI + BLOCK + b], w[_QI + 2 * BLOCK + b], \
             w[_QI + 3 * BLOCK + b]
         qj0, qj1, qj2, qj3 = w[_QJ + b], w[_QJ + BLOCK + b], w[_QJ + 2 * BLOCK + b], \
@@ -102,8 +206,8 @@ def _evaluate_block(w, count, k_bend, k_axial, k_shear, k_contact):
         n2 = d2 * inv_r
         # --- axial
         s = r / r0 - 1.0
-        w[_EA + b] = 0.5 * k_axial * s * s
-        fa = -(k_axial / r0) * s
+        w[_EA + b] = 0.5 * ka * s * s
+        fa = -(ka / r0) * s
         # --- contact: U^pp = (2/5) K^pp [1 - r/σ]₊^{5/2}, F_i = (K^pp/σ) [·]₊^{3/2} d̂
         # (B&G eqs. (56), (57); the bracket clamped, not branched on: it vectorises)
         delta = 1.0 - r / sigma
@@ -118,7 +222,7 @@ def _evaluate_block(w, count, k_bend, k_axial, k_shear, k_contact):
         cj = aj0 * n0 + aj1 * n1 + aj2 * n2
         ui = 1.0 - ci
         uj = 1.0 - cj
-        w[_ES + b] = 0.25 * k_shear * (ui * ui + uj * uj)
+        w[_ES + b] = 0.25 * ks * (ui * ui + uj * uj)
         gi = hs * ui * inv_r
         gj = hs * uj * inv_r
         w[_F + b] = fa * n0 + gi * (ai0 - ci * n0) + gj * (aj0 - cj * n0)
@@ -203,7 +307,8 @@ def bond_run(i0, i1, x, q, D, bonds, bond_ref, k_bend, k_axial, k_shear, k_conta
     """The bonds ``lo ≤ b < hi`` block by block (gather, evaluate, scatter), added to
     their ends among the bodies ``i0 ≤ · < i1`` — all of them for the serial kernel, a
     chunk's for ``engine.parallel`` (the bonds' first ends are in it); returns their
-    bending, axial, shear and contact energies, summed in bond order."""
+    bending, axial, shear and contact energies, summed in bond order.  ``k_bend``: the
+    global ``K^m`` or the per-bond table (see :func:`gather_coefficients`)."""
     e_bend = 0.0
     e_axial = 0.0
     e_shear = 0.0
@@ -218,21 +323,23 @@ def bond_run(i0, i1, x, q, D, bonds, bond_ref, k_bend, k_axial, k_shear, k_conta
         for b in range(count):
             gather_bond(w, b, x, q, D, bond_ref, bonds[start + b, 0], bonds[start + b, 1],
                         start + b)
+            gather_coefficients(w, b, k_bend, start + b)
         # --- 2. evaluate
         _evaluate_block(w, count, k_bend, k_axial, k_shear, k_contact)
         # --- 3. scatter
         for b in range(count):
             t0, t1, t2 = bond_theta(w, b)
-            e_bend += 0.5 * k_bend * (t0 * t0 + t1 * t1 + t2 * t2)
+            kb = bend_of(w, b, k_bend)
+            e_bend += 0.5 * kb * (t0 * t0 + t1 * t1 + t2 * t2)
             e_axial += w[_EA + b]
             e_shear += w[_ES + b]
             e_contact += w[_EC + b]
             i = bonds[start + b, 0]
             j = bonds[start + b, 1]
             if i0 <= i < i1:
-                add_to_first_end(w, b, t0, t1, t2, k_bend, F, RM, i)
+                add_to_first_end(w, b, t0, t1, t2, kb, F, RM, i)
             if i0 <= j < i1:
-                add_to_second_end(w, b, t0, t1, t2, k_bend, F, RM, j)
+                add_to_second_end(w, b, t0, t1, t2, kb, F, RM, j)
     return e_bend, e_axial, e_shear, e_contact
 
 
@@ -267,9 +374,11 @@ def binder_bonds_ws(x, q, D, bonds, bond_ref, k_bend, k_axial, k_shear, k_contac
     supplied: allocates nothing, cannot raise.  Returns ``OK``, or ``ERR_SHAPE`` (and
     does nothing) unless ``x``, ``F``, ``RM`` are ``(n, 3)``, ``q`` is ``(n, 4)``,
     ``bonds`` is ``(nb, 2)``, ``bond_ref`` ``(nb, 4)`` and ``w`` large enough — which
-    also tells the compiler these row lengths."""
+    also tells the compiler these row lengths (and ``k_bend``, when it is the per-bond
+    table, has a row of 3 for every bond)."""
     if not (x.shape[1] == 3 and q.shape[1] == 4 and F.shape[1] == 3 and RM.shape[1] == 3
-            and bonds.shape[1] == 2 and bond_ref.shape[1] == 4 and w.shape[0] >= SCRATCH_SIZE):
+            and bonds.shape[1] == 2 and bond_ref.shape[1] == 4 and w.shape[0] >= SCRATCH_SIZE
+            and coefficients_fit(k_bend, bonds.shape[0])):
         return ERR_SHAPE
     e_bend, e_axial, e_shear, e_contact = bond_run(0, x.shape[0], x, q, D, bonds, bond_ref,
                                                    k_bend, k_axial, k_shear, k_contact, 0,
