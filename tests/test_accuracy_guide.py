@@ -22,8 +22,9 @@ def max_energy_error(scenario: str, h: float, t_end: float) -> float:
     return float(np.abs((total - sim.e_ref) / sim.e_scale).max())
 
 
-@pytest.mark.parametrize("scenario, t_end", [("pendulum", 100.0), ("torus", 25.0),
-                                             ("torus-hard", 25.0)])
+@pytest.mark.parametrize("scenario, t_end", [("pendulum", 100.0), *(  # (the torus: slow)
+    pytest.param(s, t, marks=pytest.mark.slow)
+    for s, t in (("torus", 25.0), ("torus-hard", 25.0)))])
 def test_the_guide_step_gives_about_the_chosen_error(scenario, t_end):
     sc = load_scenario(scenario)
     sim = Simulation(sc.build_model(), sc.run.integrator, sc.run.h)

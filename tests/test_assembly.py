@@ -64,6 +64,7 @@ def test_build_ring_is_the_torus_bit_for_bit(tmp_path, torus, params, contact, m
     assert ran >= (2 if contact == "hard" else 10), ran
 
 
+@pytest.mark.slow  # (energy-stepping on the ring: docs/testing.md)
 def test_build_ring_runs_energy_stepping_as_the_torus(tmp_path):
     """Energy-stepping (event-driven, outside the fixture's matrix) on the ring: the same
     bits as on the torus, but for the sign of the zeros of Ω (the torus starts from

@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SIBLINGS = """
@@ -65,6 +67,7 @@ def test_inherited_flags_tell_a_forceinline_caller_apart():
     assert alone["error_model"] == called["error_model"] == "numpy"
 
 
+@pytest.mark.slow  # compiles into a fresh cache (docs/testing.md)
 def test_a_loop_built_on_primed_siblings_inlines_the_verlet_halves(tmp_path):
     """The kernels beside the chain built in another process (a cold ``rrp run``), then
     the Yoshida loop on the pendulum: no call to ``_before_forces`` or

@@ -384,6 +384,7 @@ def test_a_cache_is_told_to_hold_a_runs_loop_or_not(tmp_path):
     assert again.stdout.split() == ["True", "False", "False"]
 
 
+@pytest.mark.slow  # compiles into a fresh cache (docs/testing.md)
 def test_rrp_compile_builds_a_runs_kernels_once(tmp_path, monkeypatch):
     """``rrp compile SCENARIO -i NAME``: the first call compiles the run's kernels, the
     next finds them cached; a scheme that cannot drive the model, or an unknown one, is

@@ -256,6 +256,7 @@ def test_a_springs_list_ends_at_its_first_free_slot():
     assert (dense_p[1:] == -1).all()
 
 
+@pytest.mark.slow  # every sphere scheme compiled for the friction family (docs/testing.md)
 @pytest.mark.parametrize("damping", [0.0, 0.2])
 def test_every_sphere_scheme_runs_the_frictional_pile(damping):
     """Every scheme usable on the penalty pile takes it with friction (and damping):

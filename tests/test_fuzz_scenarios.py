@@ -485,7 +485,8 @@ def test_what_the_terminal_sees(outcomes, tmp_path):
     (("tori-pile", "--set", "box=1e300"), 2, "box = 1e+300 is out of range"),
     (("tori-pile", "--set", "box=1e20"), 2, "box = 1e+20 is 7.62e+19 cells"),
     (("tori-pile", "--set", "n_tori=1000000"), 2, "= 2e+07 spheres is more than 1e+07"),
-    (("tori-pile", "--set", "damping=1e12"), 0, "status: complete"),
+    pytest.param(("tori-pile", "--set", "damping=1e12"), 0, "status: complete",
+                 marks=pytest.mark.slow),  # (a whole pile run: docs/testing.md)
     (("torus-free", "--set", "k_contact=5e-324"), 2, "must be 0 or at least 1e-30"),
     (("pendulum", "--set", "mass=1" + "0" * 400), 2, "is too large for a number"),
     (("spring-pendulum", "--set", "x0=5e-324"), 2, "x0 = 5e-324 is out of range"),

@@ -42,6 +42,7 @@ def _after(model, integrator: str, steps: int, every: int = 1, **kw) -> Simulati
     return sim
 
 
+@pytest.mark.slow  # (the 10⁵-sphere pile; rrp-newmark in place stays: docs/testing.md)
 def test_the_large_pile_steps_in_place(model):
     sim = _after(model, "rrp-newmark", 0)
     ff = sim.ff.arrays
