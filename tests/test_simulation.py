@@ -204,3 +204,14 @@ def test_the_driver_package_keeps_its_names_and_shares_its_parts():
                    "_records_ahead", "_after_kernel", "_record_steps", "_what_failed",
                    "_blow_up"):
         assert shared not in own and hasattr(GeneralizedSimulation, shared), shared
+
+
+def test_a_switch_of_h_is_recorded_exactly(torus_model):
+    """The event's text gives back the step bit for bit (an export of a watched run
+    re-runs its switches from these events, issue #37 item 4); ``%g`` kept 6 digits."""
+    sim = Simulation(torus_model, "rrp-newmark", 1e-3, record_every=1)
+    sim.advance(3)
+    h = 0.000123456789012345
+    sim.set_h(h)
+    (event,) = sim.events
+    assert float(event.new) == h and float(event.old) == 1e-3

@@ -201,7 +201,8 @@ class GeneralizedSimulation(Simulation):
         h = self._check_h(h, self._integrator)
         if h != self.h:
             old = self._renode("h", h)
-            self.events.append(Event(self.step_index, self.t, "h", f"{old:g}", f"{h:g}"))
+            self.events.append(Event(self.step_index, self.t, "h", repr(float(old)),
+                                     repr(float(h))))  # (exact: an export re-runs it)
             self._t_base, self._step_base = self.t, self.step_index
 
     def warm_up(self) -> None:

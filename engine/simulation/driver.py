@@ -267,7 +267,8 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         """Change the step at the current step (validated; the state is untouched)."""
         h = self._check_h(h, self._integrator)
         if h != self.h:
-            self.events.append(Event(self.step_index, self.t, "h", f"{self.h:g}", f"{h:g}"))
+            self.events.append(Event(self.step_index, self.t, "h", repr(float(self.h)),
+                                     repr(float(h))))  # (exact: an export re-runs it)
             self.h = h
             self._t_base, self._step_base = self.t, self.step_index
             if self._stepper is not None and self._stepper.stopped_on_its_way:
