@@ -20,22 +20,20 @@ import numpy as np
 
 from engine.layout import ENERGY_NAMES, SIGNED_ENERGY
 
-from ..scene import GHOST_COLOURS
+from ..plot_style import (
+    AXIS_COLOURS,
+    DISSIPATED,
+    ENERGY_COLOURS,  # noqa: F401 (re-exported: test_export_run)
+    FALLBACK_COLOURS,  # noqa: F401
+    GAP_COLOUR,
+    GAP_LABEL,
+    LEGEND_NAMES,
+    RUN_COLOURS,
+    energy_colour,
+    light,
+    peak_decimate,
+)
 
-ENERGY_COLOURS = {
-    "translational": "#1f77b4", "rotational": "#ff7f0e", "gravity": "#8c564b",
-    "bending": "#2ca02c", "axial": "#9467bd", "shear": "#e377c2", "contact": "#d62728",
-    "wall": "#17becf", "mutual gravity": "#8c564b", "spring": "#bcbd22",
-    "dissipated": "#3a3a3a",
-}
-"""As :data:`app.gui.plots.ENERGY_COLOURS` (a test holds them equal)."""
-FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31")
-DISSIPATED = "dissipated"
-LEGEND_NAMES = {DISSIPATED: "dissipated D (impacts, friction)"}
-GAP_LABEL = "terrace gap V − V_ε"
-GAP_COLOUR = "#d62728"
-RUN_COLOURS = ("#1f77b4", *GHOST_COLOURS[:2])
-AXIS_COLOURS = ("#d62728", "#2ca02c", "#1f77b4")
 CURSOR_COLOUR = "#ffb000"
 MARKER_COLOUR = "#555555"
 TITLES = ("Energy components", "Relative energy error (E − E₀)/|E₀|",
@@ -44,33 +42,13 @@ BUCKETS = 1500
 """Most min/max pairs a curve is decimated to (as the app's plots do)."""
 
 
-def energy_colour(name: str) -> str:
-    if name in ENERGY_COLOURS:
-        return ENERGY_COLOURS[name]
-    return FALLBACK_COLOURS[sum(map(ord, name)) % len(FALLBACK_COLOURS)]
-
-
-def _light(hex_colour: str, white: float = 0.45) -> str:
-    rgb = [int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)]
-    return "#" + "".join(f"{round(c + (255 - c) * white):02x}" for c in rgb)
+_light = light
 
 
 def decimate(t: np.ndarray, y: np.ndarray, buckets: int = BUCKETS
              ) -> tuple[np.ndarray, np.ndarray]:
     """Peak decimation (the extremes of each of ``buckets`` runs of rows), as the app's."""
-    n = len(t)
-    if n <= 2 * buckets:
-        return t, y
-    starts = (np.arange(buckets) * n) // buckets
-    ends = np.append(starts[1:], n) - 1
-    with np.errstate(invalid="ignore"):
-        lo = np.fmin.reduceat(y, starts, axis=0)
-        hi = np.fmax.reduceat(y, starts, axis=0)
-    tt = np.empty(2 * buckets)
-    tt[0::2], tt[1::2] = t[starts], t[ends]
-    yy = np.empty((2 * buckets, *y.shape[1:]))
-    yy[0::2], yy[1::2] = lo, hi
-    return tt, yy
+    return peak_decimate(t, y, buckets)
 
 
 @dataclass
