@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,3 +158,21 @@ def _discard(gen, tmp: Path) -> None:
     finally:
         tmp.unlink(missing_ok=True)
 
+
+
+def _close_writer(gen) -> float:
+    """Close the ffmpeg writer (it finishes the file); returns the seconds it took."""
+    w0 = time.perf_counter()
+    gen.close()
+    return time.perf_counter() - w0
+
+
+def _close_all(bar, plotter, gen, tmp: Path) -> None:
+    """The end of an export, however it ends: the progress bar and the off-screen
+    plotter closed, then :func:`_discard` (``gen`` is ``None`` once the file is done)."""
+    try:
+        if bar is not None:
+            bar.close()
+        plotter.close()
+    finally:
+        _discard(gen, tmp)

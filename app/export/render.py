@@ -27,7 +27,8 @@ from .common import (
     MAX_FRAMES,
     ExportError,
     ExportResult,
-    _discard,
+    _close_all,
+    _close_writer,
     _writer,
     check_camera,
     check_layout,
@@ -271,16 +272,9 @@ def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: fl
                                    cursor, scene.n_ghosts))
             if bar is not None:
                 bar.update(1)
-        t0 = time.perf_counter()
-        gen.close()
-        t_encode += time.perf_counter() - t0
+        t_encode += _close_writer(gen)
         gen = None
         os.replace(tmp, out)
     finally:
-        try:
-            if bar is not None:
-                bar.close()
-            plotter.close()
-        finally:
-            _discard(gen, tmp)
+        _close_all(bar, plotter, gen, tmp)
     return frames, t_last, (t_render, t_encode)

@@ -28,8 +28,6 @@ from engine.layout import ENERGY_LABELS, ENERGY_NAMES, SIGNED_ENERGY
 from ..plot_style import (
     AXIS_COLOURS,
     DISSIPATED,
-    ENERGY_COLOURS,  # noqa: F401 (re-exported: test_export_run)
-    FALLBACK_COLOURS,  # noqa: F401
     GAP_COLOUR,
     GAP_LABEL,
     LEGEND_NAMES,
