@@ -160,14 +160,17 @@ def _discard(gen, tmp: Path) -> None:
 
 
 
-def _close_writer(gen) -> float:
-    """Close the ffmpeg writer (it finishes the file); returns the seconds it took."""
+def finish_writer(gen, tmp: Path, out: Path) -> float:
+    """Close the ffmpeg writer (it finishes the file) and rename the temporary file to
+    ``out``; returns the seconds the closing took."""
     w0 = time.perf_counter()
     gen.close()
-    return time.perf_counter() - w0
+    dt = time.perf_counter() - w0
+    os.replace(tmp, out)
+    return dt
 
 
-def _close_all(bar, plotter, gen, tmp: Path) -> None:
+def close_export(bar, plotter, gen, tmp: Path) -> None:
     """The end of an export, however it ends: the progress bar and the off-screen
     plotter closed, then :func:`_discard` (``gen`` is ``None`` once the file is done)."""
     try:

@@ -27,14 +27,14 @@ from .common import (
     MAX_FRAMES,
     ExportError,
     ExportResult,
-    _close_all,
-    _close_writer,
     _writer,
     check_camera,
     check_layout,
     check_output,
     check_size,
+    close_export,
     even_size,
+    finish_writer,
 )
 from .plots import PlotStrip, run_series
 from .track import ExportInputError, RunTrack, fmt_h, frame_count, scheme_at, schemes_at
@@ -272,9 +272,8 @@ def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: fl
                                    cursor, scene.n_ghosts))
             if bar is not None:
                 bar.update(1)
-        t_encode += _close_writer(gen)
+        t_encode += finish_writer(gen, tmp, out)
         gen = None
-        os.replace(tmp, out)
     finally:
-        _close_all(bar, plotter, gen, tmp)
+        close_export(bar, plotter, gen, tmp)
     return frames, t_last, (t_render, t_encode)

@@ -31,13 +31,13 @@ from .common import (
     SCREENSHOT_RATE,
     ExportError,
     ExportResult,
-    _close_all,
-    _close_writer,
     _writer,
     check_camera,
     check_output,
     check_size,
+    close_export,
     even_size,
+    finish_writer,
 )
 from .track import frame_count
 
@@ -225,11 +225,10 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
                 bar.update(1)
             if failure is not None:
                 break
-        t_encode += _close_writer(gen)
+        t_encode += finish_writer(gen, tmp, out)
         gen = None
-        os.replace(tmp, out)
     finally:
-        _close_all(bar, plotter, gen, tmp)
+        close_export(bar, plotter, gen, tmp)
     return ExportResult(out, frames, sim.t, float(t_end), size, fps,
                         time.perf_counter() - t_wall, t_sim + t_extent, t_render, t_encode,
                         failure, float(t0))
