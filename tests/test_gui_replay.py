@@ -41,6 +41,15 @@ def write_torus_run(path: Path, t_switch: float = 0.1, t_end: float = 0.2) -> Pa
     return path
 
 
+def _pendulum_run(path: Path, integrator: str, t_end: float) -> Path:
+    """The pendulum scenario 0 → ``t_end`` with ``h = 0.01``, written to ``path``."""
+    sim = Simulation(load_scenario("pendulum").build_model(), integrator, 1e-2)
+    w = RunWriter(path, sim, scenario="pendulum")
+    sim.run_until(t_end, callback=lambda s: w.flush())
+    w.close()
+    return path
+
+
 @pytest.fixture(scope="module")
 def torus_run(tmp_path_factory) -> Path:
     return write_torus_run(tmp_path_factory.mktemp("runs") / "torus.h5")
@@ -283,12 +292,7 @@ def test_a_recording_opens_at_real_time_with_the_whole_scene_in_view(qtbot, wind
 def test_a_pendulum_recording_plots_p_it_holds_no_invariants(qtbot, window, tmp_path):
     """The live pendulum plots its invariants instead of P (issue #27 §6); a recording
     holds P only: its replay plots P, not an empty invariants plot."""
-    model = load_scenario("pendulum").build_model()
-    sim = Simulation(model, "rrp-exact", 1e-2)
-    w = RunWriter(tmp_path / "p.h5", sim, scenario="pendulum")
-    sim.run_until(0.2, callback=lambda s: w.flush())
-    w.close()
-    win = window(run=tmp_path / "p.h5")
+    win = window(run=_pendulum_run(tmp_path / "p.h5", "rrp-exact", 0.2))
     pi = win.plots.P_plot.getPlotItem()
     assert pi.titleLabel.text == "Linear momentum P"
     assert [c.name() for c in pi.listDataItems()] == ["ΔP_x", "ΔP_y", "ΔP_z"]
@@ -298,12 +302,7 @@ def test_an_energy_stepping_recording_replays_and_continues_with_its_scheme(qtbo
                                                                             tmp_path):
     """A run file of ``energy-stepping:REL`` (issue #28): the picker shows the recorded
     scheme with its ε, and Continue from here runs it from the frame (a new stepper)."""
-    model = load_scenario("pendulum").build_model()
-    sim = Simulation(model, "energy-stepping:0.001", 1e-2)
-    w = RunWriter(tmp_path / "es.h5", sim, scenario="pendulum")
-    sim.run_until(0.5, callback=lambda s: w.flush())
-    w.close()
-    win = window(run=tmp_path / "es.h5")
+    win = window(run=_pendulum_run(tmp_path / "es.h5", "energy-stepping:0.001", 0.5))
     c = win.controls
     assert c.integrator.currentData() == "energy-stepping:0.001"
     assert "ε = 0.001 × energy scale" in c.integrator_props.text()
