@@ -79,3 +79,16 @@ def save(name: str, record: dict) -> Path:
     dest.write_text(json.dumps(record, indent=1, ensure_ascii=False, default=float) + "\n",
                     encoding="utf-8")
     return dest
+
+
+def md_header(*columns: str) -> None:
+    """Print the header row and the rule of a Markdown table."""
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
+def md_row(*cells: object, fmt: str = "{:.4f}") -> None:
+    """Print a Markdown table row, floats as ``fmt`` (flushed: a long run shows as it
+    goes)."""
+    print("| " + " | ".join(fmt.format(c) if isinstance(c, float) else str(c)
+                            for c in cells) + " |", flush=True)

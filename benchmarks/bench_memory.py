@@ -40,6 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _results import md_header, md_row  # noqa: E402
+
 
 @njit(cache=True)
 def _chase(nxt, steps):
@@ -269,12 +271,6 @@ def rebuild_in_situ_us(n_spheres: int, steps: int = 200) -> dict[str, float]:
             "rebuilds": len(with_rb) / runs, "repeated": repeated * us}
 
 
-def _header(*columns: str) -> None:
-    """Print the header row and the rule of a Markdown table."""
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 1000000])
@@ -288,11 +284,11 @@ def main(argv: list[str] | None = None) -> int:
     import engine
 
     engine.set_threads(1)
-    _header("buffer", "ns per dependent load")
+    md_header("buffer", "ns per dependent load")
     for mb in (0.25, 1, 2, 4, 8, 64, 256, 1024):
         print(f"| {mb:g} MB | {latency_ns(mb):.1f} |", flush=True)
     print(f"\nsequential read, one core: {bandwidth_gbs():.1f} GB/s\n")
-    _header("spheres", "list build µs/sphere", "pair search µs/sphere",
+    md_header("spheres", "list build µs/sphere", "pair search µs/sphere",
             "the same, 1000 spheres at a time (hot)")
     for n in args.sizes:
         r = search_us(n)
@@ -303,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"|   | (hot blocks of more places, µs/sphere: {blocks}) | | |", flush=True)
     if args.passes:
         print()
-        _header("spheres", "pass", "µs/sphere, all spheres", "one chunk in the caches")
+        md_header("spheres", "pass", "µs/sphere, all spheres", "one chunk in the caches")
         for n in args.pass_sizes:
             r = passes_us(n)
             for name in ("before", "after", "kinetic"):
@@ -315,13 +311,12 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
     if args.in_situ:
         print()
-        _header("spheres", "step, no rebuild", "step with a rebuild", "the rebuild in the loop",
+        md_header("spheres", "step, no rebuild", "step with a rebuild", "the rebuild in the loop",
                 "rebuilds in 200 steps", "the build repeated")
         for n in args.in_situ_sizes:
             r = rebuild_in_situ_us(n)
-            print(f"| {r['n']} | {r['step']:.4f} | {r['step_rebuilt']:.4f} | "
-                  f"{r['rebuild']:.4f} | {r['rebuilds']:.0f} | {r['repeated']:.4f} |",
-                  flush=True)
+            md_row(r["n"], r["step"], r["step_rebuilt"], r["rebuild"], f"{r['rebuilds']:.0f}",
+                   r["repeated"])
     return 0
 
 

@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _results import md_header, md_row  # noqa: E402
+
 
 def best(fn, calls: int, repeat: int) -> float:
     """The best of ``repeat`` timings of ``calls`` calls of ``fn``, per call (s)."""
@@ -98,15 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--particle-steps", type=float, default=2e7)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
-    print("| N | threads | step | integrator alone | forces (no rebuild) | rest (rebuilds) "
-          "| steps per rebuild |")
-    print("|---|---|---|---|---|---|---|")
+    md_header("N", "threads", "step", "integrator alone", "forces (no rebuild)",
+              "rest (rebuilds)", "steps per rebuild")
     for t in args.threads:
         for n in args.sizes:
             r = profile(n, t, args.warmup, args.particle_steps, args.repeat)
-            print(f"| {r['n']} | {t} | {r['step']:.4f} | {r['integrator']:.4f} | "
-                  f"{r['forces']:.4f} | {r['rest']:.4f} | {r['steps_per_rebuild']:.1f} |",
-                  flush=True)
+            md_row(r["n"], t, r["step"], r["integrator"], r["forces"], r["rest"],
+                   f"{r['steps_per_rebuild']:.1f}")
     return 0
 
 

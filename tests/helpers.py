@@ -96,3 +96,22 @@ def fd_loads(ff, x, q, slot, hx, hr):
             f[i, k] = -derivative(shifted, hx)
             rm[i, k] = -derivative(rotated, hr)
     return f, rm
+
+
+def require_offscreen_render() -> None:
+    """Skip the test when neither EGL nor an X server can give VTK an OpenGL context
+    (the export tests' ``can_render`` fixtures; one copy, issue #34 item 4)."""
+    import pytest
+    import pyvista as pv
+
+    from app.scene import make_plotter
+
+    try:
+        p = make_plotter((64, 48))
+        p.add_mesh(pv.Sphere())
+        p.render()
+        img = p.screenshot(return_img=True)
+        p.close()
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        pytest.skip(f"no off-screen OpenGL here (EGL or Xvfb needed): {exc}")
+    assert img.shape[:2] == (48, 64)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import require_offscreen_render
 
 import app.export  # noqa: F401  (chooses EGL off-screen rendering when there is no X)
 from app.cli import main
@@ -32,15 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def can_render() -> None:
     """Skip when neither EGL nor an X server can give VTK an OpenGL context."""
-    try:
-        p = make_plotter((64, 48))
-        p.add_mesh(pv.Sphere())
-        p.render()
-        img = p.screenshot(return_img=True)
-        p.close()
-    except Exception as exc:  # pragma: no cover - depends on the machine
-        pytest.skip(f"no off-screen OpenGL here (EGL or Xvfb needed): {exc}")
-    assert img.shape[:2] == (48, 64)
+    require_offscreen_render()
 
 
 @pytest.fixture

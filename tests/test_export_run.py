@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import require_offscreen_render
 
 import app.export  # noqa: F401  (chooses EGL off-screen rendering when there is no X)
 from app.cli import main
@@ -29,7 +30,6 @@ pytest.importorskip("matplotlib")
 from app.export import export_animation, export_run, frame_count, frame_times  # noqa: E402
 from app.export.plots import PlotStrip, run_series  # noqa: E402
 from app.export.track import RunTrack, slerp  # noqa: E402
-from app.scene import make_plotter  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TORUS = {"n_particles": 12}
@@ -37,14 +37,8 @@ TORUS = {"n_particles": 12}
 
 @pytest.fixture(scope="module")
 def can_render() -> None:
-    try:
-        p = make_plotter((64, 48))
-        p.add_mesh(pv.Sphere())
-        p.render()
-        p.screenshot(return_img=True)
-        p.close()
-    except Exception as exc:  # pragma: no cover - depends on the machine
-        pytest.skip(f"no off-screen OpenGL here (EGL or Xvfb needed): {exc}")
+    """Skip when neither EGL nor an X server can give VTK an OpenGL context."""
+    require_offscreen_render()
 
 
 def _write(path: Path, scenario: str, overrides: dict, integrator: str, h: float,
@@ -218,11 +212,12 @@ def test_the_plots_use_the_apps_colours_labels_and_order():
     pytest.importorskip("pyqtgraph")
     import app.export.plots as ours
     import app.gui.plots as app_plots
+    from app import plot_style
 
-    assert ours.ENERGY_COLOURS == app_plots.ENERGY_COLOURS
+    assert ours.style is plot_style  # one table for both (issue #34 item 4)
     for name in ("RUN_COLOURS", "AXIS_COLOURS", "GAP_COLOUR", "GAP_LABEL", "LEGEND_NAMES",
-                 "FALLBACK_COLOURS", "DISSIPATED"):
-        assert getattr(ours, name) == getattr(app_plots, name), name
+                 "DISSIPATED", "energy_colour"):
+        assert getattr(app_plots, name) is getattr(plot_style, name), name
 
 
 def test_compare_runs_are_ghosts_with_their_error_curves(can_render, tmp_path, torus_run):

@@ -41,6 +41,15 @@ def write_torus_run(path: Path, t_switch: float = 0.1, t_end: float = 0.2) -> Pa
     return path
 
 
+def _pendulum_run(path: Path, integrator: str, t_end: float) -> Path:
+    """The pendulum scenario 0 → ``t_end`` with ``h = 0.01``, written to ``path``."""
+    sim = Simulation(load_scenario("pendulum").build_model(), integrator, 1e-2)
+    w = RunWriter(path, sim, scenario="pendulum")
+    sim.run_until(t_end, callback=lambda s: w.flush())
+    w.close()
+    return path
+
+
 @pytest.fixture(scope="module")
 def torus_run(tmp_path_factory) -> Path:
     return write_torus_run(tmp_path_factory.mktemp("runs") / "torus.h5")
@@ -54,6 +63,14 @@ def window(make_window):
         return make_window(request or LoadRequest("torus", {"n_particles": 12}), run=run)
 
     return make
+
+
+def _scrub_to(w: MainWindow, run: Path, k: int):
+    """Frame ``k`` as ``run`` holds it, with the window's timeline moved to it."""
+    with RunFile(run) as rf:
+        fr = rf.frame(k)
+    w.timeline.slider.setValue(k)
+    return fr
 
 
 def _wait_branch(qtbot, w: MainWindow) -> None:
@@ -124,62 +141,50 @@ def test_partial_file_of_a_killed_run_opens(qtbot, window, tmp_path):
 
 def test_branch_from_a_frame(qtbot, window, torus_run):
     w = window(run=torus_run)
-    rf = RunFile(torus_run)
-    try:
-        k = 7
-        fr = rf.frame(k)
-        w.timeline.slider.setValue(k)
-        w.set_integrator("pfc-verlet")  # the scheme of the branch
-        w.set_h(2e-4)
-        w.branch_here()
-        _wait_branch(qtbot, w)
-        lf = w.last_frame
-        assert lf.integrator == "pfc-verlet" and lf.h == pytest.approx(2e-4)
-        assert lf.t == fr.t and lf.step == fr.step
-        np.testing.assert_array_equal(lf.x, fr.x)
-        np.testing.assert_array_equal(lf.v, fr.v)
-        np.testing.assert_array_equal(lf.q, fr.q)
-        np.testing.assert_array_equal(lf.omega, fr.omega)
-        assert "continued from frame 8" in w.windowTitle()
-        assert not w.timeline.isVisible() and w.plots.cursor_t is None
-        # it runs on from there
-        w.play()
-        qtbot.waitUntil(lambda: w.last_frame.t > fr.t + 0.01, timeout=WAIT)
-        w.pause()
-        # Reset goes back to the branch frame, not to t = 0
-        w.reset()
-        qtbot.waitUntil(lambda: w.last_frame is not None and w.last_frame.t == fr.t,
-                        timeout=WAIT)
-        np.testing.assert_array_equal(w.last_frame.x, fr.x)
-    finally:
-        rf.close()
+    fr = _scrub_to(w, torus_run, 7)
+    w.set_integrator("pfc-verlet")  # the scheme of the branch
+    w.set_h(2e-4)
+    w.branch_here()
+    _wait_branch(qtbot, w)
+    lf = w.last_frame
+    assert lf.integrator == "pfc-verlet" and lf.h == pytest.approx(2e-4)
+    assert lf.t == fr.t and lf.step == fr.step
+    np.testing.assert_array_equal(lf.x, fr.x)
+    np.testing.assert_array_equal(lf.v, fr.v)
+    np.testing.assert_array_equal(lf.q, fr.q)
+    np.testing.assert_array_equal(lf.omega, fr.omega)
+    assert "continued from frame 8" in w.windowTitle()
+    assert not w.timeline.isVisible() and w.plots.cursor_t is None
+    # it runs on from there
+    w.play()
+    qtbot.waitUntil(lambda: w.last_frame.t > fr.t + 0.01, timeout=WAIT)
+    w.pause()
+    # Reset goes back to the branch frame, not to t = 0
+    w.reset()
+    qtbot.waitUntil(lambda: w.last_frame is not None and w.last_frame.t == fr.t,
+                    timeout=WAIT)
+    np.testing.assert_array_equal(w.last_frame.x, fr.x)
 
 
 def test_compare_from_a_frame(qtbot, window, torus_run):
     w = window(run=torus_run)
-    rf = RunFile(torus_run)
-    try:
-        k = 5
-        fr = rf.frame(k)
-        w.timeline.slider.setValue(k)
-        c = w.controls
-        for cb, name in zip(c.compare, ("rk4", "lgvi"), strict=True):
-            cb.setCurrentIndex(cb.findData(name))
-        w._on_compare_changed()  # (what choosing in the combo does)
-        assert w.recording is not None  # compare does not leave the replay
-        w.branch_here()
-        _wait_branch(qtbot, w)
-        assert w.loaded.integrators == ["rrp-newmark", "rk4", "lgvi"]
-        assert len(w.last_frame.ghosts) == 2
-        for x, q in w.last_frame.ghosts:
-            np.testing.assert_array_equal(x, fr.x)
-            np.testing.assert_array_equal(q, fr.q)
-        w.play()
-        qtbot.waitUntil(lambda: w.last_frame.t > fr.t + 0.01, timeout=WAIT)
-        w.pause()
-        qtbot.waitUntil(lambda: len(w.plots.energy_curve_labels()) == 3, timeout=WAIT)
-    finally:
-        rf.close()
+    fr = _scrub_to(w, torus_run, 5)
+    c = w.controls
+    for cb, name in zip(c.compare, ("rk4", "lgvi"), strict=True):
+        cb.setCurrentIndex(cb.findData(name))
+    w._on_compare_changed()  # (what choosing in the combo does)
+    assert w.recording is not None  # compare does not leave the replay
+    w.branch_here()
+    _wait_branch(qtbot, w)
+    assert w.loaded.integrators == ["rrp-newmark", "rk4", "lgvi"]
+    assert len(w.last_frame.ghosts) == 2
+    for x, q in w.last_frame.ghosts:
+        np.testing.assert_array_equal(x, fr.x)
+        np.testing.assert_array_equal(q, fr.q)
+    w.play()
+    qtbot.waitUntil(lambda: w.last_frame.t > fr.t + 0.01, timeout=WAIT)
+    w.pause()
+    qtbot.waitUntil(lambda: len(w.plots.energy_curve_labels()) == 3, timeout=WAIT)
 
 
 def test_schema1_like_file_replays_but_cannot_branch(qtbot, window, torus_run, tmp_path):
@@ -287,12 +292,7 @@ def test_a_recording_opens_at_real_time_with_the_whole_scene_in_view(qtbot, wind
 def test_a_pendulum_recording_plots_p_it_holds_no_invariants(qtbot, window, tmp_path):
     """The live pendulum plots its invariants instead of P (issue #27 §6); a recording
     holds P only: its replay plots P, not an empty invariants plot."""
-    model = load_scenario("pendulum").build_model()
-    sim = Simulation(model, "rrp-exact", 1e-2)
-    w = RunWriter(tmp_path / "p.h5", sim, scenario="pendulum")
-    sim.run_until(0.2, callback=lambda s: w.flush())
-    w.close()
-    win = window(run=tmp_path / "p.h5")
+    win = window(run=_pendulum_run(tmp_path / "p.h5", "rrp-exact", 0.2))
     pi = win.plots.P_plot.getPlotItem()
     assert pi.titleLabel.text == "Linear momentum P"
     assert [c.name() for c in pi.listDataItems()] == ["ΔP_x", "ΔP_y", "ΔP_z"]
@@ -302,31 +302,20 @@ def test_an_energy_stepping_recording_replays_and_continues_with_its_scheme(qtbo
                                                                             tmp_path):
     """A run file of ``energy-stepping:REL`` (issue #28): the picker shows the recorded
     scheme with its ε, and Continue from here runs it from the frame (a new stepper)."""
-    model = load_scenario("pendulum").build_model()
-    sim = Simulation(model, "energy-stepping:0.001", 1e-2)
-    w = RunWriter(tmp_path / "es.h5", sim, scenario="pendulum")
-    sim.run_until(0.5, callback=lambda s: w.flush())
-    w.close()
-    win = window(run=tmp_path / "es.h5")
+    win = window(run=_pendulum_run(tmp_path / "es.h5", "energy-stepping:0.001", 0.5))
     c = win.controls
     assert c.integrator.currentData() == "energy-stepping:0.001"
     assert "ε = 0.001 × energy scale" in c.integrator_props.text()
-    rf = RunFile(tmp_path / "es.h5")
-    try:
-        k = 20
-        fr = rf.frame(k)
-        win.timeline.slider.setValue(k)
-        win.set_integrator("energy-stepping:0.001")  # (kept: it can drive the pendulum)
-        assert "cannot drive" not in c.h_message.text()
-        win.branch_here()
-        _wait_branch(qtbot, win)
-        lf = win.last_frame
-        assert lf.integrator == "energy-stepping:0.001" and lf.t == fr.t
-        np.testing.assert_array_equal(lf.q, fr.q)
-        win.play()
-        qtbot.waitUntil(lambda: win.last_frame.t > fr.t + 0.1, timeout=WAIT)
-        win.pause()
-        assert win.plots.gap_curve_labels() == ["energy"]
-        assert "event-driven: no step limit" in c.stability.text()
-    finally:
-        rf.close()
+    fr = _scrub_to(win, tmp_path / "es.h5", 20)
+    win.set_integrator("energy-stepping:0.001")  # (kept: it can drive the pendulum)
+    assert "cannot drive" not in c.h_message.text()
+    win.branch_here()
+    _wait_branch(qtbot, win)
+    lf = win.last_frame
+    assert lf.integrator == "energy-stepping:0.001" and lf.t == fr.t
+    np.testing.assert_array_equal(lf.q, fr.q)
+    win.play()
+    qtbot.waitUntil(lambda: win.last_frame.t > fr.t + 0.1, timeout=WAIT)
+    win.pause()
+    assert win.plots.gap_curve_labels() == ["energy"]
+    assert "event-driven: no step limit" in c.stability.text()

@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 7: studies and the public API
     ("engine.studies", "engine.api", "engine"),
     # 8: what the window and the command line share (no Qt widgets, no argparse)
-    ("app.errors", "app.run_signals", "app.run_loop", "app.scene", "app.export",
+    ("app.errors", "app.run_signals", "app.run_loop", "app.scene", "app.plot_style", "app.export",
      "app.resume_checks"),
     # 9: the window
     ("app.gui",),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,3 +158,24 @@ def _discard(gen, tmp: Path) -> None:
     finally:
         tmp.unlink(missing_ok=True)
 
+
+
+def finish_writer(gen, tmp: Path, out: Path) -> float:
+    """Close the ffmpeg writer (it finishes the file) and rename the temporary file to
+    ``out``; returns the seconds the closing took."""
+    w0 = time.perf_counter()
+    gen.close()
+    dt = time.perf_counter() - w0
+    os.replace(tmp, out)
+    return dt
+
+
+def close_export(bar, plotter, gen, tmp: Path) -> None:
+    """The end of an export, however it ends: the progress bar and the off-screen
+    plotter closed, then :func:`_discard` (``gen`` is ``None`` once the file is done)."""
+    try:
+        if bar is not None:
+            bar.close()
+        plotter.close()
+    finally:
+        _discard(gen, tmp)

@@ -20,22 +20,8 @@ import numpy as np
 
 from engine.layout import ENERGY_NAMES, SIGNED_ENERGY
 
-from ..scene import GHOST_COLOURS
+from .. import plot_style as style
 
-ENERGY_COLOURS = {
-    "translational": "#1f77b4", "rotational": "#ff7f0e", "gravity": "#8c564b",
-    "bending": "#2ca02c", "axial": "#9467bd", "shear": "#e377c2", "contact": "#d62728",
-    "wall": "#17becf", "mutual gravity": "#8c564b", "spring": "#bcbd22",
-    "dissipated": "#3a3a3a",
-}
-"""As :data:`app.gui.plots.ENERGY_COLOURS` (a test holds them equal)."""
-FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31")
-DISSIPATED = "dissipated"
-LEGEND_NAMES = {DISSIPATED: "dissipated D (impacts, friction)"}
-GAP_LABEL = "terrace gap V − V_ε"
-GAP_COLOUR = "#d62728"
-RUN_COLOURS = ("#1f77b4", *GHOST_COLOURS[:2])
-AXIS_COLOURS = ("#d62728", "#2ca02c", "#1f77b4")
 CURSOR_COLOUR = "#ffb000"
 MARKER_COLOUR = "#555555"
 TITLES = ("Energy components", "Relative energy error (E − E₀)/|E₀|",
@@ -44,33 +30,13 @@ BUCKETS = 1500
 """Most min/max pairs a curve is decimated to (as the app's plots do)."""
 
 
-def energy_colour(name: str) -> str:
-    if name in ENERGY_COLOURS:
-        return ENERGY_COLOURS[name]
-    return FALLBACK_COLOURS[sum(map(ord, name)) % len(FALLBACK_COLOURS)]
-
-
-def _light(hex_colour: str, white: float = 0.45) -> str:
-    rgb = [int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)]
-    return "#" + "".join(f"{round(c + (255 - c) * white):02x}" for c in rgb)
+_light = style.light
 
 
 def decimate(t: np.ndarray, y: np.ndarray, buckets: int = BUCKETS
              ) -> tuple[np.ndarray, np.ndarray]:
     """Peak decimation (the extremes of each of ``buckets`` runs of rows), as the app's."""
-    n = len(t)
-    if n <= 2 * buckets:
-        return t, y
-    starts = (np.arange(buckets) * n) // buckets
-    ends = np.append(starts[1:], n) - 1
-    with np.errstate(invalid="ignore"):
-        lo = np.fmin.reduceat(y, starts, axis=0)
-        hi = np.fmax.reduceat(y, starts, axis=0)
-    tt = np.empty(2 * buckets)
-    tt[0::2], tt[1::2] = t[starts], t[ends]
-    yy = np.empty((2 * buckets, *y.shape[1:]))
-    yy[0::2], yy[1::2] = lo, hi
-    return tt, yy
+    return style.peak_decimate(t, y, buckets)
 
 
 @dataclass
@@ -142,42 +108,42 @@ class PlotStrip:
         ax = axes[0]
         names = list(first.energy)
         stack = [n for n in names if n not in SIGNED_ENERGY]
-        stack.sort(key=lambda n: n == DISSIPATED)
+        stack.sort(key=lambda n: n == style.DISSIPATED)
         t, cols = first.t[win], np.zeros((int(win.sum()), 0))
         if stack:
             cols = np.cumsum(np.stack([first.energy[n][win] for n in stack], axis=1), axis=1)
         td, yd = decimate(t, cols) if cols.shape[1] else (t, cols)
         for k, n in enumerate(stack):
-            light = _light(energy_colour(n), 0.6 if n == DISSIPATED else 0.45)
+            light = _light(style.energy_colour(n), 0.6 if n == style.DISSIPATED else 0.45)
             curves.append(ax.fill_between(td, 0.0, yd[:, k], color=light, lw=0,
                                           zorder=len(stack) - k))
-            curves += ax.plot(td, yd[:, k], color=energy_colour(n), lw=0.8,
-                              label=LEGEND_NAMES.get(n, n), zorder=len(stack) - k)
+            curves += ax.plot(td, yd[:, k], color=style.energy_colour(n), lw=0.8,
+                              label=style.LEGEND_NAMES.get(n, n), zorder=len(stack) - k)
         for n in names:
             if n in SIGNED_ENERGY:
                 td1, y1 = decimate(t, first.energy[n][win])
-                curves += ax.plot(td1, y1, color=energy_colour(n), lw=1.6, label=n,
+                curves += ax.plot(td1, y1, color=style.energy_colour(n), lw=1.6, label=n,
                                   zorder=len(stack) + 1)
         td1, y1 = decimate(t, first.total[win])
         curves += ax.plot(td1, y1, color="k", lw=1.6, zorder=100,
-                          label="total E + D" if DISSIPATED in names else "total")
+                          label="total E + D" if style.DISSIPATED in names else "total")
         self._style(ax, TITLES[0], "E", font)
         # 2. relative energy error, a curve per run; the terrace gap dashed
         ax = axes[1]
-        dissip = DISSIPATED in names
+        dissip = style.DISSIPATED in names
         err = "Δ(E + D)" if dissip else "ΔE"
         title = "Relative energy error (E + D − E₀)/|E₀|" if dissip else TITLES[1]
         for k, r in enumerate(runs):
             w_ = (r.t >= self.t0 - 1e-12) & (r.t <= self.t1 + 1e-12)
             td1, y1 = decimate(r.t[w_], r.rel[w_])
-            curves += ax.plot(td1, y1, color=RUN_COLOURS[k % len(RUN_COLOURS)], lw=1.2,
+            curves += ax.plot(td1, y1, color=style.RUN_COLOURS[k % len(style.RUN_COLOURS)], lw=1.2,
                               zorder=20, label=r.label if len(runs) > 1 else f"{err}/|E₀|")
         for r in runs:
             if r.gap is not None:
                 w_ = (r.t >= self.t0 - 1e-12) & (r.t <= self.t1 + 1e-12)
                 td1, y1 = decimate(r.t[w_], r.gap[w_])
-                curves += ax.plot(td1, y1, color=GAP_COLOUR, lw=1.2, ls="--", zorder=10,
-                                  label=f"{GAP_LABEL}/|E₀|" if len(runs) == 1
+                curves += ax.plot(td1, y1, color=style.GAP_COLOUR, lw=1.2, ls="--", zorder=10,
+                                  label=f"{style.GAP_LABEL}/|E₀|" if len(runs) == 1
                                   else f"V − V_ε ({r.label})")
         self._style(ax, title, f"{err}/|E₀|", font)
         # 3, 4. drifts of P and L since the window's first row
@@ -189,7 +155,7 @@ class PlotStrip:
             td1, y1 = decimate(t, a)
             for j, c in enumerate("xyz"):
                 curves += ax.plot(td1, y1[:, j] if len(y1) else [], lw=1.2,
-                                  color=AXIS_COLOURS[j], label=f"Δ{sym}_{c}")
+                                  color=style.AXIS_COLOURS[j], label=f"Δ{sym}_{c}")
             self._style(ax, ttl, sym, font)
         axes[-1].set_xlabel("t", fontsize=font, labelpad=1)
         # the change markers (in every plot, labelled in the energy plot; the changes

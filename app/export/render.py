@@ -27,13 +27,14 @@ from .common import (
     MAX_FRAMES,
     ExportError,
     ExportResult,
-    _discard,
     _writer,
     check_camera,
     check_layout,
     check_output,
     check_size,
+    close_export,
     even_size,
+    finish_writer,
 )
 from .plots import PlotStrip, run_series
 from .track import ExportInputError, RunTrack, fmt_h, frame_count, scheme_at, schemes_at
@@ -271,16 +272,8 @@ def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: fl
                                    cursor, scene.n_ghosts))
             if bar is not None:
                 bar.update(1)
-        t0 = time.perf_counter()
-        gen.close()
-        t_encode += time.perf_counter() - t0
+        t_encode += finish_writer(gen, tmp, out)
         gen = None
-        os.replace(tmp, out)
     finally:
-        try:
-            if bar is not None:
-                bar.close()
-            plotter.close()
-        finally:
-            _discard(gen, tmp)
+        close_export(bar, plotter, gen, tmp)
     return frames, t_last, (t_render, t_encode)

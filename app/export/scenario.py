@@ -31,12 +31,13 @@ from .common import (
     SCREENSHOT_RATE,
     ExportError,
     ExportResult,
-    _discard,
     _writer,
     check_camera,
     check_output,
     check_size,
+    close_export,
     even_size,
+    finish_writer,
 )
 from .track import frame_count
 
@@ -224,18 +225,10 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
                 bar.update(1)
             if failure is not None:
                 break
-        w0 = time.perf_counter()
-        gen.close()
-        t_encode += time.perf_counter() - w0
+        t_encode += finish_writer(gen, tmp, out)
         gen = None
-        os.replace(tmp, out)
     finally:
-        try:
-            if bar is not None:
-                bar.close()
-            plotter.close()
-        finally:
-            _discard(gen, tmp)
+        close_export(bar, plotter, gen, tmp)
     return ExportResult(out, frames, sim.t, float(t_end), size, fps,
                         time.perf_counter() - t_wall, t_sim + t_extent, t_render, t_encode,
                         failure, float(t0))

@@ -25,35 +25,24 @@ from PyQt6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 from engine.diagnostics import INVARIANT_NAMES, model_invariant_names
 from engine.layout import ENERGY_LABELS, ENERGY_NAMES, SIGNED_ENERGY
 
-from ..scene import GHOST_COLOURS
+from ..plot_style import (
+    AXIS_COLOURS,
+    DISSIPATED,
+    GAP_COLOUR,
+    GAP_LABEL,
+    LEGEND_NAMES,
+    RUN_COLOURS,
+    energy_colour,
+    light,
+    peak_decimate,
+)
 from .worker import Frame, Loaded, Series
 
-ENERGY_COLOURS = {
-    "translational": "#1f77b4",
-    "rotational": "#ff7f0e",
-    "gravity": "#8c564b",
-    "bending": "#2ca02c",
-    "axial": "#9467bd",
-    "shear": "#e377c2",
-    "contact": "#d62728",
-    "wall": "#17becf",
-    "mutual gravity": "#8c564b",
-    "spring": "#bcbd22",
-    "dissipated": "#3a3a3a",
-}
 SIGNED_COMPONENTS = frozenset(SIGNED_ENERGY)
 """Potentials that go negative: drawn as lines beside the stacked (non-negative) areas."""
-DISSIPATED = "dissipated"
-"""The energy removed by impacts and friction (hard contacts): not a potential but the
-work of the percussions, stacked on top (grey) so that the top stays at E₀."""
-LEGEND_NAMES = {DISSIPATED: "dissipated D (impacts, friction)"}
-GAP_LABEL = "terrace gap V − V_ε"
-"""The legend of the terrace-gap curve (energy-stepping)."""
-GAP_COLOUR = "#d62728"
 CURSOR_MS = 300
 """Least interval between two moves of the plots' cursor line (see
 :meth:`PlotPanel.set_cursor`)."""
-FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31")
 MAX_BUCKETS = 2000
 """Most time buckets a curve is decimated to (:func:`decimate`): each gives its minimum
 and its maximum, so a curve gets at most ``2 * MAX_BUCKETS`` points — about twice the
@@ -82,39 +71,10 @@ def decimate(t: np.ndarray, y: np.ndarray, t_range: tuple[float, float] | None =
     that are returned as they are (NaNs included)."""
     a, b = _visible_rows(t, t_range)
     t, y = t[a:b], y[a:b]
-    n = len(t)
-    if n <= 2 * buckets:
-        return t, y
-    starts = (np.arange(buckets) * n) // buckets
-    ends = np.append(starts[1:], n) - 1
-    with np.errstate(invalid="ignore"):  # (a run of NaNs stays NaN: a gap)
-        lo = np.fmin.reduceat(y, starts, axis=0)
-        hi = np.fmax.reduceat(y, starts, axis=0)
-    tt = np.empty(2 * buckets)
-    tt[0::2], tt[1::2] = t[starts], t[ends]
-    yy = np.empty((2 * buckets, *y.shape[1:]))
-    # within a run: the extreme that comes first, first (so the line does not zig-zag
-    # back in time when the run rises or falls)
-    yy[0::2], yy[1::2] = lo, hi
-    return tt, yy
+    return peak_decimate(t, y, buckets)
 
 
-def energy_colour(name: str) -> str:
-    """The colour of an energy component (a stable fallback for new components)."""
-    if name in ENERGY_COLOURS:
-        return ENERGY_COLOURS[name]
-    return FALLBACK_COLOURS[sum(map(ord, name)) % len(FALLBACK_COLOURS)]
-
-
-RUN_COLOURS = ("#1f77b4", *GHOST_COLOURS[:2])
-"""Primary run, then the compare runs in the colours of their ghosts in the 3D view."""
-AXIS_COLOURS = ("#d62728", "#2ca02c", "#1f77b4")  # x, y, z
-
-
-def _light(hex_colour: str, white: float = 0.45) -> str:
-    """An opaque, lighter shade (fills overlap: transparency would mix them)."""
-    rgb = [int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)]
-    return "#" + "".join(f"{round(c + (255 - c) * white):02x}" for c in rgb)
+_light = light
 
 
 def _drawable_from(t: np.ndarray) -> int:

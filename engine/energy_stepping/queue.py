@@ -21,6 +21,13 @@ def _less(key, a, b):
     return ka < kb or (ka == kb and a < b)
 
 
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False, inline="always")
+def _put(heap, pos, k, p):
+    """Term ``k`` at place ``p`` of the heap (both arrays kept in step)."""
+    heap[p] = k
+    pos[k] = p
+
+
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _up(heap, pos, key, p):
     k = heap[p]
@@ -29,11 +36,9 @@ def _up(heap, pos, key, p):
         o = heap[parent]
         if not _less(key, k, o):
             break
-        heap[p] = o
-        pos[o] = p
+        _put(heap, pos, o, p)
         p = parent
-    heap[p] = k
-    pos[k] = p
+    _put(heap, pos, k, p)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
@@ -48,11 +53,9 @@ def _down(heap, pos, key, p, size):
         o = heap[c]
         if not _less(key, o, k):
             break
-        heap[p] = o
-        pos[o] = p
+        _put(heap, pos, o, p)
         p = c
-    heap[p] = k
-    pos[k] = p
+    _put(heap, pos, k, p)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)

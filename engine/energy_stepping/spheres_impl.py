@@ -6,20 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..layout import (
-    P_G,
-    P_G_DIR,
-    P_K_AXIAL,
-    P_K_BEND,
-    P_K_CONTACT,
-    P_K_SHEAR,
-    P_K_WALL,
-    P_SKIN,
-    T_BONDS,
-    T_CONTACT,
-    T_GRAVITY_FIELD,
-    T_WALL,
-)
+from .. import layout as lay
 from ..models.base import Model
 from ..state import State
 from . import spheres as sp
@@ -51,7 +38,7 @@ from .terms import (
     radial_minimum,
 )
 
-HANDLED = (T_BONDS, T_CONTACT, T_WALL, T_GRAVITY_FIELD)
+HANDLED = (lay.T_BONDS, lay.T_CONTACT, lay.T_WALL, lay.T_GRAVITY_FIELD)
 
 _WHY = {0: "", sp.ERR_STUCK: "stuck at a tangency (events without any flight between "
         "them); change ε slightly",
@@ -94,23 +81,24 @@ class SpheresImpl:
         self.xref = self.x.copy()
         prm = np.zeros(N_Q)
         prm[Q_EPS] = eps
-        contacts = bool(flags[T_CONTACT])
-        if flags[T_BONDS]:
-            prm[Q_KB], prm[Q_KA], prm[Q_KS] = fp[P_K_BEND], fp[P_K_AXIAL], fp[P_K_SHEAR]
+        contacts = bool(flags[lay.T_CONTACT])
+        if flags[lay.T_BONDS]:
+            prm[Q_KB], prm[Q_KA] = fp[lay.P_K_BEND], fp[lay.P_K_AXIAL]
+            prm[Q_KS] = fp[lay.P_K_SHEAR]
         if contacts:
-            prm[Q_KC] = fp[P_K_CONTACT]
-        if flags[T_WALL]:
-            prm[Q_KW] = fp[P_K_WALL]
-        if flags[T_GRAVITY_FIELD]:
-            prm[Q_G] = fp[P_G]
-            prm[Q_GDIR:Q_GDIR + 3] = fp[P_G_DIR:P_G_DIR + 3]
-        prm[Q_SKIN] = fp[P_SKIN] if contacts else 0.0
+            prm[Q_KC] = fp[lay.P_K_CONTACT]
+        if flags[lay.T_WALL]:
+            prm[Q_KW] = fp[lay.P_K_WALL]
+        if flags[lay.T_GRAVITY_FIELD]:
+            prm[Q_G] = fp[lay.P_G]
+            prm[Q_GDIR:Q_GDIR + 3] = fp[lay.P_G_DIR:lay.P_G_DIR + 3]
+        prm[Q_SKIN] = fp[lay.P_SKIN] if contacts else 0.0
         self.prm = prm
-        self.bonds = np.ascontiguousarray(ff.bonds if flags[T_BONDS] else
+        self.bonds = np.ascontiguousarray(ff.bonds if flags[lay.T_BONDS] else
                                           np.zeros((0, 2)), dtype=np.int64)
-        self.bref = np.ascontiguousarray(ff.bond_ref if flags[T_BONDS] else
+        self.bref = np.ascontiguousarray(ff.bond_ref if flags[lay.T_BONDS] else
                                          np.zeros((0, 4)), dtype=float)
-        self.walls = np.ascontiguousarray(ff.walls if flags[T_WALL] else np.zeros((0, 4)),
+        self.walls = np.ascontiguousarray(ff.walls if flags[lay.T_WALL] else np.zeros((0, 4)),
                                           dtype=float)
         nb = self.bonds.shape[0]
         self.rstar = np.zeros(nb)

@@ -133,6 +133,26 @@ class EnergyStepper:
         """(the target under way, the events at its start, the pace's mark: clock and
         events)"""
 
+    def _begin_interval(self, t: float) -> None:
+        """A new interval towards ``t`` (its pace is judged from here, issue #28); one
+        whose events went past ``t`` (a stopped advance towards a later time) raises."""
+        if self._interval[0] == t:
+            return
+        if self._interval[0] > t:
+            raise EnergySteppingError(
+                f"energy-stepping: the events have gone past t = {t:g} (towards t = "
+                f"{self._interval[0]:g}, where a stopped advance was going); start "
+                f"the terraces anew from the state at t = {self.t:g}")
+        self._interval = (t, self._impl.work, self.t, self._impl.work)
+
+    def _pace(self, spent: float) -> None:
+        """After a call that used its whole :attr:`budget` in ``spent`` seconds: the
+        budget of the next, sized to take ``SLICE_SECONDS`` (at most 4× more or less)."""
+        if spent > 0.0:
+            self.budget = int(min(max(self.budget * SLICE_SECONDS / spent,
+                                      self.budget / 4, BUDGET_MIN),
+                                  4 * self.budget, BUDGET_MAX))
+
     # ------------------------------------------------------------------ stepping
     def advance_to(self, t: float, poll: Callable[[], bool] | None = None) -> bool:
         """Run every event up to ``t`` (``t ≥ self.t``); ``True`` when done (:attr:`t`
@@ -151,22 +171,12 @@ class EnergyStepper:
         if t == self.t:
             return True
         impl = self._impl
-        if self._interval[0] != t:  # (a new interval: its pace is judged from here)
-            if self._interval[0] > t:
-                raise EnergySteppingError(
-                    f"energy-stepping: the events have gone past t = {t:g} (towards t = "
-                    f"{self._interval[0]:g}, where a stopped advance was going); start "
-                    f"the terraces anew from the state at t = {self.t:g}")
-            self._interval = (t, impl.work, self.t, impl.work)
+        self._begin_interval(t)
         while True:
             start = time.perf_counter()
             if impl.advance(t, self.budget):
                 break
-            spent = time.perf_counter() - start
-            if spent > 0.0:  # (a call that used its whole budget: the pace)
-                self.budget = int(min(max(self.budget * SLICE_SECONDS / spent,
-                                          self.budget / 4, BUDGET_MIN),
-                                      4 * self.budget, BUDGET_MAX))
+            self._pace(time.perf_counter() - start)
             self._check_progress(t, impl.work, impl.clock_now())
             if poll is not None and poll():
                 return False
@@ -201,13 +211,7 @@ class EnergyStepper:
                                       f"{self.t:g} to {float(times[0]):g}")
         while True:
             t = float(times[out.done])
-            if self._interval[0] != t:  # (a new interval: its pace is judged from here)
-                if self._interval[0] > t:
-                    raise EnergySteppingError(
-                        f"energy-stepping: the events have gone past t = {t:g} (towards "
-                        f"t = {self._interval[0]:g}, where a stopped advance was going); "
-                        f"start the terraces anew from the state at t = {self.t:g}")
-                self._interval = (t, impl.work, self.t, impl.work)
+            self._begin_interval(t)
             w0, start = impl.work, time.perf_counter()
             try:
                 finished, w_start = impl.advance_records(times, out.done, first, stride,
@@ -217,11 +221,7 @@ class EnergyStepper:
                     self.t = float(times[out.done - 1])
             if finished:
                 break
-            spent = time.perf_counter() - start
-            if spent > 0.0:  # (a call that used its whole budget: the pace)
-                self.budget = int(min(max(self.budget * SLICE_SECONDS / spent,
-                                          self.budget / 4, BUDGET_MIN),
-                                      4 * self.budget, BUDGET_MAX))
+            self._pace(time.perf_counter() - start)
             t = float(times[out.done])
             if self._interval[0] != t:  # (the interval under way began in the call)
                 self._interval = (t, w0 + w_start, self.t, w0 + w_start)

@@ -22,7 +22,7 @@ from ..layout import (
 from ..rotations import quat_from_rrp_t, quat_mul_t
 from ..solver_counts import count_solve
 from .pieces import drift, rotate_rrp
-from .verlet import renormalise_quats, state_shapes_ok
+from .verlet import renormalise_quats, states_ok
 
 
 @njit(nogil=True, cache=True)
@@ -36,20 +36,18 @@ def campello_step(h, s0, s1, ff, info):
 def campello_step_ws(h, s0, s1, ff, info, ws):
     """:func:`campello_step` with the force field's scratch ``ws`` supplied (the loops
     of ``engine.integrators.pieces``, each of which vectorises)."""
-    if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
+    if not states_ok(s0, s1):
         return ERR_SHAPE
     x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
     x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
-    m = ff[0]
-    J = ff[1]
-    n = x0.shape[0]
+    m, J = ff[0], ff[1]
     # (v and Ω in two loops, not pieces.kick's one, on purpose: with kick the torus read 2.8-3.0
     # against 2.7-2.9 µs/step, bench_kernels.py, benchmarks/results/dedup_kernels_2026-11-28.txt)
-    for i in range(n):
+    for i in range(x0.shape[0]):
         c = h / m[i]
         for k in range(3):
             v1[i, k] = v0[i, k] + c * F0[i, k]
-    for i in range(n):
+    for i in range(x0.shape[0]):
         c = h / J[i]
         for k in range(3):
             o1[i, k] = o0[i, k] + c * RM0[i, k]
@@ -69,12 +67,11 @@ def campello_implicit_step_ws(h, s0, s1, ff, work, info, ws):
     eq. (27)), stopped when the largest change of ``x₁`` and ``q₁`` is
     ``≤ tol (1 + max|x₁|)``; one force evaluation per iteration.  Non-convergence
     returns ``ERR_NO_CONVERGENCE`` with ``info = (-1, iterations, last change)``."""
-    if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
+    if not states_ok(s0, s1):
         return ERR_SHAPE
     x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
     x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
-    m = ff[0]
-    J = ff[1]
+    m, J = ff[0], ff[1]
     ip = work[5]
     stats = work[6]
     phi = ip[IP_PHI]

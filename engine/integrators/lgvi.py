@@ -18,7 +18,6 @@ import math
 
 from numba import njit
 
-from ..forcefield import compute_forces_ws
 from ..layout import (
     ERR_NO_CONVERGENCE,
     ERR_SHAPE,
@@ -31,10 +30,9 @@ from ..layout import (
 )
 from ..rotations import quat_from_rotvec_t, quat_from_rrp_t, quat_mul_t, quat_rotate_t
 from ..solver_counts import count_solve
+from .pieces import forces_and_kick
 from .verlet import (
     drift_positions,
-    kick_velocities,
-    renormalise_quats,
     state_shapes_ok,
 )
 
@@ -206,11 +204,9 @@ def lgvi_step_ws(h, rot_map, s0, s1, ff, work, info, ws):
             q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3], d[0], d[1], d[2], d[3])
         # Fᵀ (Π₀ + h/2 M₀)
         P1[i, 0], P1[i, 1], P1[i, 2] = quat_rotate_t(d[0], -d[1], -d[2], -d[3], y0, y1, y2)
-    renormalise_quats(q1)
-    st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
+    st = forces_and_kick(h, s0, s1, ff, ws)
     if st != OK:
         return st
-    kick_velocities(h, m, v0, F0, F1, v1)
     for i in range(n):
         M0, M1, M2 = to_body(q1, i, RM1[i, 0], RM1[i, 1], RM1[i, 2])
         P1[i, 0] += hh * M0

@@ -61,7 +61,7 @@ from ..layout import (
     P_MU,
 )
 from .pieces import drift, kick, rotate_rrp
-from .verlet import state_shapes_ok
+from .verlet import states_ok
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
@@ -78,28 +78,36 @@ def _percussions(x, ff, work, u0, w0, u1, w1, info, ws):
                                 work[6], info)
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _kick_with_impacts(h, xa, qa, ua, wa, s1, ff, work, info, ws):
+    """The kick of both Moreau schemes (CEL §3 and eq. (12)): the forces at ``(xa, qa)``
+    into ``s1``'s ``F₁, RM₁, e₁``, ``v₁ = u + (h/m) F₁``, ``Ω₁ = w + (h/J) RM₁``, then
+    the percussions at ``xa`` from ``(u, w)`` applied to ``(v₁, Ω₁)``.  Returns
+    ``(status, ΔD)``."""
+    v1, o1, F1, RM1, e1 = s1[1], s1[3], s1[4], s1[5], s1[6]
+    st = compute_forces_ws(xa, qa, ff, F1, RM1, e1, ws)
+    if st != OK:
+        return st, 0.0
+    kick(h, ff[0], ff[1], ua, wa, F1, RM1, v1, o1)
+    return _percussions(xa, ff, work, ua, wa, v1, o1, info, ws)
+
+
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def moreau_symmetric_step_ws(h, s0, s1, ff, work, info, ws):
     """One step of ``moreau-symmetric`` on spheres, ``s0 → s1`` (module docstring;
     CEL eq. (12) with the RRP attitude map of B&G eq. (25))."""
-    if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
+    if not states_ok(s0, s1):
         return ERR_SHAPE
     x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
     x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
-    m = ff[0]
-    J = ff[1]
-    u = work[0]
-    w = work[3]
+    m, J = ff[0], ff[1]
+    u, w = work[0], work[3]
     n = x0.shape[0]
     hh = 0.5 * h
     kick(hh, m, J, v0, o0, F0, RM0, u, w)
     drift(h, x0, u, x1)
     rotate_rrp(h, w, q0, q1)
-    st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
-    if st != OK:
-        return st
-    kick(h, m, J, u, w, F1, RM1, v1, o1)
-    st, dd = _percussions(x1, ff, work, u, w, v1, o1, info, ws)
+    st, dd = _kick_with_impacts(h, x1, q1, u, w, s1, ff, work, info, ws)
     if st != OK:
         return st
     for i in range(n):
@@ -117,22 +125,15 @@ def moreau_step_ws(h, s0, s1, ff, work, info, ws):
     """One step of Moreau's midpoint scheme on spheres, ``s0 → s1`` (module docstring;
     CEL §3).  Two force evaluations: at the midpoint (the dynamics) and at the new node
     (its energy components and the state's forces)."""
-    if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
+    if not states_ok(s0, s1):
         return ERR_SHAPE
     x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
     x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
-    m = ff[0]
-    J = ff[1]
-    xm = work[1]
-    qm = work[2]
+    xm, qm = work[1], work[2]
     hh = 0.5 * h
     drift(hh, x0, v0, xm)
     rotate_rrp(hh, o0, q0, qm)
-    st = compute_forces_ws(xm, qm, ff, F1, RM1, e1, ws)
-    if st != OK:
-        return st
-    kick(h, m, J, v0, o0, F1, RM1, v1, o1)
-    st, dd = _percussions(xm, ff, work, v0, o0, v1, o1, info, ws)
+    st, dd = _kick_with_impacts(h, xm, qm, v0, o0, s1, ff, work, info, ws)
     if st != OK:
         return st
     drift(hh, xm, v1, x1)

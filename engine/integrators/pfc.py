@@ -19,15 +19,13 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..forcefield import compute_forces_ws
 from ..layout import ERR_SHAPE, OK
 from ..rotations import quat_from_rotvec_t, quat_mul_t, quat_rotate_t
 from .lgvi import mat_vec, to_body
+from .pieces import forces_and_kick
 from .verlet import (
     drift_positions,
-    kick_velocities,
-    renormalise_quats,
-    state_shapes_ok,
+    states_ok,
 )
 
 ATT_BUSS2 = 0
@@ -56,7 +54,7 @@ def _qdot(Ji, i, p0, p1, p2, p3, L0, L1, L2):
 def pfc_clump_step_ws(h, att, s0, s1, ff, info, ws):
     """One step ``s0 → s1`` of ``pfc-buss2`` (``att = ATT_BUSS2``) or ``pfc-rk4``
     (``ATT_RK4``), docs/physics.md §3.5; ``o1`` holds ``L_{½}`` until the end."""
-    if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
+    if not states_ok(s0, s1):
         return ERR_SHAPE
     x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
     x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
@@ -105,11 +103,9 @@ def pfc_clump_step_ws(h, att, s0, s1, ff, info, ws):
             nrm = (q1[i, 0] ** 2 + q1[i, 1] ** 2 + q1[i, 2] ** 2 + q1[i, 3] ** 2) ** -0.5
             for k in range(4):
                 q1[i, k] *= nrm
-    renormalise_quats(q1)
-    st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
+    st = forces_and_kick(h, s0, s1, ff, ws)
     if st != OK:
         return st
-    kick_velocities(h, m, v0, F0, F1, v1)
     for i in range(n):
         L0 = o1[i, 0] + hh * RM1[i, 0]
         L1 = o1[i, 1] + hh * RM1[i, 1]

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from numba import njit
 
+from ..forcefield import compute_forces_ws
+from ..layout import OK
 from ..rotations import quat_from_rrp_t, quat_mul_t
-from .verlet import renormalise_quats
+from .verlet import kick_velocities, renormalise_quats
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
@@ -24,6 +26,8 @@ def kick(c, m, J, v0, o0, F, RM, v1, o1):
     """``v₁ = v₀ + (c/m) F``, ``Ω₁ = Ω₀ + (c/J) RM`` for every body (CEL §3 and eq. (12)
     with ``P = 0``; Campello's step keeps its two loops: one per update was faster there,
     benchmarks/results/dedup_kernels_2026-11-28.txt)."""
+    # (verlet._drift_chunk/_kick_chunk repeat this loop fused with their own work, on
+    # purpose: one pass over a chunk of a large model, bench_pile_scale.py)
     for i in range(v0.shape[0]):
         a = c / m[i]
         b = c / J[i]
@@ -41,3 +45,17 @@ def rotate_rrp(c, w, q0, q1):
         q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = quat_mul_t(
             d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1], q0[i, 2], q0[i, 3])
     renormalise_quats(q1)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def forces_and_kick(h, s0, s1, ff, ws):
+    """The end of a velocity-Verlet step on the new node ``s1`` (``x₁`` and ``q₁``
+    written): ``q₁`` renormalised, the forces at the node, then ``v₁ = v₀ + h/(2m)(F₀ +
+    F₁)`` (LLM eqs. (92), (95); physics.md §3.5–3.7: ``lgvi``, ``rrp-implicit``, the PFC
+    schemes).  Returns the force evaluation's status (``v₁`` untouched unless ``OK``)."""
+    x1, v1, q1, F1, RM1, e1 = s1[0], s1[1], s1[2], s1[4], s1[5], s1[6]
+    renormalise_quats(q1)
+    st = compute_forces_ws(x1, q1, ff, F1, RM1, e1, ws)
+    if st == OK:
+        kick_velocities(h, ff[0], s0[1], s0[4], F1, v1)
+    return st

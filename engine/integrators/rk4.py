@@ -154,8 +154,7 @@ def _stage(c_next, weight, s0, s1, ff, work, h):
     if not (state_shapes_ok(s0) and state_shapes_ok(s1) and ax.shape[1] == 3
             and av.shape[1] == 3 and aq.shape[1] == 4 and ao.shape[1] == 3):
         return  # (checked by the caller: this only tells the compiler the row lengths)
-    m = ff[0]
-    J = ff[1]
+    m, J = ff[0], ff[1]
     n = x0.shape[0]
     final = not c_next > 0.0
     c = h / 6.0 if final else c_next * h

@@ -42,6 +42,13 @@ def state_shapes_ok(s):
             and s[3].shape[1] == 3 and s[4].shape[1] == 3 and s[5].shape[1] == 3)
 
 
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
+def states_ok(s0, s1):
+    """:func:`state_shapes_ok` of both states of a step (the step kernels' first test,
+    one copy: issue #34 item 4)."""
+    return state_shapes_ok(s0) and state_shapes_ok(s1)
+
+
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def drift_positions(h, m, x0, v0, F0, x1):
     """``x₁ = x₀ + h v₀ + h²/(2m) F₀`` (B&G eq. (23a), LLM eq. (92), PFC): the
@@ -101,7 +108,7 @@ def _before_forces(h, rot_map, m, J, s0, s1, i0, i1):
     """Bodies ``i0 ≤ i < i1``: the half kick of the spin (but for ``rrp-exact``, whose
     caller has made it), the drift, the attitude update and its renormalisation
     (B&G eqs. (23a)–(23c)), each a loop of its own (they vectorise)."""
-    if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
+    if not states_ok(s0, s1):
         return
     x0, v0, q0, o0, F0, RM0 = s0[:6]
     x1, v1, q1, o1 = s1[:4]
@@ -142,7 +149,7 @@ def _before_forces(h, rot_map, m, J, s0, s1, i0, i1):
 def _after_forces(h, m, J, s0, s1, i0, i1):
     """Bodies ``i0 ≤ i < i1``: the kicks ``v₁ = v₀ + h/(2m)(F₀ + F₁)`` and
     ``Ω₁ = w + h/(2J) RM₁`` (B&G eqs. (23d), (23e))."""
-    if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
+    if not states_ok(s0, s1):
         return
     v0, q0, o0, F0 = s0[1:5]
     v1, q1, o1, F1, RM1 = s1[1:6]
@@ -207,6 +214,8 @@ def _drift_chunk(h, rot_map, m, J, x, v, q, o, F, RM):
             and F.shape[1] == 3 and RM.shape[1] == 3):
         return  # (checked by the caller: this tells the compiler the row lengths)
     hh = 0.5 * h
+    # (kick, drift and spin fused in one pass over the chunk, not pieces.kick + drift: the
+    # large models' parallel path, bench_pile_scale.py; like _kick_chunk's loop, on purpose)
     for i in range(x.shape[0]):
         cm = hh / m[i]
         cj = hh / J[i]
@@ -232,6 +241,8 @@ def _kick_chunk(h, m, J, v, o, F, RM):
     if not (v.shape[1] == 3 and o.shape[1] == 3 and F.shape[1] == 3 and RM.shape[1] == 3):
         return a, b  # (as above)
     hh = 0.5 * h
+    # (pieces.kick's loop with the kinetic sums fused in: one pass over the chunk,
+    # bench_pile_scale.py; like _drift_chunk's loop, on purpose)
     for i in range(v.shape[0]):
         cm = hh / m[i]
         cj = hh / J[i]
@@ -353,8 +364,7 @@ def finish_in_place_ws(h, rot_map, s, ff, ws, drift_next):
     if not _in_place_shapes_ok(s, ws):
         return ERR_SHAPE
     x, q, F, RM, e = s[0], s[2], s[4], s[5], s[6]
-    m = ff[0]
-    J = ff[1]
+    m, J = ff[0], ff[1]
     part = ws[2][8]
     st = compute_forces_ws(x, q, ff, F, RM, e, ws)
     if st != OK:
@@ -393,12 +403,11 @@ def verlet_step(h, rot_map, s0, s1, ff, info):
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def verlet_step_ws(h, rot_map, s0, s1, ff, info, ws):
     """:func:`verlet_step` with the force field's scratch ``ws`` supplied."""
-    if not (state_shapes_ok(s0) and state_shapes_ok(s1)):
+    if not states_ok(s0, s1):
         return ERR_SHAPE
     x0, v0, q0, o0, F0, RM0, e0 = s0[:7]
     x1, v1, q1, o1, F1, RM1, e1 = s1[:7]
-    m = ff[0]
-    J = ff[1]
+    m, J = ff[0], ff[1]
     n = x0.shape[0]
     if rot_map == ROT_RRP_EXACT:  # (checked on every body before any moves)
         hh = 0.5 * h

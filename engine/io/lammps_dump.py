@@ -25,8 +25,7 @@ from typing import TextIO
 
 import numpy as np
 
-from .text_frames import FLOAT, TrajectoryError, bodies, frames, open_run, rows, target
-from .text_frames import write_atomic as _write_atomic
+from .text_frames import FLOAT, Bodies, TextFrame, TrajectoryError, convert, rows
 
 __all__ = ["TrajectoryError", "export_lammps_dump"]
 
@@ -36,36 +35,26 @@ def export_lammps_dump(run_path: str | Path, out: str | Path | None = None, *,
     """Write the frames of ``run_path`` (every ``every``-th) as a LAMMPS text dump to
     ``out`` (a file, a directory, or ``None``: ``<stem>.dump`` next to the run file);
     returns the path and the number of frames.  Bad input: :class:`TrajectoryError`."""
-    run_path = Path(run_path)
-    path = target(run_path, out, ".dump")
-    rf = open_run(run_path)
-    try:
-        b = bodies(rf)
-        has_v = rf.frame(0).v is not None
+    return convert(run_path, out, ".dump", every, _columns, _write_frame)
 
-        def body(fh: TextIO) -> int:
-            cols = "id type x y z radius" + (" vx vy vz" if has_v else "")
-            cols += " quatw quati quatj quatk omegax omegay omegaz mol"
-            ids = np.arange(1, b.n + 1)
-            n = 0
-            for fr in frames(rf, every):
-                ok = np.isfinite(fr.x).all(axis=1)
-                r = b.radius if ok.all() else b.radius[ok]
-                lo = (fr.x[ok] - r[:, None]).min(axis=0) if ok.any() else np.zeros(3)
-                hi = (fr.x[ok] + r[:, None]).max(axis=0) if ok.any() else np.ones(3)
-                fh.write(f"ITEM: TIME\n{FLOAT % fr.t}\nITEM: TIMESTEP\n{fr.step}\n"
-                         f"ITEM: NUMBER OF ATOMS\n{b.n}\nITEM: BOX BOUNDS ff ff ff\n")
-                for k in range(3):
-                    fh.write(f"{FLOAT % lo[k]} {FLOAT % hi[k]}\n")
-                fh.write(f"ITEM: ATOMS {cols}\n")
-                g = b.group + 1
-                num = rows(ids, g, fr.x, b.radius, *([fr.v] if has_v else []), fr.q,
-                           fr.omega, g)
-                fmt = "%d %d " + " ".join([FLOAT] * (num.shape[1] - 3)) + " %d"
-                np.savetxt(fh, num, fmt=fmt)
-                n += 1
-            return n
 
-        return path, _write_atomic(path, body)
-    finally:
-        rf.close()
+def _columns(has_v: bool) -> str:
+    return ("id type x y z radius" + (" vx vy vz" if has_v else "")
+            + " quatw quati quatj quatk omegax omegay omegaz mol")
+
+
+def _write_frame(fh: TextIO, fr: TextFrame, b: Bodies, ids: np.ndarray, cols: str) -> None:
+    ok = np.isfinite(fr.x).all(axis=1)
+    r = b.radius if ok.all() else b.radius[ok]
+    lo = (fr.x[ok] - r[:, None]).min(axis=0) if ok.any() else np.zeros(3)
+    hi = (fr.x[ok] + r[:, None]).max(axis=0) if ok.any() else np.ones(3)
+    fh.write(f"ITEM: TIME\n{FLOAT % fr.t}\nITEM: TIMESTEP\n{fr.step}\n"
+             f"ITEM: NUMBER OF ATOMS\n{b.n}\nITEM: BOX BOUNDS ff ff ff\n")
+    for k in range(3):
+        fh.write(f"{FLOAT % lo[k]} {FLOAT % hi[k]}\n")
+    fh.write(f"ITEM: ATOMS {cols}\n")
+    g = b.group + 1
+    num = rows(ids + 1, g, fr.x, b.radius, *([fr.v] if fr.v is not None else []), fr.q,
+               fr.omega, g)
+    fmt = "%d %d " + " ".join([FLOAT] * (num.shape[1] - 3)) + " %d"
+    np.savetxt(fh, num, fmt=fmt)

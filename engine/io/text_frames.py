@@ -141,3 +141,31 @@ def rows(*cols: np.ndarray) -> np.ndarray:
     """The columns side by side as float64 ``(n, k)``."""
     return np.column_stack([np.asarray(c, dtype=np.float64).reshape(len(c), -1)
                             for c in cols])
+
+
+def convert(run_path: str | Path, out: str | Path | None, ext: str, every: int,
+            header: Callable[[bool], str],
+            write_frame: Callable[[TextIO, TextFrame, Bodies, np.ndarray, str], None]
+            ) -> tuple[Path, int]:
+    """The shared frame of the text writers (issue #37 item 7; issue #34 item 4): open
+    ``run_path``, write every ``every``-th frame with ``write_frame(fh, frame, bodies,
+    ids, head)`` (``head = header(has_v)``) into :func:`target`'s file atomically;
+    returns the path and the number of frames."""
+    run_path = Path(run_path)
+    path = target(run_path, out, ext)
+    rf = open_run(run_path)
+    try:
+        b = bodies(rf)
+        head = header(rf.frame(0).v is not None)
+
+        def body(fh: TextIO) -> int:
+            ids = np.arange(b.n)
+            n = 0
+            for fr in frames(rf, every):
+                write_frame(fh, fr, b, ids, head)
+                n += 1
+            return n
+
+        return path, write_atomic(path, body)
+    finally:
+        rf.close()

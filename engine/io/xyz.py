@@ -21,8 +21,7 @@ from typing import TextIO
 
 import numpy as np
 
-from .text_frames import FLOAT, TrajectoryError, bodies, frames, open_run, rows, target
-from .text_frames import write_atomic as _write_atomic
+from .text_frames import FLOAT, Bodies, TextFrame, TrajectoryError, convert, rows
 
 __all__ = ["TrajectoryError", "export_xyz"]
 
@@ -32,32 +31,20 @@ def export_xyz(run_path: str | Path, out: str | Path | None = None, *,
     """Write the frames of ``run_path`` (every ``every``-th) as extended XYZ to ``out``
     (a file, a directory, or ``None``: next to the run file); returns the path and the
     number of frames written.  Bad input: :class:`TrajectoryError` (one line)."""
-    run_path = Path(run_path)
-    path = target(run_path, out, ".xyz")
-    rf = open_run(run_path)
-    try:
-        b = bodies(rf)
-        has_v = rf.frame(0).v is not None
+    return convert(run_path, out, ".xyz", every, _properties, _write_frame)
 
-        def body(fh: TextIO) -> int:
-            props = "species:S:1:id:I:1:pos:R:3:radius:R:1"
-            props += ":velo:R:3" if has_v else ""
-            props += ":orientation:R:4:omega:R:3:group:I:1"
-            ids = np.arange(b.n)
-            n = 0
-            for fr in frames(rf, every):
-                fh.write(f"{b.n}\n")
-                fh.write(f'Properties={props} Time={FLOAT % fr.t} Timestep={fr.step} '
-                         f'pbc="F F F"\n')
-                q_xyzw = fr.q[:, [1, 2, 3, 0]]  # scalar first → OVITO's X Y Z W
-                cols = [fr.x, b.radius, *([fr.v] if has_v else []), q_xyzw, fr.omega]
-                num = rows(ids, *cols, b.group)
-                fmt = "B %d " + " ".join([FLOAT] * (num.shape[1] - 2)) + " %d"
-                np.savetxt(fh, num, fmt=fmt)
-                n += 1
-            return n
 
-        return path, _write_atomic(path, body)
-    finally:
-        rf.close()
+def _properties(has_v: bool) -> str:
+    return ("species:S:1:id:I:1:pos:R:3:radius:R:1" + (":velo:R:3" if has_v else "")
+            + ":orientation:R:4:omega:R:3:group:I:1")
 
+
+def _write_frame(fh: TextIO, fr: TextFrame, b: Bodies, ids: np.ndarray, props: str) -> None:
+    fh.write(f"{b.n}\n")
+    fh.write(f'Properties={props} Time={FLOAT % fr.t} Timestep={fr.step} '
+             f'pbc="F F F"\n')
+    q_xyzw = fr.q[:, [1, 2, 3, 0]]  # scalar first → OVITO's X Y Z W
+    cols = [fr.x, b.radius, *([fr.v] if fr.v is not None else []), q_xyzw, fr.omega]
+    num = rows(ids, *cols, b.group)
+    fmt = "B %d " + " ".join([FLOAT] * (num.shape[1] - 2)) + " %d"
+    np.savetxt(fh, num, fmt=fmt)

@@ -70,13 +70,8 @@ def build(p: dict[str, Any]) -> Model:
     points = np.zeros((2, 2, 3))
     points[:, 0, 0] = half
     points[:, 1, 0] = -half
-    return Model(
-        name="dumbbells",
-        title="Two dumbbells under mutual gravity",
-        params=p,
-        bodies=bodies,
-        forcefield=ff,
-        initial_state=state,
+    return Model(  # (name, title, params, bodies, forcefield, initial_state)
+        "dumbbells", "Two dumbbells under mutual gravity", p, bodies, ff, state,
         energy_components=("translational", "rotational", "mutual gravity"),
         conserved=("P_x", "P_y", "P_z", "L_x", "L_y", "L_z"),
         draw_diameter=0.2 * lengths,

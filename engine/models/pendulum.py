@@ -39,13 +39,8 @@ def build(p: dict[str, Any]) -> Model:
     ff.fp[P_RHO0:P_RHO0 + 3] = RHO0
     q0 = quat_from_rrp(np.array([p["alpha0"]]))
     state = State(np.zeros((1, 3)), np.zeros((1, 3)), q0, np.array([p["omega0"]]))
-    return Model(
-        name="pendulum",
-        title="3D pendulum",
-        params=p,
-        bodies=bodies,
-        forcefield=ff,
-        initial_state=state,
+    return Model(  # (name, title, params, bodies, forcefield, initial_state)
+        "pendulum", "3D pendulum", p, bodies, ff, state,
         energy_components=("rotational", "gravity"),
         conserved=("L_z",),
         draw_offset=-RHO0,

@@ -63,21 +63,11 @@ class SpringPendulumSystem:
     x0: tuple[float, float, float, float]
     """Initial ``(x, y, ẋ, ẏ)``."""
 
-    @property
-    def mass(self) -> float:
-        return float(self.sp[0])
-
-    @property
-    def stiffness(self) -> float:
-        return float(self.sp[1])
-
-    @property
-    def rest_length(self) -> float:
-        return float(self.sp[2])
-
-    @property
-    def gravity(self) -> float:
-        return float(self.sp[3])
+    # the entries of ``sp`` by name (system_array's order)
+    mass = property(lambda self: float(self.sp[0]))
+    stiffness = property(lambda self: float(self.sp[1]))
+    rest_length = property(lambda self: float(self.sp[2]))
+    gravity = property(lambda self: float(self.sp[3]))
 
 
 def build(p: dict[str, Any]) -> Model:
@@ -104,13 +94,8 @@ def build(p: dict[str, Any]) -> Model:
     state = State(np.array([[x0, y0, 0.0]]), np.array([[p["vx0"], p["vy0"], 0.0]]),
                   np.array([[math.cos(phi / 2), 0.0, 0.0, math.sin(phi / 2)]]),
                   np.array([[0.0, 0.0, (x0 * p["vy0"] - y0 * p["vx0"]) / r2]]))
-    return Model(
-        name="spring-pendulum",
-        title="Spring pendulum with a wall",
-        params=p,
-        bodies=bodies,
-        forcefield=ff,
-        initial_state=state,
+    return Model(  # (name, title, params, bodies, forcefield, initial_state)
+        "spring-pendulum", "Spring pendulum with a wall", p, bodies, ff, state,
         energy_components=("translational", "spring", "gravity", "dissipated"),
         conserved=(),
         draw_diameter=np.array([d]),

@@ -1,0 +1,67 @@
+"""What the app's live plots (:mod:`app.gui.plots`) and the exported ones
+(:mod:`app.export.plots`) share (issue #37 item 3; one copy, issue #34 item 4): the
+colours and labels of the energy components, runs and axes, and the peak decimation of
+a series (each bucket of rows drawn as its minimum and maximum)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .scene import GHOST_COLOURS
+
+ENERGY_COLOURS = {
+    "translational": "#1f77b4",
+    "rotational": "#ff7f0e",
+    "gravity": "#8c564b",
+    "bending": "#2ca02c",
+    "axial": "#9467bd",
+    "shear": "#e377c2",
+    "contact": "#d62728",
+    "wall": "#17becf",
+    "mutual gravity": "#8c564b",
+    "spring": "#bcbd22",
+    "dissipated": "#3a3a3a",
+}
+FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31")
+DISSIPATED = "dissipated"
+"""The energy removed by impacts and friction (hard contacts): not a potential but the
+work of the percussions, stacked on top (grey) so that the top stays at E₀."""
+LEGEND_NAMES = {DISSIPATED: "dissipated D (impacts, friction)"}
+GAP_LABEL = "terrace gap V − V_ε"
+"""The legend of the terrace-gap curve (energy-stepping)."""
+GAP_COLOUR = "#d62728"
+RUN_COLOURS = ("#1f77b4", *GHOST_COLOURS[:2])
+"""Primary run, then the compare runs in the colours of their ghosts in the 3D view."""
+AXIS_COLOURS = ("#d62728", "#2ca02c", "#1f77b4")  # x, y, z
+
+
+def energy_colour(name: str) -> str:
+    """The colour of an energy component (a stable fallback for new components)."""
+    if name in ENERGY_COLOURS:
+        return ENERGY_COLOURS[name]
+    return FALLBACK_COLOURS[sum(map(ord, name)) % len(FALLBACK_COLOURS)]
+
+
+def light(hex_colour: str, white: float = 0.45) -> str:
+    """``hex_colour`` mixed with ``white`` of white (the stacked areas' fill)."""
+    rgb = [int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)]
+    return "#" + "".join(f"{round(c + (255 - c) * white):02x}" for c in rgb)
+
+
+def peak_decimate(t: np.ndarray, y: np.ndarray, buckets: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows ``(t, y)`` split into ``buckets`` runs of equal row counts, each given as
+    its minimum and maximum (in the columns separately) at the times of the run's first
+    and last rows; fewer than ``2 * buckets`` rows are returned as they are."""
+    n = len(t)
+    if n <= 2 * buckets:
+        return t, y
+    starts = (np.arange(buckets) * n) // buckets
+    ends = np.append(starts[1:], n) - 1
+    with np.errstate(invalid="ignore"):  # (a run of NaNs stays NaN: a gap)
+        lo = np.fmin.reduceat(y, starts, axis=0)
+        hi = np.fmax.reduceat(y, starts, axis=0)
+    tt = np.empty(2 * buckets)
+    tt[0::2], tt[1::2] = t[starts], t[ends]
+    yy = np.empty((2 * buckets, *y.shape[1:]))
+    yy[0::2], yy[1::2] = lo, hi
+    return tt, yy
