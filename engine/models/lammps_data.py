@@ -38,6 +38,8 @@ STYLES = {
     # style: (column names of Atoms, without the optional image flags)
     "sphere": ("id", "type", "diameter", "density", "x", "y", "z"),
     "sphere/bpm": ("id", "mol", "type", "diameter", "density", "x", "y", "z"),
+    "bpm/sphere": ("id", "mol", "type", "diameter", "density", "x", "y", "z"),  # (LAMMPS's
+    # released name of sphere/bpm, which its development versions used: both read)
     "bond": ("id", "mol", "type", "x", "y", "z"),
     "hybrid sphere bond": ("id", "type", "x", "y", "z", "diameter", "density", "mol"),
 }
@@ -412,7 +414,7 @@ def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
                bond_type: np.ndarray | None = None, mol: np.ndarray | None = None,
                title: str = "RRP Studio assembly", margin: float = 1.0,
                bond_coeffs: dict[int, tuple[float, float, float]] | None = None) -> None:
-    """Write a LAMMPS data file of atom style ``sphere/bpm`` (``mol`` = our group),
+    """Write a LAMMPS data file of atom style ``bpm/sphere`` (``mol`` = our group),
     ``Velocities`` with angular velocities and ``Bonds`` (type 1 unless given); the box
     holds the spheres with ``margin`` diameters to spare.  Numbers in 17 digits (read
     back to the same doubles).  ``bond_coeffs``: our binder coefficients
@@ -436,7 +438,7 @@ def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
                 f"{int(bt.max(initial=1))} bond types\n\n")
         for k, ax in enumerate("xyz"):
             f.write(f"{lo[k]:.17g} {hi[k]:.17g} {ax}lo {ax}hi\n")
-        f.write("\nAtoms # sphere/bpm\n\n")
+        f.write("\nAtoms # bpm/sphere\n\n")
         _rows(f, [ids, mol, np.ones(n, dtype=np.int64)], [D, dens, *x.T], "%d %d %d "
               + " ".join(["%.17g"] * 5))
         f.write("\nVelocities\n\n")
