@@ -361,3 +361,12 @@ def test_scenario_from_dict_validates_like_a_file():
     assert sc.params["g"] == 9.81
     with pytest.raises(ScenarioError, match="gravity"):
         scenario_from_dict({"model": "pendulum", "parameters": {"gravity": 9.81}})
+
+
+def test_a_wall_with_friction_leaves_no_momentum_conserved():
+    """The hard torus has μ = 0.5 at the wall: its tangential impulses change P_y (0.7 %
+    of the momentum scale by t = 3), so the summary must not call it conserved."""
+    hard = load_scenario("torus-hard").build_model()
+    assert hard.params["mu"] > 0 and hard.conserved == ()
+    free = load_scenario("torus-hard", {"mu": 0.0}).build_model()
+    assert set(free.conserved) == {"P_y", "P_z", "L_x"}

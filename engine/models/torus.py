@@ -160,7 +160,8 @@ def build(p: dict[str, Any]) -> Model:
         forcefield=ff,
         initial_state=State(x, v, q, omega),
         energy_components=components,
-        conserved=("P_y", "P_z", "L_x") if p["wall"]
+        # (a wall with friction, mu > 0, pushes along y and z too: nothing is conserved)
+        conserved=(() if p["mu"] > 0.0 else ("P_y", "P_z", "L_x")) if p["wall"]
         else ("P_x", "P_y", "P_z", "L_x", "L_y", "L_z"),
         draw_diameter=bodies.D.copy(),
         wall=(normal, 0.0) if p["wall"] else None,
