@@ -324,3 +324,18 @@ def test_an_energy_stepping_run_shows_its_terrace_gap(tmp_path):
         strip = PlotStrip([s], 0.0, float(rf.times[-1]), (300, 400))
     assert s.gap is not None and np.isfinite(s.gap).all()
     assert strip.legends[1] == ["ΔE/|E₀|", "terrace gap V − V_ε/|E₀|"]
+
+
+def test_the_plots_keep_their_layout_whatever_rcparams_say(switch_run):
+    """The figures' style (``engine.studies.figures``) turns on matplotlib's constrained
+    layout for the whole process; the export's strip keeps its own margins and says
+    nothing (it warned twice a frame strip before: "not calling subplots_adjust")."""
+    import warnings
+
+    import matplotlib
+
+    with RunFile(switch_run) as rf, matplotlib.rc_context(
+            {"figure.constrained_layout.use": True}), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        strip = PlotStrip([run_series(rf)], 0.0, 2.0, (300, 400))
+    assert strip.image(1.0).shape == (400, 300, 3)

@@ -93,7 +93,8 @@ class PlotStrip:
         self.t0, self.t1 = float(t0), float(t1)
         self.size = w, h = size
         dpi = 100
-        fig = Figure(figsize=(w / dpi, h / dpi), dpi=dpi, facecolor="white")
+        fig = Figure(figsize=(w / dpi, h / dpi), dpi=dpi, facecolor="white",
+                     layout="none")  # (the margins below, whatever rcParams say)
         canvas = FigureCanvasAgg(fig)
         font = max(5.0, min(8.0, h / 95))
         axes = fig.subplots(4, 1, sharex=True)
