@@ -37,7 +37,7 @@ def parse(log: str) -> dict:
     summary = re.findall(r"^=*\s*(\d+ passed[^\n]*?) in ([\d.]+)s", text, re.M)
     if not summary:
         raise SystemExit("no pytest summary line ('N passed … in Ns') in the log")
-    counts, _ = summary[-1]
+    counts = " + ".join(c.strip(" ,") for c, _ in summary)  # (.ci/run: default + slow)
 
     def field(name: str) -> str:
         m = re.search(rf"{re.escape(name)}: (.+)", text)
@@ -50,7 +50,8 @@ def parse(log: str) -> dict:
     seconds = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
     cpu = float(field("User time (seconds)")) + float(field("System time (seconds)"))
     rss = int(field("Maximum resident set size (kbytes)")) / 1024 ** 2
-    return {"tests": counts.strip(" ,"), "wall_s": seconds, "cpu_s": cpu, "peak_gb": rss}
+    return {"tests": counts, "wall_s": seconds, "cpu_s": cpu, "peak_gb": rss,
+            "pytest_s": [float(t) for _, t in summary]}
 
 
 def minutes(s: float) -> str:
