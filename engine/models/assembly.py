@@ -39,7 +39,7 @@ from ..state import Bodies, State
 from .assembly_input import AssemblyError, Geometry, load_geometry
 from .base import TINY, Model, ModelSpec, Param
 from .builders import Part
-from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_spheres
+from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_energy_components, bonded_spheres
 
 SCHEMA = (
     *(p for p in SPHERE_PARAMS if p.name not in ("mass", "inertia")),
@@ -223,16 +223,7 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
         ff.set_gravity(gn, g / gn)
     q = np.zeros((n, 4))
     q[:, 0] = 1.0
-    components = ("translational", "rotational")
-    if gn > 0.0:
-        components += ("gravity",)
-    components += ("bending", "axial", "shear")
-    if hard:
-        components += ("dissipated",)
-    else:
-        components += ("contact",) + (("wall",) if walls else ())
-        if ff.has_history:
-            components += ("dissipated",)
+    components = bonded_energy_components(ff, hard, bool(walls), gn > 0.0)
     return Model(
         name="assembly",
         title="Assembly of bonded spheres",

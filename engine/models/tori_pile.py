@@ -41,7 +41,7 @@ from ..layout import (
 from ..neighbours import build_neighbours
 from ..state import Bodies, State
 from .base import Model, ModelSpec, Param, ParameterError
-from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_spheres
+from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_energy_components, bonded_spheres
 
 SCHEMA = (
     Param("n_tori", "int", 50, "number of tori (rings)", lo=1, hi=1_000_000,
@@ -181,16 +181,7 @@ def build(p: dict[str, Any]) -> Model:
     omega = p["spin_noise"] * rng.standard_normal((n, 3))
     q = np.zeros((n, 4))
     q[:, 0] = 1.0
-    components = ("translational", "rotational")
-    if p["g"] != 0.0:
-        components += ("gravity",)
-    components += ("bending", "axial", "shear")
-    if hard:
-        components += ("dissipated",)
-    else:
-        components += ("contact",) + (("wall",) if walls else ())
-        if ff.has_history:
-            components += ("dissipated",)
+    components = bonded_energy_components(ff, hard, bool(walls), p["g"] != 0.0)
     if walls:
         conserved: tuple[str, ...] = ()
     elif p["g"] != 0.0:

@@ -125,6 +125,20 @@ def bonded_spheres(bodies: Bodies, x: np.ndarray, bonds: np.ndarray,
     return ff
 
 
+def bonded_energy_components(ff: ForceField, hard: bool, walls: bool,
+                             gravity: bool = False) -> tuple[str, ...]:
+    """The energy components of bonded spheres, in the plots' order: kinetic, gravity,
+    the binder's three (B&G §4), then the contacts: penalty contact and wall energies
+    with what friction or damping dissipates, or only the dissipated energy of hard
+    contacts (the torus, the pile and an assembly alike)."""
+    components = ("translational", "rotational") + (("gravity",) if gravity else ())
+    components += ("bending", "axial", "shear")
+    if hard:
+        return components + ("dissipated",)
+    components += ("contact",) + (("wall",) if walls else ())
+    return components + (("dissipated",) if ff.has_history else ())
+
+
 def build(p: dict[str, Any]) -> Model:
     n = p["n_particles"]
     x, dp = ring_positions(n, p["ring_diameter"], p["tilt"])
@@ -143,15 +157,7 @@ def build(p: dict[str, Any]) -> Model:
     v = np.tile([-p["v0"], 0.0, 0.0], (n, 1)) + p["velocity_noise"] * rng.standard_normal((n, 3))
     omega = p["spin_noise"] * rng.standard_normal((n, 3))
     q = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
-    if hard:
-        components = ("translational", "rotational", "bending", "axial", "shear",
-                      "dissipated")
-    else:
-        components = ("translational", "rotational", "bending", "axial", "shear", "contact")
-        if p["wall"]:
-            components += ("wall",)
-        if ff.has_history:
-            components += ("dissipated",)
+    components = bonded_energy_components(ff, hard, bool(p["wall"]))
     return Model(
         name="torus",
         title="Particle-binder torus impact",
