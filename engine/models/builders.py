@@ -19,6 +19,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .base import ParameterError
+from .torus import ring_positions
 
 
 @dataclass
@@ -90,15 +91,8 @@ def ring(n: int, diameter: float, *, sphere_diameter: float | None = None,
     the torus puts it, ``(D/2 + D_p, 0, 0)``."""
     if n < 3:
         raise ParameterError(f"ring: n must be at least 3, got {n}")
-    dp = diameter * math.sin(math.pi / n)
-    phi = 2.0 * math.pi * np.arange(n) / n
-    off = 0.5 * diameter * np.stack([np.cos(phi), np.sin(phi), np.zeros(n)], axis=1)
-    t = math.radians(tilt)
-    rot_y = np.array([[math.cos(t), 0.0, math.sin(t)], [0.0, 1.0, 0.0],
-                      [-math.sin(t), 0.0, math.cos(t)]])
-    c = (np.array([0.5 * diameter + dp, 0.0, 0.0]) if centre is None
-         else np.asarray(centre, dtype=np.float64).reshape(3))
-    x = c + off @ rot_y.T
+    x, dp = ring_positions(n, diameter, tilt, None if centre is None
+                           else np.asarray(centre, dtype=np.float64).reshape(3))
     bonds = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1)
     return make_part(x, dp if sphere_diameter is None else sphere_diameter, bonds=bonds,
                      **props)

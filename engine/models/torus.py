@@ -86,15 +86,18 @@ SCHEMA = (
 SKIN_FRACTION = 0.5  # neighbour-list skin, in sphere diameters
 
 
-def ring_positions(n: int, ring_diameter: float, tilt_deg: float) -> tuple[np.ndarray, float]:
-    """Centres of the spheres and their diameter ``D_p = D_t sin(π/N_p)``."""
+def ring_positions(n: int, ring_diameter: float, tilt_deg: float,
+                   centre: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """Centres of the spheres and their diameter ``D_p = D_t sin(π/N_p)``; the ring's
+    centre by default at ``(D_t/2 + D_p, 0, 0)``, the torus's (the builders' ``ring`` too)."""
     dp = ring_diameter * math.sin(math.pi / n)
     phi = 2.0 * math.pi * np.arange(n) / n
     off = 0.5 * ring_diameter * np.stack([np.cos(phi), np.sin(phi), np.zeros(n)], axis=1)
     t = math.radians(tilt_deg)
     rot_y = np.array([[math.cos(t), 0.0, math.sin(t)], [0.0, 1.0, 0.0],
                       [-math.sin(t), 0.0, math.cos(t)]])
-    centre = np.array([0.5 * ring_diameter + dp, 0.0, 0.0])
+    if centre is None:
+        centre = np.array([0.5 * ring_diameter + dp, 0.0, 0.0])
     return centre + off @ rot_y.T, dp
 
 
