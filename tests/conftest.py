@@ -7,6 +7,7 @@ from a green CI run because Xvfb broke (issue #10 §6).  Locally such skips stay
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 
@@ -49,6 +50,41 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if _in_ci() and report.skipped and not hasattr(report, "wasxfail"):
         _fail_display_skip(report)
+
+
+# ---------------------------------------------------------------- the default run's share
+def _matches(nodeid: str, pattern: str) -> bool:
+    """``file::test[params]``: fnmatch on the name part and, after ``[``, on the case id."""
+    head, bracket, case = pattern.partition("[")
+    name, _, nodecase = nodeid.partition("[")
+    if not fnmatch.fnmatchcase(name, head):
+        return False
+    if not bracket:
+        return True
+    case = case[:-1] if case.endswith("]") else case
+    return bool(nodecase) and fnmatch.fnmatchcase(nodecase[:-1], case)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark ``slow`` every test that ``tests/slow_cases.py`` lists (before ``-m`` selects).
+
+    A pattern whose file was collected but that matches no test there is a usage error:
+    the table names tests that exist.
+    """
+    from slow_cases import SLOW_CASES
+
+    files = {item.nodeid.split("::", 1)[0] for item in items}
+    unused = []
+    for pattern, _reason in SLOW_CASES:
+        hits = [item for item in items if _matches(item.nodeid, pattern)]
+        for item in hits:
+            item.add_marker(pytest.mark.slow)
+        if not hits and pattern.split("::", 1)[0] in files:
+            unused.append(pattern)
+    if unused:
+        raise pytest.UsageError("tests/slow_cases.py names tests that do not exist: "
+                                + "; ".join(unused))
 
 
 # ---------------------------------------------------------------- window fixtures

@@ -57,7 +57,8 @@ def test_export_while_playing_renders_the_watched_run(qtbot, make_window, tmp_pa
     _play_to(qtbot, w, 0.1)
     w.set_h(5e-4)  # a switch, as watched
     qtbot.waitUntil(lambda: w.last_frame.h == 5e-4, timeout=WAIT)
-    _play_to(qtbot, w, 0.2)
+    # past the next frame time (0.1 apart) after the switch, whenever it landed
+    _play_to(qtbot, w, w.last_frame.t + 0.15)
     out = tmp_path / "live.mp4"
     d = _dialog(w, out)
     src = d.source

@@ -232,7 +232,8 @@ def test_inspector_of_a_body_without_contacts(qtbot, make_window):
 
 # ------------------------------------------------------------------ CI: no silent skips
 def test_under_ci_a_display_skip_fails_the_run(tmp_path):
-    (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    for name in ("conftest.py", "slow_cases.py"):
+        (tmp_path / name).write_text((ROOT / "tests" / name).read_text())
     (tmp_path / "test_needs_display.py").write_text(
         "import pytest\n"
         "pytest.skip('the 3D view needs an X display (CI runs these under Xvfb)',\n"
