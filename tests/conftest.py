@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -69,12 +70,15 @@ def _matches(nodeid: str, pattern: str) -> bool:
 def pytest_collection_modifyitems(config, items):
     """Mark ``slow`` every test that ``tests/slow_cases.py`` lists (before ``-m`` selects).
 
-    A pattern whose file was collected but that matches no test there is a usage error:
-    the table names tests that exist.
+    A pattern whose file was collected whole but that matches no test there is a usage
+    error: the table names tests that exist.
     """
     from slow_cases import SLOW_CASES
 
-    files = {item.nodeid.split("::", 1)[0] for item in items}
+    root = config.rootpath
+    picked = {Path(arg.split("::", 1)[0]).resolve() for arg in config.args if "::" in arg}
+    files = {name for name in (item.nodeid.split("::", 1)[0] for item in items)
+             if (root / name).resolve() not in picked}  # (files collected whole)
     unused = []
     for pattern, _reason in SLOW_CASES:
         hits = [item for item in items if _matches(item.nodeid, pattern)]

@@ -164,7 +164,11 @@ def test_a_resume_holds_the_source_lock_from_its_start(tmp_path, killed, first, 
     p1 = popen(tmp_path, *cmds[first])
     lock = "other.h5.lock" if first == "copy" else "k.h5.lock"
     try:
-        wait_for(lambda: (tmp_path / lock).exists(), "the first side's lock", p1)
+        # the holder's note is written once the lock is taken (the file exists a moment
+        # before: a stop in between left the second side free to go, under load)
+        wait_for(lambda: (tmp_path / lock).exists()
+                 and f'"pid": {p1.pid},' in (tmp_path / lock).read_text(), "the first side's lock",
+                 p1)
         p1.send_signal(signal.SIGSTOP)
         res = rrp(tmp_path, *cmds[second])
     finally:

@@ -31,7 +31,7 @@ def test_every_line_has_a_reason_and_names_a_test_file():
 
 def test_a_line_that_names_no_test_stops_the_run(tmp_path):
     """A planted line for a test that does not exist: collection is a usage error (exit 4)
-    naming it; the same collection without it succeeds."""
+    naming it, unless the file is picked in part (a node id); without it, it succeeds."""
     tests = tmp_path / "tests"
     tests.mkdir()
     for name in ("conftest.py", "slow_cases.py"):
@@ -45,6 +45,9 @@ def test_a_line_that_names_no_test_stops_the_run(tmp_path):
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 4, res.stdout + res.stderr
     assert "tests/test_planted.py::test_gone" in res.stdout + res.stderr
+    one = subprocess.run([*cmd[:-1], "tests/test_planted.py::test_one"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert one.returncode == 0, one.stdout + one.stderr  # (a file picked in part: no check)
     table.write_text((ROOT / "tests" / "slow_cases.py").read_text(encoding="utf-8"))
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
