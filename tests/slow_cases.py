@@ -238,4 +238,13 @@ SLOW_CASES: list[tuple[str, str]] = [
      PROCESSES),
     ("tests/test_export.py::test_exports_that_can_never_finish_are_refused_as_rrp_run_*",
      "the refusal is rrp run's (test_cli keeps a case)"),
+    ("tests/test_integrators.py::test_torus_with_wall_conserves_py_pz_lx[campello]", MATRIX),
+    ("tests/test_simulation.py::test_switching_integrator_keeps_the_state_and_adds_an_event"
+     "[campello]", MATRIX),
+    ("tests/test_gui_export.py::test_export_of_a_compare_run_draws_the_ghosts",
+     "campello on the torus: a compile (test_export_run keeps the ghosts of a compare run)"),
+    ("tests/test_cli.py::test_torus_output_layout", PROCESSES),
+    ("tests/test_studies.py::test_cli_sweep_writes_a_table_and_resumes",
+     "a sweep and its resume as processes (the sweep's resume in the process stays)"),
+    ("tests/test_io.py::test_cli_compress_is_taken_by_a_run_and_refused_by_a_resume", PROCESSES),
 ]
