@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+from slow_cases import SLOW_CASES
 
 DISPLAY_SKIP = re.compile(r"display|xvfb|opengl|\bEGL\b|QT_QPA|xcb", re.IGNORECASE)
 """Skip reasons that mean "no screen to draw on"."""
@@ -73,8 +74,6 @@ def pytest_collection_modifyitems(config, items):
     A pattern whose file was collected whole but that matches no test there is a usage
     error: the table names tests that exist.
     """
-    from slow_cases import SLOW_CASES
-
     root = config.rootpath
     picked = {Path(arg.split("::", 1)[0]).resolve() for arg in config.args if "::" in arg}
     files = {name for name in (item.nodeid.split("::", 1)[0] for item in items)

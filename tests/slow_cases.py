@@ -28,8 +28,6 @@ SLOW_CASES: list[tuple[str, str]] = [
      PROCESSES),
     ("tests/test_assembly_bond_types.py::test_a_scenario_with_two_types_of_different_*",
      COMPILE),
-    ("tests/test_assembly_bond_types.py::test_a_free_two_type_assembly_keeps_p_and_l[lgvi]",
-     COMPILE),
     ("tests/test_energy_stepping_bond_types.py::test_terraced_terms_sum_to_the_potential_"
      "of_two_types", COMPILE),
     ("tests/test_energy_stepping_bond_types.py::test_all_bonds_type_2_*", PROCESSES),
@@ -67,7 +65,6 @@ SLOW_CASES: list[tuple[str, str]] = [
      COMPILE),
     ("tests/test_nonspherical.py::test_rrp_implicit_is_rrp_exact_for_spheres", COMPILE),
     ("tests/test_nonspherical.py::test_cli_refuses_rrp_exact_on_the_dumbbells", PROCESSES),
-    ("tests/test_nonspherical.py::test_yoshida4_is_fourth_order[lgvi]", MATRIX),
     ("tests/test_nonspherical.py::test_pfc_clump_schemes_orientation_second_order[pfc-buss2]",
      MATRIX),
     ("tests/test_nonspherical.py::test_campello_implicit", COMPILE),
@@ -81,7 +78,6 @@ SLOW_CASES: list[tuple[str, str]] = [
      "compiles two more schemes on the torus (compare mode stays: energy-stepping beside "
      "rrp-newmark, and compare from a frame)"),
     ("tests/test_gui_startup.py::test_the_first_paint_shows_an_explicit_request", COMPILE),
-    ("tests/test_gui_view.py::test_follow_keeps_the_bodies_in_view[dumbbells*", MATRIX),
     ("tests/test_energy_stepping_spheres.py::test_the_safe_march_finds_the_first_crossing_*",
      "a fine scan of the first crossing"),
     # more cases of a one-line refusal through a process
@@ -89,7 +85,6 @@ SLOW_CASES: list[tuple[str, str]] = [
      PROCESSES),
     ("tests/test_cli.py::test_failed_validation_keeps_an_existing_output_file", PROCESSES),
     ("tests/test_cli.py::test_bad_input_is_one_line_on_stderr[zero-h]", PROCESSES),
-    ("tests/test_cli.py::test_bad_input_is_one_line_on_stderr[set-unknown-key]", PROCESSES),
     ("tests/test_cli.py::test_bad_input_is_one_line_on_stderr[out-in-missing-dir]", PROCESSES),
     ("tests/test_cli.py::test_blow_up_keeps_a_readable_failed_file[every-step]", PROCESSES),
     ("tests/test_cli.py::test_blow_up_keeps_a_readable_failed_file[non-finite]", PROCESSES),
@@ -100,15 +95,10 @@ SLOW_CASES: list[tuple[str, str]] = [
     ("tests/test_cli.py::test_a_step_that_is_no_step_is_named_so_by_run_and_gui[0]", PROCESSES),
     ("tests/test_cli.py::test_run_refuses_a_bad_energy_stepping_eps_in_one_line"
      "[energy-stepping:[a1n]*", PROCESSES),
-    ("tests/test_export.py::test_exports_that_can_never_finish_are_refused_as_rrp_run_*[h-*",
-     PROCESSES),
-    ("tests/test_export.py::test_a_stopped_export_says_so_and_leaves_no_partial_file[SIGINT]",
-     PROCESSES),
     ("tests/test_fuzz_scenarios.py::test_the_values_of_the_issue_end_in_one_line[[bmpre]*",
      PROCESSES),
     ("tests/test_fuzz_scenarios.py::test_the_values_of_the_issue_end_in_one_line"
      "[x0-at-the-pivot]", PROCESSES),
-    ("tests/test_resume.py::test_cli_resume_refusals_are_one_line[[nwsob]*", PROCESSES),
     ("tests/test_run_faults.py::test_two_signals_at_any_moment_exit_130[[fcs]*", PROCESSES),
     ("tests/test_run_faults.py::test_a_write_error_in_the_writer_thread_stops_the_run_*"
      "[half-written*", PROCESSES),
@@ -153,8 +143,6 @@ SLOW_CASES: list[tuple[str, str]] = [
      MATRIX),
     ("tests/test_resume.py::test_resumed_run_is_bit_identical_to_an_unbroken_one"
      "[torus-rrp-implicit]", MATRIX),
-    ("tests/test_resume.py::test_resumed_run_is_bit_identical_to_an_unbroken_one"
-     "[torus-yoshida4*", MATRIX),
     ("tests/test_simulation.py::test_switching_integrator_keeps_the_state_and_adds_an_event"
      "[[!lcr]*", MATRIX),
     ("tests/test_simulation.py::test_switching_integrator_keeps_the_state_and_adds_an_event"

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from bits_matrix import fingerprint, run_case, schemes_for
+from helpers import energy_error_slope
 
 from engine.models import builders
 from engine.models.assembly import model_of
@@ -290,20 +291,5 @@ def _scales(sim):
 
 
 def test_a_free_assembly_energy_error_is_second_order():
-    from engine.drivers import simulation_for
-
-    errs = []
-    hs = (4e-3, 2e-3, 1e-3)
-    for h in hs:
-        m = _free_assembly()
-        sim = simulation_for(m, "rrp-newmark", h, record_every=10**9, record_frames=False,
-                             energy_tolerance=None)
-        e0 = sim.energy.sum()
-        worst = 0.0
-        steps = round(0.4 / h)
-        for _ in range(20):
-            assert sim.advance(steps // 20).ok
-            worst = max(worst, abs(sim.energy.sum() - e0))
-        errs.append(worst)
-    slope = np.polyfit(np.log(hs), np.log(errs), 1)[0]
+    slope, errs = energy_error_slope(_free_assembly, (4e-3, 2e-3, 1e-3))
     assert abs(slope - 2.0) < 0.1, (slope, errs)

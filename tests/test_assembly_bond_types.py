@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import energy_error_slope
 
 from engine.forcefield import compute_forces
 from engine.layout import E_AXIAL, E_BENDING, E_SHEAR, N_ENERGY, OK
@@ -140,22 +141,8 @@ def test_a_free_two_type_assembly_keeps_p_and_l(scheme):
 
 
 def test_a_free_two_type_assembly_energy_error_is_second_order():
-    from engine.drivers import simulation_for
-
-    errs = []
-    hs = (2e-3, 1e-3, 5e-4)  # (type 2 is stiffer than the one-type test: smaller h)
-    for h in hs:
-        m = _model({"1": K1, "2": K2}, t_ball="2", t_chain="1")
-        sim = simulation_for(m, "rrp-newmark", h, record_every=10**9, record_frames=False,
-                             energy_tolerance=None)
-        e0 = sim.energy.sum()
-        worst = 0.0
-        steps = round(0.4 / h)
-        for _ in range(20):
-            assert sim.advance(steps // 20).ok
-            worst = max(worst, abs(sim.energy.sum() - e0))
-        errs.append(worst)
-    slope = np.polyfit(np.log(hs), np.log(errs), 1)[0]
+    slope, errs = energy_error_slope(  # (type 2 is stiffer than the one-type test: smaller h)
+        lambda: _model({"1": K1, "2": K2}, t_ball="2", t_chain="1"), (2e-3, 1e-3, 5e-4))
     assert abs(slope - 2.0) < 0.1, (slope, errs)
 
 
@@ -165,19 +152,14 @@ def test_convert_and_import_carry_each_types_coefficients(tmp_path):
     and ``rrp import lammps`` read them back (no note: the file gives them)."""
     import tomllib
 
-    from test_assembly_lammps import SCENARIO, rrp
+    from test_assembly_lammps import SCENARIO, rrp, run_and_convert_to_lammps
 
     (tmp_path / "a.toml").write_text(SCENARIO.replace(
         "[bond_types.7]\nk_bend = 10.0\nk_axial = 200.0\nk_shear = 200.0",
         "[bond_types.7]\nk_bend = 2.5\nk_axial = 640.0\nk_shear = 30.0"))
     orig = load_scenario(tmp_path / "a.toml").build_model()
     assert orig.forcefield.per_bond
-    run = tmp_path / "a.h5"
-    res = rrp("run", tmp_path / "a.toml", "--t-end", "0.02", "--out", run, "--quiet")
-    assert res.returncode == 0, res.stderr
-    res = rrp("convert", run, tmp_path / "lmp", "--to", "lammps")
-    assert res.returncode == 0, res.stderr
-    data, deck = tmp_path / "lmp" / "a.data", tmp_path / "lmp" / "in.a"
+    _, data, deck = run_and_convert_to_lammps(tmp_path, "0.02")
     coeff = [ln.split() for ln in deck.read_text().splitlines() if ln.startswith("bond_coeff")]
     assert [c[1] for c in coeff] == ["1", "2"]
     assert [float(c[4]) for c in coeff] == [10.0, 2.5]  # K^m of each type

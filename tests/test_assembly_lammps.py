@@ -55,14 +55,20 @@ normal = [0.0, 0.0, 1.0]
 """
 
 
-def test_convert_to_lammps_round_trip(tmp_path):
-    (tmp_path / "a.toml").write_text(SCENARIO)
+def run_and_convert_to_lammps(tmp_path: Path, t_end: str) -> tuple[Path, Path, Path]:
+    """``rrp run`` of ``tmp_path/a.toml`` to ``t_end``, then ``rrp convert --to lammps``
+    into ``tmp_path/lmp``: the run file, the data file and the input deck."""
     run = tmp_path / "a.h5"
-    res = rrp("run", tmp_path / "a.toml", "--t-end", "0.05", "--out", run, "--quiet")
+    res = rrp("run", tmp_path / "a.toml", "--t-end", t_end, "--out", run, "--quiet")
     assert res.returncode == 0, res.stderr
     res = rrp("convert", run, tmp_path / "lmp", "--to", "lammps")
     assert res.returncode == 0, res.stderr
-    data, deck = tmp_path / "lmp" / "a.data", tmp_path / "lmp" / "in.a"
+    return run, tmp_path / "lmp" / "a.data", tmp_path / "lmp" / "in.a"
+
+
+def test_convert_to_lammps_round_trip(tmp_path):
+    (tmp_path / "a.toml").write_text(SCENARIO)
+    run, data, deck = run_and_convert_to_lammps(tmp_path, "0.05")
     text = deck.read_text()
     for word in ("atom_style      bpm/sphere", "bond_style      bpm/rotational",
                  "pair_style      granular", "hertz", "What differs", "fix             2 all "

@@ -11,11 +11,10 @@ type 2's values."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
+from helpers import assert_terraces_sum_to_the_potential, model_energy
 
 from engine.energy_stepping import EnergyStepper
 from engine.energy_stepping import terms as tm
-from engine.forcefield import evaluate
 from engine.models import builders
 from engine.models.assembly import model_of
 
@@ -36,14 +35,6 @@ def _model(types: dict[str, tuple[float, float, float]]):
     return model_of([a, c], k_contact=2100.0, bond_types=types)
 
 
-def _energy(model, x, v, q, om) -> float:
-    """``T + V`` by the model's own force kernel (which reads the per-bond table)."""
-    e = evaluate(model.forcefield.working_copy(), x, q)[2]
-    m, J = model.bodies.m, model.bodies.J
-    return float(0.5 * np.sum(m * np.sum(v * v, axis=1))
-                 + 0.5 * np.sum(J * np.sum(om * om, axis=1)) + e.sum())
-
-
 def test_each_bond_row_carries_its_own_coefficients():
     from engine.energy_stepping.spheres_impl import bond_rows
 
@@ -59,13 +50,7 @@ def test_each_bond_row_carries_its_own_coefficients():
 
 
 def test_terraced_terms_sum_to_the_potential_of_two_types():
-    m = _model({"1": K1, "2": K2})
-    s = EnergyStepper(m, EPS, m.initial_state)
-    for t in (0.0, 0.3):
-        s.advance_to(t)
-        x, v, q, om = s.state_arrays()
-        T, V, _ = s._impl._energies(s.t)
-        assert _energy(m, x, v, q, om) == pytest.approx(T + V, rel=1e-12, abs=1e-12)
+    assert_terraces_sum_to_the_potential(_model({"1": K1, "2": K2}), EPS, (0.0, 0.3))
 
 
 def test_a_two_type_assembly_keeps_its_bound():
@@ -74,13 +59,13 @@ def test_a_two_type_assembly_keeps_its_bound():
     m = _model({"1": K1, "2": K2})
     st = m.initial_state
     s = EnergyStepper(m, EPS, st)
-    e0 = _energy(m, st.x, st.v, st.q, st.omega)
+    e0 = model_energy(m, st.x, st.v, st.q, st.omega)
     ee0 = s.energy_eps()
     worst = 0.0
     for k in range(1, 41):
         assert s.advance_to(0.02 * k)
         x, v, q, om = s.state_arrays()
-        worst = max(worst, abs(_energy(m, x, v, q, om) - e0))
+        worst = max(worst, abs(model_energy(m, x, v, q, om) - e0))
         assert abs(s.energy_eps() - ee0) <= 1e-12 * abs(ee0)
     assert s.n_events > 1000
     assert worst <= EPS * s.n_terms

@@ -8,25 +8,17 @@ import math
 
 import numpy as np
 import pytest
+from helpers import assert_terraces_sum_to_the_potential, model_energy
 
 from engine.energy_stepping import EnergyStepper, EnergySteppingError
 from engine.energy_stepping import spheres as sp
 from engine.energy_stepping import terms as tm
-from engine.forcefield import evaluate
 from engine.models import MODELS
 from engine.simulation import Simulation
 from engine.state import State
 
 FREE = {"wall": False, "velocity_noise": 0.1, "spin_noise": 0.5}
 """torus-free with a perturbed start: every bond is strained from the first instant."""
-
-
-def _energy(model, x, v, q, om) -> float:
-    """``T + V`` by the model's own force kernel (the variational schemes' energy)."""
-    e = evaluate(model.forcefield.working_copy(), x, q)[2]
-    m, J = model.bodies.m, model.bodies.J
-    return float(0.5 * np.sum(m * np.sum(v * v, axis=1)) + 0.5 * np.sum(J * np.sum(om * om, axis=1))
-                 + e.sum())
 
 
 def _momenta(model, x, v, om) -> tuple[np.ndarray, np.ndarray]:
@@ -46,13 +38,7 @@ def test_terraced_terms_sum_to_the_models_potential():
     spinning), for the torus and the pile (gravity, five walls)."""
     for name, params in (("torus", {"velocity_noise": 0.3, "spin_noise": 1.0, "seed": 2}),
                          ("tori-pile", {"n_tori": 2, "n_particles": 8, "seed": 1})):
-        model = MODELS[name].make(params)
-        s = EnergyStepper(model, 1e-3, model.initial_state)
-        for t in (0.0, 0.4):
-            s.advance_to(t)
-            x, v, q, om = s.state_arrays()
-            T, V, _ = s._impl._energies(s.t)
-            assert _energy(model, x, v, q, om) == pytest.approx(T + V, rel=1e-12, abs=1e-12)
+        assert_terraces_sum_to_the_potential(MODELS[name].make(params), 1e-3, (0.0, 0.4))
 
 
 def test_each_terms_gradient_is_the_derivative_of_its_value():
@@ -114,14 +100,14 @@ def test_torus_free_conserves_energy_eps_and_momenta_over_1e5_events():
     eps = 1e-2 * _scale(model)
     s = EnergyStepper(model, eps, model.initial_state)
     st = model.initial_state
-    e0 = _energy(model, st.x, st.v, st.q, st.omega)
+    e0 = model_energy(model, st.x, st.v, st.q, st.omega)
     ee0 = s.energy_eps()
     P0, L0 = _momenta(model, st.x, st.v, st.omega)
     worst = 0.0
     for k in range(1, 201):
         s.advance_to(0.5 * k)
         x, v, q, om = s.state_arrays()
-        worst = max(worst, abs(_energy(model, x, v, q, om) - e0))
+        worst = max(worst, abs(model_energy(model, x, v, q, om) - e0))
         assert abs(s.energy_eps() - ee0) <= 1e-12 * abs(ee0)
         P, L = _momenta(model, x, v, om)
         lever = float(np.sum(np.abs(np.cross(x, model.bodies.m[:, None] * v))))
@@ -141,12 +127,12 @@ def test_torus_with_wall_keeps_the_momenta_the_wall_allows():
     eps = 1e-3 * _scale(model)
     s = EnergyStepper(model, eps, model.initial_state)
     st = model.initial_state
-    e0 = _energy(model, st.x, st.v, st.q, st.omega)
+    e0 = model_energy(model, st.x, st.v, st.q, st.omega)
     P0, L0 = _momenta(model, st.x, st.v, st.omega)
     for k in range(1, 31):
         s.advance_to(0.1 * k)
         x, v, q, om = s.state_arrays()
-        assert abs(_energy(model, x, v, q, om) - e0) <= eps * s.n_terms
+        assert abs(model_energy(model, x, v, q, om) - e0) <= eps * s.n_terms
         P, L = _momenta(model, x, v, om)
         assert abs(P[1] - P0[1]) <= 1e-12 and abs(P[2] - P0[2]) <= 1e-12
         assert abs(L[0] - L0[0]) <= 1e-12
@@ -316,7 +302,7 @@ def test_a_pile_at_rest_falls_and_keeps_its_terraced_energy():
     eps = 1e-3 * _scale(model)
     s = EnergyStepper(model, eps, model.initial_state)
     st = model.initial_state
-    e0 = _energy(model, st.x, st.v, st.q, st.omega)
+    e0 = model_energy(model, st.x, st.v, st.q, st.omega)
     ee0 = s.energy_eps()
     x0 = st.x.copy()
     for k in range(1, 21):
@@ -324,7 +310,7 @@ def test_a_pile_at_rest_falls_and_keeps_its_terraced_energy():
         x, v, q, om = s.state_arrays()
         assert abs(s.energy_eps() - ee0) <= 1e-12 * abs(ee0)
         assert abs(s.energy_eps() - e0) <= 1e-12 * abs(ee0)
-        assert abs(_energy(model, x, v, q, om) - e0) <= 0.5 * eps * s.n_terms
+        assert abs(model_energy(model, x, v, q, om) - e0) <= 0.5 * eps * s.n_terms
     assert x[:, 2].mean() < x0[:, 2].mean() - 0.5  # fell
     assert x[:, 2].min() > 0.0  # and stayed above the floor
 
