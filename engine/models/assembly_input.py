@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import BIG, ParameterError
+from .base import BIG, ParameterError, read_input_bytes
 from .builders import BUILDERS, Part, join, make_part
 from .lammps_data import LammpsDataError, read_data
 
@@ -149,13 +149,18 @@ def _with(p: Part, v: np.ndarray, w: np.ndarray, g: np.ndarray) -> Part:
 
 
 def _read_csv(path: Path, label: str, allowed: tuple[str, ...],
-              required: tuple[str, ...]) -> tuple[dict[str, np.ndarray], int, np.ndarray]:
-    """The columns of a CSV file with a header row (NumPy's C reader)."""
+              required: tuple[str, ...], need_rows: str = ""
+              ) -> tuple[dict[str, np.ndarray], int, np.ndarray]:
+    """The columns of a CSV file with a header row (NumPy's C reader); at most
+    :data:`~engine.models.base.MAX_INPUT_BYTES` read (issue #46 item 7).  A header and
+    no rows gives no rows (no NumPy warning); ``need_rows``: it is refused instead."""
+    buf = read_input_bytes(path, label, AssemblyError)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AssemblyError(f"{label}: cannot read the file: "
-                            f"{getattr(exc, 'strerror', None) or exc}") from None
+        text = buf.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = buf.count(b"\n", 0, exc.start) + 1
+        raise AssemblyError(f"{label} line {line}: cannot read the file: not UTF-8 text "
+                            f"(byte {exc.start + 1}); give a CSV text file") from None
     lines = text.splitlines()
     first = next((k for k, ln in enumerate(lines) if ln.strip() and not
                   ln.lstrip().startswith("#")), None)
@@ -173,6 +178,14 @@ def _read_csv(path: Path, label: str, allowed: tuple[str, ...],
         if r not in names:
             raise AssemblyError(f"{label} line {first + 1}: the column {r!r} is missing "
                                 f"(required: {', '.join(required)})")
+    data_lines = np.array([k + 1 for k in range(first + 1, len(lines))
+                           if lines[k].strip() and not lines[k].lstrip().startswith("#")],
+                          dtype=np.int64)
+    if not data_lines.size:  # (loadtxt would warn "input contained no data")
+        if need_rows:
+            raise AssemblyError(f"{label} line {first + 1}: a header and no rows after it: "
+                                f"give {need_rows} a line")
+        return {h: np.zeros(0) for h in names}, 0, data_lines
     body = "\n".join(lines[first + 1:])
     try:
         a = np.loadtxt(io.StringIO(body), delimiter=",", comments="#", ndmin=2,
@@ -186,9 +199,6 @@ def _read_csv(path: Path, label: str, allowed: tuple[str, ...],
     if a.shape[1] != len(names):
         raise AssemblyError(f"{label} line {first + 2}: {a.shape[1]} columns, the header "
                             f"names {len(names)}")
-    data_lines = np.array([k + 1 for k in range(first + 1, len(lines))
-                           if lines[k].strip() and not lines[k].lstrip().startswith("#")],
-                          dtype=np.int64)
     bad = ~np.isfinite(a) | (np.abs(a) > BIG)
     if bad.any():
         k = int(np.argmax(bad.any(axis=1)))
@@ -237,7 +247,8 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
     bodies = g.get("bodies")
     if isinstance(bodies, str):
         f = base / bodies
-        c, n, lines = _read_csv(f, bodies, BODY_COLUMNS, ("x", "y", "z", "diameter"))
+        c, n, lines = _read_csv(f, bodies, BODY_COLUMNS, ("x", "y", "z", "diameter"),
+                                need_rows="each sphere")
         if "mass" not in c and "density" not in c:
             raise AssemblyError(f"{bodies} line 1: give a mass or a density column")
         add(_part_from_columns(c, n), bodies, lines)

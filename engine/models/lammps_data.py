@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import ParameterError
+from .base import ParameterError, read_input_bytes
 
 
 class LammpsDataError(ParameterError):
@@ -252,11 +252,7 @@ def read_data(path: str | Path, *, diameter: float | None = None,
     ``Atoms`` line does not name it."""
     p = Path(path)
     label = p.name
-    try:
-        buf = p.read_bytes()
-    except OSError as exc:
-        raise LammpsDataError(f"{label}: cannot read the LAMMPS data file: "
-                              f"{exc.strerror or exc}") from None
+    buf = read_input_bytes(p, label, LammpsDataError, "LAMMPS data file")
     found = _sections(buf)
     head_end = found[0].start() if found else len(buf)
     header = buf[:head_end].decode("ascii", errors="replace").splitlines()
