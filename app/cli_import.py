@@ -45,6 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_import(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from engine.models.assembly import check_import
+    from engine.models.assembly_input import AssemblyError
     from engine.models.lammps_data import LammpsDataError, read_data
 
     from .errors import UsageError
@@ -56,7 +58,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: the folder {str(out.parent)!r} does not exist")
     try:
         d = read_data(args.data_file, diameter=args.diameter, atom_style=args.atom_style)
-    except LammpsDataError as exc:
+        check_import(d, TORUS_BINDER)
+    except (LammpsDataError, AssemblyError) as exc:
         raise UsageError(str(exc)) from None
     stem = out.stem
     bodies_csv, bonds_csv = out.parent / f"{stem}-bodies.csv", out.parent / f"{stem}-bonds.csv"

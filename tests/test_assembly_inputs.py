@@ -1,6 +1,11 @@
-"""Input files of an assembly are read within a size limit (issues #42 item 4, #46 item
-7): each refusal is one line naming the file and line.  Parse-level tests through the
-loader, and ``rrp`` subprocesses (exit 2, one line on stderr, nothing written)."""
+"""Every input route of an assembly goes through one check of the model, and input files
+are read within a size limit (issues #42 items 4 and 6, #46 items 6 and 7).
+
+The same value is refused the same way from a ``[bond_types]`` table, a bodies or bonds
+CSV, a LAMMPS data file read by ``source =``, ``rrp import lammps``, a ``[[build]]`` and
+the Python API (``engine.models.assembly.check_geometry``); each refusal is one line
+naming the file and line.  Parse-level tests through the loader, and one ``rrp``
+subprocess per route (exit 2, one line on stderr, nothing written)."""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from engine.models import base
+from engine.models.assembly import model_of
+from engine.models.builders import chain, make_part
 from engine.scenarios import ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +64,90 @@ def refused(tmp_path: Path, toml: str, files: dict[str, str] | None = None) -> s
 
 def source_refusal(tmp_path: Path, text: str, extra: str = "") -> str:
     return refused(tmp_path, HEAD + 'source = "m.data"\n' + extra, {"m.data": text})
+
+
+def import_refusal(tmp_path: Path, text: str, *more: str) -> str:
+    """``rrp import lammps``'s one line (exit 2), nothing written (in ``tmp_path/imp``)."""
+    d = tmp_path / "imp"
+    d.mkdir()
+    (d / "m.data").write_text(text)
+    res = rrp("import", "lammps", d / "m.data", "--out", d / "s.toml", *more)
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rrp: error: "), res.stderr
+    assert sorted(p.name for p in d.iterdir()) == ["m.data"]
+    return lines[0]
+
+
+# ------------------------------------------------ #46.6: one check of the bond types
+@pytest.mark.parametrize("value, why", [("-5.0", "it cannot be negative"),
+                                        ("nan", "must be finite"), ("inf", "must be finite"),
+                                        ("1e31", "out of range")])
+def test_a_data_files_coefficients_are_checked_as_a_tables(tmp_path, value, why):
+    comment = f"# rrp bond_type 1: k_bend {value} k_axial 200.0 k_shear 200.0"
+    m = source_refusal(tmp_path, data_text(comment=comment))
+    assert "m.data line 3: bond type 1: k_bend" in m and why in m, m
+    if value == "-5.0":  # the same value in a table: the same check, the same words
+        t = refused(tmp_path, HEAD + 'source = "m.data"\n[bond_types.2]\nk_bend = -5.0\n'
+                    "k_axial = 200.0\nk_shear = 200.0\n",
+                    {"m.data": data_text()})
+        assert "s.toml [bond_types.2]: bond type 2: k_bend = -5.0 is out of range" in t, t
+        assert m.split("bond type 1: ")[1] == t.split("bond type 2: ")[1]
+        with pytest.raises(ValueError, match=r"bond_types\['1'\]: bond type 1: k_bend = -5"):
+            model_of([chain(2, 1.0)], bond_types={"1": (-5.0, 200.0, 200.0)})
+
+
+def test_the_import_refuses_a_negative_k_bend_on_its_line(tmp_path):
+    comment = "# rrp bond_type 1: k_bend -5.0 k_axial 200.0 k_shear 200.0"
+    m = import_refusal(tmp_path, data_text(comment=comment))
+    assert "m.data line 3: bond type 1: k_bend = -5.0 is out of range" in m, m
+
+
+def test_a_coefficient_comment_twice_is_refused(tmp_path):
+    c = "# rrp bond_type 1: k_bend 1.0 k_axial 2.0 k_shear 3.0"
+    m = source_refusal(tmp_path, data_text(comment=c + "\n" + c))
+    assert "m.data line 4: bond type 1's coefficients are given twice (also line 3)" in m
+
+
+# ---------------------------------------------------------------- #42.6: what the run refuses
+@pytest.mark.parametrize("d, rho, want", [
+    ("-0.5", RHO, "diameter = -0.5 must be positive"), ("0", RHO, "diameter = 0 must be"),
+    ("1.0", "0", "mass = 0 must be positive")])
+def test_the_import_refuses_what_the_run_refuses_on_its_line(tmp_path, d, rho, want):
+    atoms = f"1 1 1.0 {RHO} 0 0 0\n2 1 {d} {rho} 1 0 0\n"
+    m = import_refusal(tmp_path, data_text(atoms=atoms))
+    assert f"m.data line 15: {want}" in m, m
+    assert f"m.data line 15: {want}" in source_refusal(tmp_path, data_text(atoms=atoms))
+
+
+@pytest.mark.parametrize("route", ["csv", "table", "data", "build"])
+def test_a_zero_length_bond_is_refused_in_every_route(tmp_path, route):
+    csv = "x,y,z,diameter,mass\n0,0,0,1,1\n0,0,0,1,1\n"
+    if route == "csv":
+        m = refused(tmp_path, HEAD + 'bodies = "a.csv"\nbonds = "b.csv"\n',
+                    {"a.csv": csv, "b.csv": "i,j\n0,1\n"})
+        assert "b.csv line 2: bond (0, 1) has length 0 at t = 0" in m, m
+    elif route == "table":
+        m = refused(tmp_path, HEAD + 'bodies = "a.csv"\n[[bonds]]\ni = 0\nj = 1\n',
+                    {"a.csv": csv})
+        assert "s.toml [[bonds]] bond 0: bond (0, 1) has length 0" in m, m
+    elif route == "data":
+        atoms = f"1 1 1.0 {RHO} 0 0 0\n2 1 1.0 {RHO} 0 0 0\n"
+        m = source_refusal(tmp_path, data_text(atoms=atoms))
+        assert "m.data line 19: bond (0, 1) has length 0" in m, m
+    else:
+        m = refused(tmp_path, HEAD + '[[build]]\nkind = "chain"\nn = 3\ndiameter = 1.0\n'
+                    "spacing = 0.0\n")
+        assert "[[build]] 0 bond 0: bond (0, 1) has length 0" in m, m
+        with pytest.raises(ValueError, match="has length 0"):
+            model_of([make_part([[0, 0, 0], [0, 0, 0]], 1.0, bonds=[[0, 1]])])
+    assert "move the spheres apart or remove the bond" in m
+
+
+def test_the_import_refuses_a_zero_length_bond(tmp_path):
+    atoms = f"1 1 1.0 {RHO} 0 0 0\n2 1 1.0 {RHO} 0 0 0\n"
+    assert "m.data line 19: bond (0, 1) has length 0" in import_refusal(
+        tmp_path, data_text(atoms=atoms))
 
 
 # ---------------------------------------------------------------- #46.7, #42.4: bounded reading

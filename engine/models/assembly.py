@@ -36,9 +36,17 @@ from scipy.spatial import cKDTree
 
 from ..layout import P_K_WALL, T_HARD_WALL, T_WALL
 from ..state import Bodies, State
-from .assembly_input import AssemblyError, Geometry, load_geometry
-from .base import TINY, Model, ModelSpec, Param
+from .assembly_input import (
+    BOND_COEFFS,
+    AssemblyError,
+    Geometry,
+    data_type_origin,
+    load_geometry,
+    part_of_data,
+)
+from .base import BIG, TINY, Model, ModelSpec, Param, ParameterError
 from .builders import Part
+from .lammps_data import LammpsData
 from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_energy_components, bonded_spheres
 
 SCHEMA = (
@@ -98,15 +106,11 @@ def coefficients(geo: Geometry, p: dict[str, Any]) -> tuple[tuple[float, float, 
     """The bonds' coefficients ``(k_bend, k_axial, k_shear)``: one set when every bond
     type the bonds use has the same (the global constants: the kernels and bits of
     before), else that of type 1 (or the first used) and the per-bond table ``(nb, 3)``
-    (issue #35 item 1: ``engine.specialize.BOND_TYPES``)."""
+    (issue #35 item 1: ``engine.specialize.BOND_TYPES``).  Every type is known and in
+    range (:func:`check_geometry`, called before)."""
     table = {"1": (p["k_bend"], p["k_axial"], p["k_shear"]), **geo.bond_types}
     types = geo.part.bond_type.astype(str)
     used = np.unique(types) if geo.part.bonds.shape[0] else []
-    for t in used:
-        if t not in table:
-            b = int(np.argmax(types == t))
-            raise AssemblyError(f"{geo.where_bond(b)}: unknown bond type {t}; add "
-                                f"[bond_types.{t}] with k_bend, k_axial, k_shear")
     sets = {table[t] for t in used}
     if len(sets) <= 1:
         return (sets.pop() if sets else table["1"]), None
@@ -115,13 +119,55 @@ def coefficients(geo: Geometry, p: dict[str, Any]) -> tuple[tuple[float, float, 
     return table["1"] if "1" in used else table[str(used[0])], rows[index.reshape(-1)]
 
 
-def check_geometry(geo: Geometry, tol: float) -> None:
-    """Refuse, in one line naming the file and line, what cannot run (issue #35 item 5):
-    too many spheres or bonds, non-positive mass/diameter/inertia, a bond to a missing
-    sphere, of a sphere with itself or twice, unbonded spheres overlapping at t = 0 by more
-    than ``tol`` of the smaller diameter, a sphere cutting a wall."""
+MIN_BOND_LENGTH = 1e-6
+"""The shortest bond, in the smaller diameter of its spheres: a bond's reference
+direction is its spheres' centres' difference at t = 0 (a bond of length 0 has none:
+NaN in the first step) and its axial stiffness ``K^a/r₀²`` (issue #42 item 6)."""
+
+_COEFF_PARAMS = [next(q for q in SCHEMA if q.name == k) for k in BOND_COEFFS]
+
+
+def _check_types(geo: Geometry) -> None:
+    """Every bond type the bonds use is known, and every type's coefficients lie in
+    the range of ``[parameters]`` ``k_bend``, ``k_axial``, ``k_shear`` (the same
+    :class:`~engine.models.base.Param` check: ``[0, 1e30]``, finite; issue #46 item 6)."""
+    types = geo.part.bond_type.astype(str)
+    used = np.unique(types) if geo.part.bonds.shape[0] else []
+    for t in used:
+        if t != "1" and t not in geo.bond_types:
+            b = int(np.argmax(types == t))
+            raise AssemblyError(f"{geo.where_bond(b)}: unknown bond type {t}; add "
+                                f"[bond_types.{t}] with k_bend, k_axial, k_shear")
+    for t, vals in geo.bond_types.items():
+        where = geo.type_origin.get(t, f"bond type {t}")
+        if not isinstance(vals, tuple | list) or len(vals) != 3:
+            raise AssemblyError(f"{where}: bond type {t}: give three coefficients "
+                                f"(k_bend, k_axial, k_shear), got {vals!r}")
+        for q, v in zip(_COEFF_PARAMS, vals, strict=True):
+            try:
+                q.coerce(v)
+            except ParameterError as exc:
+                raise AssemblyError(f"{where}: bond type {t}: {exc}; give a value in that "
+                                    "range") from None
+
+
+def check_geometry(geo: Geometry, p: dict[str, Any]) -> None:
+    """The one check of an assembly's model, whatever its route (``[[bodies]]``, CSV
+    files, a LAMMPS data file by ``source =`` or ``rrp import lammps``, ``[[build]]``,
+    the Python API: issue #46 item 6): refuse, in one line naming the file and line,
+    what cannot run (issue #35 item 5) — no spheres, too many spheres or bonds, a
+    position, velocity or spin beyond ``±1e30``, a mass, diameter or inertia outside
+    ``[1e-30, 1e30]``, a bond to a missing sphere, of a sphere with itself or twice,
+    shorter than :data:`MIN_BOND_LENGTH` of its smaller sphere, a bond type unknown or
+    with a coefficient out of range, unbonded spheres overlapping at t = 0 by more than
+    ``p["overlap_tolerance"]`` of the smaller diameter, a sphere cutting a wall."""
+    tol = p["overlap_tolerance"]
     P = geo.part
     n = P.n
+    if n == 0:
+        where = geo.origin[0][2] if geo.origin else "assembly"
+        raise AssemblyError(f"{where}: no spheres: an assembly needs at least one; give "
+                            "[[bodies]], a bodies CSV, a source data file or [[build]]")
     if n > MAX_BODIES:
         raise AssemblyError(f"{n:.3g} spheres is more than {MAX_BODIES:.0e} (docs/scenarios.md "
                             "\"Limits\": a run needs about 2 kB a sphere); use fewer")
@@ -129,11 +175,19 @@ def check_geometry(geo: Geometry, tol: float) -> None:
         raise AssemblyError(f"{P.bonds.shape[0]:.3g} bonds is more than {MAX_BONDS:.0e} "
                             "(docs/scenarios.md \"Limits\"); use fewer")
     for name, a in (("diameter", P.D), ("mass", P.m), ("inertia", P.J)):
-        bad = ~(a >= TINY) | ~np.isfinite(a)
+        bad = ~(a >= TINY) | ~(a <= BIG)
         if bad.any():
             i = int(np.argmax(bad))
             raise AssemblyError(f"{geo.where_body(i)}: {name} = {a[i]:g} must be positive "
-                                f"(at least {TINY:g})")
+                                f"(at least {TINY:g}, at most {BIG:g}); give the sphere a "
+                                f"{name} in that range")
+    for name, a in (("position", P.x), ("velocity", P.v), ("spin", P.omega)):
+        bad = ~(np.abs(a) <= BIG).all(axis=1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise AssemblyError(f"{geo.where_body(i)}: {name} {a[i].tolist()} is not finite "
+                                f"or beyond ±{BIG:g} (docs/scenarios.md \"Limits\"); fix "
+                                "the sphere")
     b = P.bonds
     if b.shape[0]:
         out = (b < 0).any(axis=1) | (b >= n).any(axis=1)
@@ -151,7 +205,19 @@ def check_geometry(geo: Geometry, tol: float) -> None:
         if dup.size:
             k = int(order[dup[0] + 1])
             raise AssemblyError(f"{geo.where_bond(k)}: spheres {b[k, 0]} and {b[k, 1]} are "
-                                f"bonded twice (also at {geo.where_bond(int(order[dup[0]]))})")
+                                f"bonded twice (also at {geo.where_bond(int(order[dup[0]]))})"
+                                "; keep one of the two bonds")
+        r0 = np.linalg.norm(P.x[b[:, 0]] - P.x[b[:, 1]], axis=1)
+        dmin = np.minimum(P.D[b[:, 0]], P.D[b[:, 1]])
+        short = ~(r0 >= MIN_BOND_LENGTH * dmin)
+        if short.any():
+            k = int(np.argmax(short))
+            raise AssemblyError(
+                f"{geo.where_bond(k)}: bond ({b[k, 0]}, {b[k, 1]}) has length {r0[k]:.3g} "
+                f"at t = 0 (its spheres' centres {'coincide' if r0[k] == 0 else 'nearly coincide'}"
+                f"); a bond must be at least {MIN_BOND_LENGTH:g} of the smaller diameter "
+                "long: move the spheres apart or remove the bond")
+    _check_types(geo)
     if n >= 2:
         pairs = cKDTree(P.x).query_pairs(float(P.D.max()), output_type="ndarray")
         if pairs.size and b.shape[0]:  # (bonded spheres may overlap: their contact is
@@ -179,6 +245,27 @@ def check_geometry(geo: Geometry, tol: float) -> None:
             raise AssemblyError(f"{geo.where_body(i)}: sphere {i} cuts wall {w} "
                                 f"(n = {np.round(nrm, 6).tolist()}) by {cut[i] * P.D[i]:.3g} "
                                 "at t = 0; move it or the wall")
+
+
+def check_import(d: LammpsData, default: dict[str, float]) -> None:
+    """:func:`check_geometry` of the scenario ``rrp import lammps`` writes from the data
+    file ``d``: its spheres and bonds, each bond type with the coefficients its
+    ``# rrp bond_type`` comment gives or ``default`` (``k_bend``, ``k_axial``,
+    ``k_shear``), the default parameters.  The import refuses what the run would (one
+    check for every route, issues #42 item 6, #46 item 6, #47 item 5), naming the data
+    file's line."""
+    from .base import resolve_parameters
+
+    label = d.path.name
+    types = {str(t) for t in range(1, d.n_bond_types + 1)} | set(
+        np.unique(d.bond_type).astype(str).tolist())
+    fallback = tuple(float(default[k]) for k in BOND_COEFFS)
+    table = {t: d.bond_coeffs.get(t, fallback) for t in types}
+    part = part_of_data(d)
+    geo = Geometry(part, [], table, [(0, part.n, label, lambda: d.lines("Atoms"))],
+                   [(0, part.bonds.shape[0], label, lambda: d.lines("Bonds"))],
+                   data_type_origin(d, label))
+    check_geometry(geo, resolve_parameters(SCHEMA, {}, "assembly"))
 
 
 def conserved_of(walls: list[tuple[np.ndarray, float]], g: np.ndarray,
@@ -243,7 +330,7 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
 
 def build(p: dict[str, Any]) -> Model:
     geo = geometry_of(p)
-    check_geometry(geo, p["overlap_tolerance"])
+    check_geometry(geo, p)
     k, per_bond = coefficients(geo, p)
     return model_from_part(geo.part, geo.walls, p, k, per_bond)
 
@@ -271,9 +358,11 @@ def model_of(parts: list[Part], *, walls: list[tuple[Any, Any]] = (),
         nv = np.asarray(normal, dtype=np.float64)
         nv = nv / float(np.linalg.norm(nv))
         ws.append((nv, float(nv @ np.asarray(point, dtype=np.float64))))
-    geo = Geometry(P, ws, dict(bond_types or {}), [(0, P.n, "parts", None)],
-                   [(0, P.bonds.shape[0], "parts", None)])
-    check_geometry(geo, p["overlap_tolerance"])
+    types = {str(t): k for t, k in (bond_types or {}).items()}
+    geo = Geometry(P, ws, types, [(0, P.n, "parts", None)],
+                   [(0, P.bonds.shape[0], "parts", None)],
+                   {t: f"bond_types[{t!r}]" for t in types})
+    check_geometry(geo, p)
     return model_from_part(P, ws, p, *coefficients(geo, p))
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from .base import BIG, ParameterError, read_input_bytes
 from .builders import BUILDERS, Part, join, make_part
-from .lammps_data import LammpsDataError, read_data
+from .lammps_data import LammpsData, LammpsDataError, read_data
 
 
 class AssemblyError(ParameterError):
@@ -54,6 +54,9 @@ class Geometry:
     """``(first body, count, label, lines)`` of each piece: the lines of its rows in its
     file (an array, a function returning one, or ``None``)."""
     bond_origin: list[tuple[int, int, str, Any]] = field(default_factory=list)
+    type_origin: dict[str, str] = field(default_factory=dict)
+    """Where each bond type's coefficients were given (``"m.data line 3"``,
+    ``"s.toml [bond_types.2]"``): the messages of their check."""
 
     def where_body(self, i: int) -> str:
         return _where(self.origin, i, "sphere")
@@ -257,6 +260,7 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
         add(p, f"{label} [[bodies]]", None)
     source = g.get("source")
     file_types: dict[str, tuple[float, float, float]] = {}
+    type_origin: dict[str, str] = {}
     if source is not None:
         if not isinstance(source, str):
             raise AssemblyError(f"{label}: source must name a LAMMPS data file")
@@ -265,12 +269,10 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
                           atom_style=g.get("atom_style"))
         except LammpsDataError as exc:
             raise AssemblyError(str(exc)) from None
-        J = 0.1 * d.m * d.D * d.D
-        p = _with(make_part(d.x, d.D, mass=d.m, inertia=J, bonds=d.bonds), d.v, d.omega,
-                  d.mol)
-        p.bond_type = d.bond_type.astype(str).astype(object)
         file_types = dict(d.bond_coeffs)  # (written by rrp convert --to lammps)
-        add(p, source, lambda d=d: d.lines("Atoms"), lambda d=d: d.lines("Bonds"))
+        type_origin.update(data_type_origin(d, source))
+        add(part_of_data(d), source, lambda d=d: d.lines("Atoms"),
+            lambda d=d: d.lines("Bonds"))
         if g.get("walls_from_box"):
             g = {**g, "walls": list(g.get("walls") or []) + [
                 {"point": _box_point(d.box, axis, side), "normal": _box_normal(axis, side)}
@@ -291,8 +293,24 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
         part.bonds = np.concatenate([part.bonds, bp[:, :2]])
         part.bond_type = np.concatenate([part.bond_type, bp_types(bp)])
     walls = _walls(g.get("walls") or [], label)
-    types = {**file_types, **_bond_types(g.get("bond_types") or {}, label)}
-    return Geometry(part, walls, types, origin, bond_origin)
+    own = _bond_types(g.get("bond_types") or {}, label)
+    types = {**file_types, **own}
+    type_origin.update({t: f"{label} [bond_types.{t}]" for t in own})
+    return Geometry(part, walls, types, origin, bond_origin, type_origin)
+
+
+def part_of_data(d: LammpsData) -> Part:
+    """The spheres and bonds of a LAMMPS data file as a :class:`Part` (``source =`` and
+    ``rrp import lammps`` alike: one model, one check)."""
+    J = 0.1 * d.m * d.D * d.D
+    p = _with(make_part(d.x, d.D, mass=d.m, inertia=J, bonds=d.bonds), d.v, d.omega, d.mol)
+    p.bond_type = d.bond_type.astype(str).astype(object)
+    return p
+
+
+def data_type_origin(d: LammpsData, label: str) -> dict[str, str]:
+    """Where each bond type's ``# rrp bond_type`` comment is: ``"m.data line 3"``."""
+    return {t: f"{label} line {k}" for t, k in d.coeff_lines.items()}
 
 
 def bp_types(bp: np.ndarray) -> np.ndarray:
@@ -374,13 +392,11 @@ def _bond_types(t: Any, label: str) -> dict[str, tuple[float, float, float]]:
                 raise AssemblyError(f"{where}: unknown key {key!r}; allowed: "
                                     f"{', '.join(BOND_COEFFS)}")
         vals = []
-        for key in BOND_COEFFS:
+        for key in BOND_COEFFS:  # (numbers here; their range: check_geometry, one check
+            # for every route, issue #46 item 6)
             if key not in c:
                 raise AssemblyError(f"{where}: {key} is missing")
-            v = _num(c[key], where, key)
-            if v < 0.0:
-                raise AssemblyError(f"{where}: {key} = {v:g} cannot be negative")
-            vals.append(v)
+            vals.append(_num(c[key], where, key))
         out[str(name)] = (vals[0], vals[1], vals[2])
     return out
 

@@ -82,7 +82,11 @@ class LammpsData:
     bond_coeffs: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     """Our binder coefficients ``(k_bend, k_axial, k_shear)`` per bond type, from the
     header comments ``# rrp bond_type T: k_bend … k_axial … k_shear …`` that
-    :func:`write_data` writes (issue #35 item 1); empty for other files."""
+    :func:`write_data` writes (issue #35 item 1); empty for other files.  Read as
+    numbers only: their range is checked with every other input's
+    (``engine.models.assembly.check_geometry``, issue #46 item 6)."""
+    coeff_lines: dict[str, int] = field(default_factory=dict)
+    """The line of each type's comment (for the messages)."""
 
     def lines(self, section: str) -> np.ndarray:
         """The line of each row of ``section`` (``"Atoms"``, ``"Bonds"``): the file is
@@ -259,9 +263,15 @@ def read_data(path: str | Path, *, diameter: float | None = None,
     counts: dict[str, int] = {}
     box = np.array([[-0.5, 0.5]] * 3)
     coeffs: dict[str, tuple[float, float, float]] = {}
+    coeff_lines: dict[str, int] = {}
     for k, raw in enumerate(header[1:], start=2):  # (the first line is a title)
         mc = _COEFF_RE.match(raw)
         if mc:
+            if mc.group(1) in coeff_lines:
+                raise LammpsDataError(f"{label} line {k}: bond type {mc.group(1)}'s "
+                                      "coefficients are given twice (also line "
+                                      f"{coeff_lines[mc.group(1)]}); keep one line")
+            coeff_lines[mc.group(1)] = k
             try:
                 coeffs[mc.group(1)] = (float(mc.group(2)), float(mc.group(3)),
                                        float(mc.group(4)))
@@ -402,7 +412,8 @@ def read_data(path: str | Path, *, diameter: float | None = None,
         rows["Bonds"] = (b0, b1, bline + 1)
     return LammpsData(ids, x, D, m, v, omega, mol, atom_type, bonds, btype, p, rows, box,
                       style,
-                      counts.get("bond types", int(btype.max(initial=0))), coeffs)
+                      counts.get("bond types", int(btype.max(initial=0))), coeffs,
+                      coeff_lines)
 
 
 def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
