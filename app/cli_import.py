@@ -56,13 +56,14 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: the scenario must be a .toml file")
     if not out.parent.is_dir():
         raise UsageError(f"--out {args.out}: the folder {str(out.parent)!r} does not exist")
+    stem = out.stem
+    bodies_csv, bonds_csv = out.parent / f"{stem}-bodies.csv", out.parent / f"{stem}-bonds.csv"
+    _refuse_overwriting_the_input(args, [out, bodies_csv, bonds_csv])
     try:
         d = read_data(args.data_file, diameter=args.diameter, atom_style=args.atom_style)
         check_import(d, TORUS_BINDER)
     except (LammpsDataError, AssemblyError) as exc:
         raise UsageError(str(exc)) from None
-    stem = out.stem
-    bodies_csv, bonds_csv = out.parent / f"{stem}-bodies.csv", out.parent / f"{stem}-bonds.csv"
     n = d.x.shape[0]
     J = 0.1 * d.m * d.D * d.D
     table = np.column_stack([d.x, d.D, d.m, J, d.v, d.omega, d.mol])
@@ -97,3 +98,24 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"wrote {out} with {bodies_csv.name} ({n} spheres) and {bonds_csv.name} "
               f"({d.bonds.shape[0]} bonds)")
     return 0
+
+
+def _refuse_overwriting_the_input(args: argparse.Namespace, outputs: list[Path]) -> None:
+    """Refuse an ``--out`` whose scenario or CSVs would be the data file itself
+    (``rrp import lammps x-bodies.csv --out x.toml`` would write its CSV over its
+    input: issue #47 item 5), before anything is read or written."""
+    from .errors import UsageError
+
+    src = Path(args.data_file)
+    for o in outputs:
+        same = o.resolve() == src.resolve()
+        if not same and o.exists() and src.exists():
+            try:
+                same = o.samefile(src)
+            except OSError:
+                same = False
+        if same:
+            what = "the scenario" if o.suffix == ".toml" else f"its CSV {o.name}"
+            raise UsageError(f"--out {args.out}: {what} would overwrite the input "
+                             f"{args.data_file}; choose another --out name (the CSVs are "
+                             f"named <stem>-bodies.csv and <stem>-bonds.csv)")

@@ -1,5 +1,5 @@
 """Every input route of an assembly goes through one check of the model, and input files
-are read within a size limit (issues #42 items 4 and 6, #46 items 6 and 7).
+are read within a size limit (issues #42 items 4 and 6, #46 items 6 and 7, #47 item 5).
 
 The same value is refused the same way from a ``[bond_types]`` table, a bodies or bonds
 CSV, a LAMMPS data file read by ``source =``, ``rrp import lammps``, a ``[[build]]`` and
@@ -148,6 +148,55 @@ def test_the_import_refuses_a_zero_length_bond(tmp_path):
     atoms = f"1 1 1.0 {RHO} 0 0 0\n2 1 1.0 {RHO} 0 0 0\n"
     assert "m.data line 19: bond (0, 1) has length 0" in import_refusal(
         tmp_path, data_text(atoms=atoms))
+
+
+# ---------------------------------------------------------------- #47.5: the LAMMPS reader
+@pytest.mark.parametrize("bonds, want", [
+    ("1 1 1 1\n", "m.data line 19: sphere 0 is bonded to itself"),
+    ("1 1 1 2\n2 1 2 1\n", "m.data line 20: spheres 1 and 0 are bonded twice (also at "
+                           "m.data line 19)"),
+    ("1 1.5 1 2\n", "m.data line 19: Bonds: bond type 1.5 is not an integer"),
+    ("1 0 1 2\n", "m.data line 19: Bonds: bond type 0 is out of range: LAMMPS numbers them "
+                  "from 1 to 1"),
+])
+def test_the_import_refuses_bad_bonds_on_their_line(tmp_path, bonds, want):
+    text = data_text(bonds=bonds)
+    assert want in import_refusal(tmp_path, text)
+    assert want in source_refusal(tmp_path, text)
+
+
+def test_velocities_naming_an_atom_twice_are_refused(tmp_path):
+    vel = "1 0.5 0 0 0 0 0\n1 0.7 0 0 0 0 0\n"
+    m = source_refusal(tmp_path, data_text(velocities=vel))
+    assert "m.data line 20: Velocities names atom 1 twice (also line 19)" in m, m
+    assert "Velocities names atom 1 twice" in import_refusal(tmp_path, data_text(velocities=vel))
+
+
+def test_a_masses_row_of_type_minus_one_is_refused(tmp_path):
+    atoms = "1 0 1 0 0 0\n2 0 1 1 0 0\n"
+    text = data_text(atoms=atoms, style="bond", masses="-1 5.0\n")
+    m = source_refusal(tmp_path, text, "diameter = 1.0\n")
+    assert "m.data line 19: Masses: atom type -1 is out of range: LAMMPS numbers them from 1" \
+        in m, m
+    assert "Masses: atom type -1" in import_refusal(tmp_path, text, "--diameter", "1.0")
+    text = data_text(atoms=atoms, style="bond", masses="1 5.0\n").replace(
+        "1 atom types", "2 atom types").replace("Masses\n\n1 5.0\n", "Masses\n\n1 5.0\n1 6.0\n")
+    assert "m.data line 20: Masses names atom type 1 twice (also line 19)" in source_refusal(
+        tmp_path, text, "diameter = 1.0\n")
+
+
+@pytest.mark.parametrize("name, out", [("x-bodies.csv", "x.toml"), ("x-bonds.csv", "x.toml"),
+                                       ("m.toml", "m.toml")])
+def test_an_import_that_would_overwrite_its_input_is_refused(tmp_path, name, out):
+    src = tmp_path / name
+    text = data_text()
+    src.write_text(text)
+    res = rrp("import", "lammps", src, "--out", tmp_path / out)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "would overwrite the input" in lines[0], res.stderr
+    assert src.read_text() == text
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
 
 
 # ---------------------------------------------------------------- #46.7, #42.4: bounded reading

@@ -249,6 +249,39 @@ def _parse_table(label: str, buf: bytes, start: int, end: int, first_line: int,
     return a
 
 
+MAX_INT = 2**53
+"""The largest id or type read (the columns are read as doubles: integers beyond this
+are not exact)."""
+
+
+def _integers(label: str, buf: bytes, span: tuple[int, int, int], section: str,
+              a: np.ndarray, cols: dict[int, tuple[str, int, int | None]]) -> None:
+    """Refuse, naming its line, the first row whose column ``k`` of ``cols`` (``k →
+    (name, lo, hi)``) is not an integer in ``[lo, hi]`` (``hi``: ``None``, no bound
+    but :data:`MAX_INT`): a LAMMPS id or type, which ``astype`` would truncate (1.5
+    → 1) and a type that would index from the end (−1 → the last: issue #47 item 5)."""
+    for k, (name, lo, hi) in cols.items():
+        col = a[:, k]
+        top = MAX_INT if hi is None else hi
+        if np.issubdtype(col.dtype, np.integer):  # (the integer scanner's: whole already)
+            if lo <= -MAX_INT and hi is None:
+                continue
+            bad = (col < lo) | (col > top)
+        else:
+            bad = (col != np.floor(col)) | (col < lo) | (col > top)
+        if not bad.any():
+            continue
+        r = int(np.argmax(bad))
+        line = int(_data_lines(buf, *span)[r])
+        v = float(col[r])
+        if v != math.floor(v):
+            why = f"{name} {v:g} is not an integer"
+        else:
+            why = (f"{name} {v:.0f} is out of range: LAMMPS numbers them from {lo}"
+                   + (f" to {hi} (the header's count)" if hi is not None else ""))
+        raise LammpsDataError(f"{label} line {line}: {section}: {why}; fix the row")
+
+
 def read_data(path: str | Path, *, diameter: float | None = None,
               atom_style: str | None = None) -> LammpsData:
     """Read a LAMMPS data file (the module docstring); ``diameter``: the spheres'
@@ -320,6 +353,11 @@ def read_data(path: str | Path, *, diameter: float | None = None,
     cols = STYLES[style]
     a = _parse_table(label, buf, a0, a1, at_line + 1, n, f"Atoms # {style}",
                      (len(cols), len(cols) + 3))
+    ints = {cols.index("id"): ("atom id", -MAX_INT, None),
+            cols.index("type"): ("atom type", 1, counts.get("atom types"))}
+    if "mol" in cols:
+        ints[cols.index("mol")] = ("molecule id", 0, None)
+    _integers(label, buf, (a0, a1, at_line + 1), f"Atoms # {style}", a, ints)
     c = {name: a[:, k] for k, name in enumerate(cols)}
     ids = c["id"].astype(np.int64)
     atom_type = c["type"].astype(np.int64)
@@ -337,8 +375,11 @@ def read_data(path: str | Path, *, diameter: float | None = None,
                                   "masses from a Masses section, and there is none")
         mm, m0, m1 = spans["Masses"]
         nt = counts.get("atom types", int(atom_type.max(initial=0)))
-        ms = _parse_table(label, buf, m0, m1, _line_of(buf, mm.start()) + 1, nt, "Masses",
-                          (2,))
+        mline = _line_of(buf, mm.start()) + 1
+        ms = _parse_table(label, buf, m0, m1, mline, nt, "Masses", (2,))
+        _integers(label, buf, (m0, m1, mline), "Masses", ms,
+                  {0: ("atom type", 1, counts.get("atom types"))})
+        _once(label, buf, (m0, m1, mline), "Masses", "atom type", ms[:, 0])
         table = np.full(int(max(ms[:, 0].max(initial=0), atom_type.max(initial=0))) + 1,
                         np.nan)
         table[ms[:, 0].astype(np.int64)] = ms[:, 1]
@@ -377,10 +418,15 @@ def read_data(path: str | Path, *, diameter: float | None = None,
         vline = _line_of(buf, mv.start())
         ncv = (7,) if "diameter" in c else (4,)
         vel = _parse_table(label, buf, v0, v1, vline + 1, n, "Velocities", ncv)
+        _integers(label, buf, (v0, v1, vline + 1), "Velocities", vel,
+                  {0: ("atom id", -MAX_INT, None)})
         at = index_of(vel[:, 0].astype(np.int64))
         if (at < 0).any():
-            raise LammpsDataError(f"{label} line {vline}: Velocities names atom "
-                                  f"{int(vel[at < 0][0, 0])}, which is not in Atoms")
+            r = int(np.argmax(at < 0))
+            line = int(_data_lines(buf, v0, v1, vline + 1)[r])
+            raise LammpsDataError(f"{label} line {line}: Velocities names atom "
+                                  f"{int(vel[r, 0])}, which is not in Atoms; fix the row")
+        _once(label, buf, (v0, v1, vline + 1), "Velocities", "atom", vel[:, 0])
         v[at] = vel[:, 1:4]
         if vel.shape[1] == 7:
             omega[at] = vel[:, 4:7]
@@ -395,8 +441,12 @@ def read_data(path: str | Path, *, diameter: float | None = None,
         bline = _line_of(buf, mb.start())
         bt = _int_table(buf, b0, b1, nb, 4)
         if bt is None:  # (not plain integers: the general reader, and its messages)
-            bt = _parse_table(label, buf, b0, b1, bline + 1, nb, "Bonds", (4,)).astype(
-                np.int64)
+            bt = _parse_table(label, buf, b0, b1, bline + 1, nb, "Bonds", (4,))
+        _integers(label, buf, (b0, b1, bline + 1), "Bonds", bt,
+                  {0: ("bond id", -MAX_INT, None),
+                   1: ("bond type", 1, counts.get("bond types")),
+                   2: ("atom id", -MAX_INT, None), 3: ("atom id", -MAX_INT, None)})
+        bt = bt.astype(np.int64)
         btype = bt[:, 1].copy()
         ends = np.stack([index_of(bt[:, 2]), index_of(bt[:, 3])], axis=1)
         missing = (ends < 0).any(axis=1)
@@ -414,6 +464,22 @@ def read_data(path: str | Path, *, diameter: float | None = None,
                       style,
                       counts.get("bond types", int(btype.max(initial=0))), coeffs,
                       coeff_lines)
+
+
+def _once(label: str, buf: bytes, span: tuple[int, int, int], section: str, what: str,
+          ids: np.ndarray) -> None:
+    """Refuse, naming both lines, a ``section`` that names one ``what`` twice (the
+    first row would be lost: a Velocities row twice leaves another atom at rest, issue
+    #47 item 5)."""
+    order = np.argsort(ids, kind="stable")
+    s = ids[order]
+    dup = np.flatnonzero(s[1:] == s[:-1])
+    if dup.size:
+        lines = _data_lines(buf, *span)
+        first, again = int(order[dup[0]]), int(order[dup[0] + 1])
+        raise LammpsDataError(f"{label} line {int(lines[again])}: {section} names {what} "
+                              f"{ids[again]:.0f} twice (also line {int(lines[first])}); give "
+                              f"each {what} one row")
 
 
 def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
