@@ -140,15 +140,21 @@ def _check_types(geo: Geometry) -> None:
                                 f"[bond_types.{t}] with k_bend, k_axial, k_shear")
     for t, vals in geo.bond_types.items():
         where = geo.type_origin.get(t, f"bond type {t}")
-        if not isinstance(vals, tuple | list) or len(vals) != 3:
+        try:  # (the API may give a list or an array)
+            seq = [v.item() if isinstance(v, np.generic) else v for v in vals]
+        except TypeError:
+            seq = []
+        if isinstance(vals, str) or len(seq) != 3:
             raise AssemblyError(f"{where}: bond type {t}: give three coefficients "
                                 f"(k_bend, k_axial, k_shear), got {vals!r}")
-        for q, v in zip(_COEFF_PARAMS, vals, strict=True):
+        for q, v in zip(_COEFF_PARAMS, seq, strict=True):
             try:
                 q.coerce(v)
             except ParameterError as exc:
-                raise AssemblyError(f"{where}: bond type {t}: {exc}; give a value in that "
-                                    "range") from None
+                span = q.describe_range()
+                fix = ("" if "write 0" in str(exc) else "; give a value in that range"
+                       if span in str(exc) else f"; give a number in {span}")
+                raise AssemblyError(f"{where}: bond type {t}: {exc}{fix}") from None
 
 
 def check_geometry(geo: Geometry, p: dict[str, Any]) -> None:
@@ -363,6 +369,7 @@ def model_of(parts: list[Part], *, walls: list[tuple[Any, Any]] = (),
                    [(0, P.bonds.shape[0], "parts", None)],
                    {t: f"bond_types[{t!r}]" for t in types})
     check_geometry(geo, p)
+    geo.bond_types = {t: tuple(float(x) for x in k) for t, k in types.items()}
     return model_from_part(P, ws, p, *coefficients(geo, p))
 
 
