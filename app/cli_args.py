@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
+from typing import Any
 
 from .errors import UsageError
 
@@ -13,7 +15,15 @@ __all__ = ["_Parser", "_any_float", "_positive_float", "_positive_int", "threads
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors."""
+    """argparse with one-line errors, and an option's value that looks like a negative
+    number (``--t0 -1e300``, ``--size -5x5``, ``--h -.5``) taken as its value, to be
+    refused by the option's own check, rather than argparse's "expected one argument"
+    (Python 3.11 reads only ``-5`` and ``-0.5`` so; no option of ours starts with a
+    digit)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{message} (see '{self.prog} --help')")

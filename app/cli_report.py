@@ -39,8 +39,14 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
     from .run_loop import outcome_line
 
     status, message, code = outcome.status, outcome.message, outcome.code
+    records, t_reached = int(len(a["t"])), sim.t
+    held = None
     if outcome.write_error is not None:
         message = outcome.write_error.message
+        # (the summary counts what the file holds, not what was simulated: issue #47
+        # item 6 — "2501 records" where the file held 192 to t = 1.91)
+        held = _held_by(outcome.path)
+        records, t_reached = held if held is not None else (0, 0.0)
 
     from engine import __version__
     from engine.diagnostics import fixed_momenta, momentum_drift
@@ -60,7 +66,8 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         "integrator": sim.integrator.name,
         "h": h,
         "t_end": t_end,
-        "t_reached": sim.t,
+        "t_reached": t_reached,
+        "t_simulated": sim.t,
         "steps": sim.step_index,
         "status": status,
         "message": message,
@@ -76,7 +83,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         "us_per_step_cpu": cpu,
         "steps_per_second": 1e6 / us if us == us and us > 0 else None,
         "startup_seconds": t_prep,
-        "records": int(len(a["t"])),
+        "records": records,
         "output": str(outcome.path) if outcome.path is not None else args.out,
         "version": __version__,
         "parameters": model.params,
@@ -95,6 +102,21 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
             print(f"rrp: the output file {outcome.path or args.out} holds the run up to "
                   f"t = {sim.t:.6g}", file=sys.stderr)
     return code
+
+
+def _held_by(path) -> tuple[int, float] | None:
+    """``(records, t of the last one)`` of the run file at ``path`` as it is on disk
+    (``None``: no file there, or none that opens)."""
+    if path is None:
+        return None
+    from engine.io import RunFile
+
+    try:
+        with RunFile(path) as rf:
+            times = rf.times
+            return int(len(times)), float(times[-1]) if len(times) else 0.0
+    except Exception:  # noqa: BLE001 - (the line after the summary says what happened)
+        return None
 
 
 def _event_summary(sim, a: dict, total) -> dict[str, Any]:
@@ -117,7 +139,10 @@ def _event_summary(sim, a: dict, total) -> dict[str, Any]:
 def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
     print(f"RRP Studio {s['version']} — {s['scenario']}: {title}")
     print(f"  integrator  {s['integrator']} ({props}), h = {s['h']:g}")
-    print(f"  time        t = 0 → {s['t_reached']:.6g} of {s['t_end']:g} "
+    simulated = ""
+    if s["t_simulated"] != s["t_reached"]:  # (a write failed: the file ends earlier)
+        simulated = f" in the file (simulated to {s['t_simulated']:.6g})"
+    print(f"  time        t = 0 → {s['t_reached']:.6g} of {s['t_end']:g}{simulated} "
           f"({s['steps']} steps), status: {s['status']}")
     print(f"  energy      max |relative error| = {s['max_relative_energy_error']:.3e} "
           f"(final {s['final_relative_energy_error']:+.3e})")

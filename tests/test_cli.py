@@ -494,3 +494,22 @@ def test_run_refuses_energy_stepping_on_a_model_it_cannot_drive(tmp_path):
     assert res.returncode == 2
     line = assert_one_line_error(res)
     assert "energy-stepping needs spherical bodies" in line and "use lgvi" in line
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["export", "pendulum", "--t0", "-1e300", "--out", "x.mp4"], "--t0 = -1e+300 must lie in"),
+    (["export", "pendulum", "--size", "-5x5", "--out", "x.mp4"], "got '-5x5'"),
+    (["run", "pendulum", "--h", "-.5"], "got -0.5"),
+    (["run", "pendulum", "--h", "-1e-3"], "got -0.001"),
+])
+def test_a_negative_number_as_an_options_value_is_its_value(tmp_path, capsys, argv, named):
+    """``--t0 -1e300`` is the value -1e300 refused by --t0's own check, not argparse's
+    "expected one argument" (issue #47 item 8)."""
+    from app.cli import main
+
+    code = main([*argv[:-1], str(tmp_path / argv[-1])] if argv[-2] == "--out" else argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1, err
+    assert named in err and "expected one argument" not in err, err
+    assert not (tmp_path / "x.mp4").exists()

@@ -182,3 +182,39 @@ def test_ovito_reads_the_frames_times_positions_and_orientations(run, tmp_path):
             if fr["orient"] is not None:  # OVITO keeps Orientation in single precision
                 np.testing.assert_allclose(fr["orient"], rec.q[:, [1, 2, 3, 0]], atol=1e-7)
         assert path.endswith(".pvd") or frames[0]["orient"] is not None
+
+
+@pytest.mark.parametrize("groups", [(3, 3, 7), (1, 0, 2)])
+def test_the_groups_the_user_set_are_kept_by_every_converter(tmp_path, capsys, groups):
+    """An assembly's groups (as its CSV sets them) are written by ``--to xyz`` (as they
+    are), ``--to lammps-dump`` (``type`` = ``mol``, shifted by one where they start at
+    0) and the VTK files, from the run file's ``/bodies/group``: also once the CSV is
+    gone.  The body's index was written instead (issue #42 item 8)."""
+    (tmp_path / "spheres.csv").write_text(
+        "x,y,z,diameter,density,group\n"
+        + "".join(f"{k},0,1,1,1,{g}\n" for k, g in enumerate(groups)))
+    (tmp_path / "bonds.csv").write_text("i,j,type\n0,1,1\n1,2,1\n")
+    (tmp_path / "a.toml").write_text('model = "assembly"\nbodies = "spheres.csv"\n'
+                                     'bonds = "bonds.csv"\n')
+    sim = Simulation(load_scenario(tmp_path / "a.toml").build_model(), "rrp-newmark", 1e-3,
+                     record_every=5, record_frames=True, record_state=True)
+    with RunWriter(tmp_path / "a.h5", sim, scenario=str(tmp_path / "a.toml"),
+                   checkpoint=False) as w:
+        assert sim.advance(10).ok
+        w.flush()
+    (tmp_path / "spheres.csv").unlink()
+    shift = 1 if min(groups) < 1 else 0
+    for fmt, name in (("xyz", "a.xyz"), ("lammps-dump", "a.dump")):
+        code = main(["convert", str(tmp_path / "a.h5"), "--to", fmt, "--out",
+                     str(tmp_path / name)])
+        assert code == 0, capsys.readouterr().err
+    for fr in parse_xyz(tmp_path / "a.xyz"):
+        assert fr["group"] == list(groups)
+    for fr in parse_dump(tmp_path / "a.dump"):
+        assert fr["mol"].tolist() == fr["type"].tolist() == [g + shift for g in groups]
+    code = main(["convert", str(tmp_path / "a.h5"), "--to", "vtk", "--out",
+                 str(tmp_path / "vtk")])
+    assert code == 0, capsys.readouterr().err
+    pv = pytest.importorskip("pyvista")
+    first = sorted((tmp_path / "vtk").glob("*.vtp"))[0]
+    assert pv.read(first).point_data["group"].tolist() == list(groups)

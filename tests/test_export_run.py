@@ -339,3 +339,79 @@ def test_the_plots_keep_their_layout_whatever_rcparams_say(switch_run):
         warnings.simplefilter("error")
         strip = PlotStrip([run_series(rf)], 0.0, 2.0, (300, 400))
     assert strip.image(1.0).shape == (400, 300, 3)
+
+
+# ------------------------------------------------------------------ issue #42 item 3
+def _outside(f, radius: np.ndarray) -> float:
+    """How far the worst body's bounding sphere sticks out of frame ``f``'s view (≤ 0:
+    every sphere wholly inside), from the view's world-to-clip matrix."""
+    m = f.view
+    worst = -np.inf
+    for plane in (m[3] + m[0], m[3] - m[0], m[3] + m[1], m[3] - m[1]):
+        dist = (f.centres @ plane[:3] + plane[3]) / np.linalg.norm(plane[:3])
+        worst = max(worst, float(np.max(radius - dist)))
+    return worst
+
+
+@pytest.fixture(scope="module")
+def torus_switch_run(tmp_path_factory) -> Path:
+    """The torus (80 spheres) to t = 3, switched to rk4 at t = 1.5, a frame every 0.01."""
+    return _write(tmp_path_factory.mktemp("runs") / "torus3.h5", "torus", {}, "rrp-newmark",
+                  1e-3, 10, [(1500, None), (1500, "rk4")])
+
+
+def test_a_fixed_camera_holds_every_body_of_every_frame(can_render, tmp_path,
+                                                         torus_switch_run):
+    """Every body's bounding sphere lies inside the view in every frame of a fixed
+    camera: the torus run t = 0…3 with a switch had 38–41 of its 91 frames cutting
+    spheres off (frames 43–59 as the torus bounces off the wall: issue #42 item 3)."""
+    with RunFile(torus_switch_run) as rf:
+        model = rf.build_model()
+    radius = 0.5 * np.asarray(model.bodies.D, dtype=np.float64)
+    res, seen = _export(torus_switch_run, tmp_path, "x.mp4", size=(320, 180),
+                        layout="view+plots")
+    assert res.frames == len(seen) == 91
+    worst = [(f.k, _outside(f, radius)) for f in seen]
+    assert max(w for _, w in worst) <= 0, [kw for kw in worst if kw[1] > 0]
+
+
+class _CountingRows:
+    """An array that counts the rows read through it (a run file's dataset stand-in)."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.a, self.rows = a, 0
+        self.shape, self.dtype = a.shape, a.dtype
+
+    def __getitem__(self, key):
+        out = self.a[key]
+        self.rows += len(out) if isinstance(key, slice) else 1
+        return out
+
+
+def test_the_framing_reads_a_bounded_sample_of_a_large_run(monkeypatch):
+    """The fixed camera's framing reads every recorded frame while their positions fit
+    in ``EXTENT_BYTES`` (the box then holds every drawn frame), and an even sample of at
+    most the budget's worth beyond it, grown by the way the fastest body goes between
+    two samples (it read up to 4000 whole frames: issue #42 item 3)."""
+    from types import SimpleNamespace
+
+    from app.export import render
+
+    n, bodies = 5000, 10
+    t = np.linspace(0.0, 5.0, n)
+    x = np.zeros((n, bodies, 3))
+    x[:, 0, 0] = t  # (one body moves along x at speed 1, reaching 5)
+    v = np.zeros_like(x)
+    v[:, 0, 0] = 1.0
+    pos, vel = _CountingRows(x), _CountingRows(v)
+    track = SimpleNamespace(times=t, index_at=lambda s: int(np.searchsorted(t, s, "right") - 1),
+                            rf=SimpleNamespace(_f={"bodies/position": pos,
+                                                   "bodies/velocity": vel}))
+    lo, hi = render._extent(track, 0.0, 5.0)
+    assert pos.rows == n and vel.rows == 0 and hi[0] == 5.0 and lo[0] == 0.0
+    pos.rows = 0
+    monkeypatch.setattr(render, "EXTENT_BYTES", 40 * x[0].nbytes)
+    lo, hi = render._extent(track, 0.0, 5.0)
+    assert pos.rows == vel.rows == 20  # (the budget holds 20 frames of x and v)
+    assert hi[0] >= 5.0 and lo[0] <= 0.0
+    assert hi[0] - 5.0 <= 0.5 * 1.01 * 5.0 / 19  # (half a gap, about 5/19, at speed 1)

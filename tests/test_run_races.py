@@ -8,6 +8,7 @@ tests/test_run_faults.py); the pendulum keeps them short."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -478,3 +479,28 @@ def test_a_small_disk_is_filled_before_the_run_stops(tmp_path):
         assert rf.status == "failed" and rf.times[-1] > 50
         assert not rf.verify(deep=True).problems
         assert rf.resume_state()[1] <= len(rf.times)
+
+
+def test_the_summary_after_a_failed_write_counts_what_the_file_holds(tmp_path):
+    """A run whose disk fills (a 2 MB tmpfs) reports the file's own records and last time
+    in its summary, not the records it simulated (it said "2501 records" where the file
+    held 192 to t = 1.91: issue #47 item 6)."""
+    if not _unshare_ok():
+        pytest.skip("no user namespaces here to mount a small tmpfs")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = (f"mount -t tmpfs -o size=2m tmpfs {disk} && cd {disk} && "
+              f"{sys.executable} -m app run torus --t-end 2.5 --out t.h5 --json; "
+              "echo rc=$?; "
+              f"{sys.executable} -c 'import shutil; shutil.copy(\"t.h5\", \"{tmp_path}\")'")
+    res = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=_env(),
+                         capture_output=True, text=True, timeout=HANG)
+    body, _, rc = res.stdout.rpartition("rc=")
+    assert rc.split()[0] == "1", res.stdout + res.stderr
+    summary = json.loads(body)
+    with RunFile(tmp_path / "t.h5") as rf:
+        n, t_last = len(rf.times), float(rf.times[-1])
+        assert rf.status == "failed"
+    assert summary["records"] == n and summary["t_reached"] == t_last, (summary, n, t_last)
+    assert t_last < summary["t_simulated"] and n < 2501
+    assert f"up to t = {t_last:.6g}" in one_line(res.stderr)

@@ -103,8 +103,9 @@ def test_every_frame_round_trips_through_vtk(runs, tmp_path):
         np.testing.assert_allclose(mesh.points, h5["position"][k], rtol=0, atol=1e-12)
         pd = mesh.point_data
         assert set(pd.keys()) == {"diameter", "velocity", "spin", "axis_1", "axis_2",
-                                  "axis_3", "kinetic_energy", "body_id"}
+                                  "axis_3", "kinetic_energy", "body_id", "group"}
         np.testing.assert_array_equal(pd["diameter"], h5["diameter"])
+        np.testing.assert_array_equal(pd["group"], np.zeros(n))  # (one ring)
         np.testing.assert_array_equal(pd["spin"], h5["omega"][k])
         np.testing.assert_array_equal(pd["velocity"], h5["velocity"][k])
         np.testing.assert_array_equal(pd["body_id"], np.arange(n))

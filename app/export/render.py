@@ -41,15 +41,22 @@ from .track import ExportInputError, RunTrack, fmt_h, frame_count, scheme_at, sc
 
 VIEW_SHARE = 0.58
 """The 3D view's share of the width in ``view+plots`` (the plots take the rest)."""
-EXTENT_SAMPLES = 4000
-"""Most recorded frames read to frame a fixed camera (evenly spread over the window)."""
+EXTENT_BYTES = 64 * 2**20
+"""Most bytes of recorded frames read to frame a fixed camera (issue #42 item 3): every
+recorded frame of the window while its positions fit (the drawn frames lie between
+recorded ones, interpolated linearly: the box holds them all), else an even sample of
+at least :data:`EXTENT_MIN_SAMPLES` frames' positions and velocities."""
+EXTENT_MIN_SAMPLES = 16
+EXTENT_BLOCK = 256
+"""Recorded frames read at once while framing."""
 
 
 @dataclass
 class FrameInfo:
     """What frame ``k`` drew (for tests and progress): its time, the bodies' drawn
     centres (the scene's), the overlay text, the scheme and ``h`` shown, the plots'
-    cursor column (``None`` without plots)."""
+    cursor column (``None`` without plots), the ghosts drawn, the 3D view's world-to-clip
+    matrix (:meth:`app.scene.BodyScene.view_transform`)."""
 
     k: int
     n: int
@@ -60,6 +67,7 @@ class FrameInfo:
     h: str
     cursor: int | None
     ghosts: int = 0
+    view: np.ndarray | None = None
 
 
 def _window(track: RunTrack, t0: float | None, t1: float | None) -> tuple[float, float]:
@@ -92,27 +100,61 @@ def sparse_note(track: RunTrack, dt_frame: float, interpolate: bool) -> str | No
 
 
 def _extent(track: RunTrack, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
-    """The box of the bodies' centres over the recorded frames in ``[a, b]`` (at most
-    :data:`EXTENT_SAMPLES` of them) and at ``a`` and ``b``."""
-    i0, i1 = track.index_at(a), track.index_at(b)
-    idx = np.unique(np.linspace(i0, min(i1 + 1, len(track.times) - 1),
-                                min(EXTENT_SAMPLES, i1 - i0 + 2)).astype(int))
-    lo = hi = None
-    ds = track.rf._f["bodies/position"]  # (positions only, for the framing: the frames
+    """The box of the bodies' centres over the recorded frames that bracket ``[a, b]``
+    (issue #42 item 3).  Every one of them while their positions take at most
+    :data:`EXTENT_BYTES`; beyond that an even sample of them, the box grown by the way
+    the fastest sampled body goes in half the time between two samples (an estimate:
+    a body that speeds up between samples can go further)."""
+    i0 = track.index_at(a)
+    i1 = min(track.index_at(b) + 1, len(track.times) - 1)
+    pos = track.rf._f["bodies/position"]  # (positions only, for the framing: the frames
     # drawn are read, and checked against their digests, by the track)
-    for k in idx:
-        try:
-            x = np.asarray(ds[int(k)], dtype=np.float64)
-        except OSError:  # (a damaged chunk: the track says so when it draws it)
-            continue
-        if not np.all(np.isfinite(x)):
-            continue
-        lo = x.min(axis=0) if lo is None else np.minimum(lo, x.min(axis=0))
-        hi = x.max(axis=0) if hi is None else np.maximum(hi, x.max(axis=0))
+    frame_bytes = max(1, int(np.prod(pos.shape[1:])) * pos.dtype.itemsize)
+    count = i1 - i0 + 1
+    lo = hi = None
+
+    def grow(x: np.ndarray) -> None:
+        nonlocal lo, hi
+        x = x.reshape(-1, 3)
+        x = x[np.all(np.isfinite(x), axis=1)]
+        if len(x):
+            lo = x.min(axis=0) if lo is None else np.minimum(lo, x.min(axis=0))
+            hi = x.max(axis=0) if hi is None else np.maximum(hi, x.max(axis=0))
+
+    margin = 0.0
+    if count * frame_bytes <= EXTENT_BYTES:
+        for s0 in range(i0, i1 + 1, EXTENT_BLOCK):
+            s1 = min(s0 + EXTENT_BLOCK, i1 + 1)
+            try:
+                grow(np.asarray(pos[s0:s1], dtype=np.float64))
+            except OSError:  # (a damaged chunk: the frames around it one by one; the
+                for k in range(s0, s1):  # track says so when it draws one)
+                    try:
+                        grow(np.asarray(pos[k], dtype=np.float64))
+                    except OSError:
+                        continue
+    else:
+        n = max(EXTENT_MIN_SAMPLES, EXTENT_BYTES // (2 * frame_bytes))
+        idx = np.unique(np.linspace(i0, i1, min(n, count)).astype(int))
+        vel = track.rf._f.get("bodies/velocity")
+        fastest = 0.0
+        for k in idx:
+            try:
+                grow(np.asarray(pos[int(k)], dtype=np.float64))
+                if vel is not None:
+                    v = np.asarray(vel[int(k)], dtype=np.float64).reshape(-1, 3)
+                    sp = np.linalg.norm(v, axis=1)
+                    sp = sp[np.isfinite(sp)]
+                    fastest = max(fastest, float(sp.max()) if len(sp) else 0.0)
+            except OSError:
+                continue
+        if len(idx) > 1:
+            gap = float(np.max(np.diff(track.times[idx])))
+            margin = 0.5 * gap * fastest
     if lo is None:
         x = track.state(a).x
         lo, hi = x.min(axis=0), x.max(axis=0)
-    return lo, hi
+    return lo - margin, hi + margin
 
 
 def _label(rf: RunFile) -> str:
@@ -269,7 +311,7 @@ def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: fl
             frames, t_last = frames + 1, t
             if on_frame is not None:
                 on_frame(FrameInfo(k, n_frames, t, scene.centres.copy(), text, integ, hh,
-                                   cursor, scene.n_ghosts))
+                                   cursor, scene.n_ghosts, scene.view_transform()))
             if bar is not None:
                 bar.update(1)
         t_encode += finish_writer(gen, tmp, out)

@@ -11,6 +11,16 @@ import numpy as np
 
 from .style import FOLLOW_EASE, FOLLOW_FILL
 
+FIT_MARGIN = 0.02
+"""Share of the view's half-width kept free around a box that must be in view
+(:meth:`SceneCamera.fit_box`)."""
+
+
+def _corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The eight corners of the box ``(lo, hi)``, shape ``(8, 3)``."""
+    return np.array([[(lo, hi)[(k >> i) & 1][i] for i in range(3)] for k in range(8)],
+                    dtype=np.float64)
+
 
 def _union(lo: np.ndarray, hi: np.ndarray,
            extent: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
@@ -123,11 +133,62 @@ class SceneCamera:
         w = self._wall_bounds
         return _union(lo, hi, (w.min(axis=0), w.max(axis=0)))
 
+    def _aspect(self) -> float:
+        try:
+            aspect = float(self.plotter.renderer.GetTiledAspectRatio())
+        except AttributeError:  # pragma: no cover - older VTK
+            aspect = 1.0
+        return aspect if aspect > 0 and math.isfinite(aspect) else 1.0
+
+    def view_transform(self) -> np.ndarray:
+        """The 4×4 matrix taking world points (homogeneous) to the 3D view's clip
+        coordinates: a point is drawn inside the view where ``|x|, |y| ≤ w`` (the tests
+        project every body's bounding sphere with it)."""
+        m = self.plotter.camera.GetCompositeProjectionTransformMatrix(self._aspect(), -1, 1)
+        return np.array([[m.GetElement(i, j) for j in range(4)] for i in range(4)])
+
+    def fit_box(self, lo: np.ndarray, hi: np.ndarray, margin: float = FIT_MARGIN) -> None:
+        """Move the camera back along its line of sight (or widen a parallel view) just
+        enough that the whole box ``(lo, hi)`` is in view, ``margin`` of the half-width
+        to spare: its eight corners inside the view frustum, and so (the frustum is
+        convex) everything in the box — the fixed camera of an export holds every body
+        of every frame this way (issue #42 item 3; VTK's ``ResetCamera`` fits the box's
+        bounding sphere, and the zoom after it could cut corners off).  Nothing moves
+        when the box is in view already."""
+        cam = self.plotter.camera
+        pos = np.asarray(cam.position, dtype=np.float64)
+        foc = np.asarray(cam.focal_point, dtype=np.float64)
+        d = foc - pos
+        dist = float(np.linalg.norm(d))
+        if not (dist > 0 and np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            return
+        d /= dist
+        up = np.asarray(cam.up, dtype=np.float64)
+        right = np.cross(d, up)
+        if not np.linalg.norm(right) > 0:
+            return
+        right /= np.linalg.norm(right)
+        up = np.cross(right, d)
+        rel = _corners(np.asarray(lo, float), np.asarray(hi, float)) - pos
+        x, y, z = np.abs(rel @ right), np.abs(rel @ up), rel @ d
+        aspect = self._aspect()
+        keep = 1.0 - margin
+        if cam.parallel_projection:
+            need = float(max(y.max(), x.max() / aspect)) / keep
+            if need > cam.parallel_scale:
+                cam.parallel_scale = need
+        else:
+            tan_v = math.tan(math.radians(cam.view_angle) / 2.0) * keep
+            back = float(max((x / (tan_v * aspect) - z).max(), (y / tan_v - z).max()))
+            if back > 0:
+                cam.position = pos - back * d
+        self.plotter.renderer.ResetCameraClippingRange()
+
     def reset_camera(self, extent: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """The default view: the torus and the wall from above at an angle; the
         pendulum from the side (−y) with the whole reach of the bob in view.  ``extent``:
         a box ``(lo, hi)`` to keep in view as well (an export's fixed camera frames the
-        whole run's: issue #33 item 12)."""
+        whole run's: issue #33 item 12), wholly: :meth:`fit_box`."""
         cam = self.plotter.camera
         c = self._centres
         r = 0.5 * float(self.diameter.max())
@@ -142,6 +203,8 @@ class SceneCamera:
             self.plotter.renderer.reset_camera(render=False, bounds=(
                 lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]))
             cam.zoom(1.35)
+            if extent is not None:
+                self.fit_box(*extent)
             self._follow_at = None
             self.plotter.renderer.camera_set = True
             self.plotter.renderer.ResetCameraClippingRange()
@@ -172,6 +235,8 @@ class SceneCamera:
             cam.zoom(1.3 * min(1.0, aspect))
         else:  # (the pendulum's box, pivot ± reach, is generous already)
             cam.zoom(1.3)
+        if extent is not None:
+            self.fit_box(*extent)
         self._follow_at = None  # Follow carries the camera from this framing on
         self.plotter.renderer.camera_set = True  # pyvista's first render keeps this view
         self.plotter.renderer.ResetCameraClippingRange()

@@ -1,20 +1,17 @@
 """The drawing primitives of the 3D scene (issue #34: split out of ``app.scene``): the
 plotter and its lights, many spheres as one mesh (:class:`_SphereSet`) or as point
-impostors (:class:`_SpriteSet`), rewritten in place each frame, and the spheres'
-"body group"s."""
+impostors (:class:`_SpriteSet`), rewritten in place each frame; the spheres' "body
+group"s are the engine's (:func:`engine.models.base.body_groups`, re-exported here)."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyvista as pv
 from vtkmodules.vtkRenderingOpenGL2 import vtkOpenGLPointGaussianMapper
 
-from .style import SPHERE_SPLAT
+from engine.models.base import body_groups  # noqa: F401  (re-exported: app.scene)
 
-if TYPE_CHECKING:
-    from engine.models.base import Model
+from .style import SPHERE_SPLAT
 
 
 def make_plotter(size: tuple[int, int] = (800, 600), *, off_screen: bool = True) -> pv.Plotter:
@@ -30,21 +27,6 @@ def set_lighting(plotter: pv.BasePlotter) -> None:
     active renderer.  (A view cleared for a new model has lost its lights: without any,
     VTK draws the mesh spheres as flat discs of ambient + diffuse colour.)"""
     plotter.enable_lightkit(only_active=True)
-
-
-def body_groups(model: Model) -> np.ndarray:
-    """Per body, the index of the group it belongs to: its ring (torus) for models of
-    ``n_particles`` bonded spheres per ring (the torus, the pile: body ``i`` is in ring
-    ``i // n_particles``), the model's ``groups`` where it has them (an assembly),
-    otherwise each body its own group."""
-    n = int(model.n_bodies)
-    groups = getattr(model, "groups", None)
-    if groups is not None and len(groups) == n:  # (the assembly's own groups, issue #35)
-        return np.asarray(groups, dtype=np.int64)
-    n_p = (getattr(model, "params", None) or {}).get("n_particles")
-    if isinstance(n_p, (int, np.integer)) and n_p > 0 and n % int(n_p) == 0:
-        return np.arange(n) // int(n_p)
-    return np.arange(n)
 
 
 class _ImpostorMapper(vtkOpenGLPointGaussianMapper):

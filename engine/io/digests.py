@@ -45,7 +45,7 @@ STATUS_ATTRS = ("status", "message", "steps", "t_final", "writer_pid", "writer_h
                 "output_name")
 """Root attributes a writer changes (a resume, the close), under ``status_digest``."""
 CONSTANTS = ("bodies/mass", "bodies/inertia", "bodies/inertia_tensor", "bodies/diameter",
-             "model/bonds")
+             "bodies/group", "model/bonds")
 """The model's constant datasets, under ``header_digest``."""
 SCHEMA_VERSION = 2
 """The newest layout of a run file (:class:`engine.io.RunWriter` writes it; 1: the first

@@ -12,7 +12,9 @@ natively::
     ...
     ITEM: ATOMS id type x y z radius vx vy vz quatw quati quatj quatk omegax omegay omegaz mol
 
-``type`` and ``mol`` are the body's group + 1 (a torus ring); ``quatw quati quatj quatk``
+``type`` and ``mol`` are the body's group (the run file's ``/bodies/group``: the groups the
+user set, a torus's ring), shifted by one where the groups start at 0 or below (LAMMPS's
+types start at 1: a torus's ring k is type k + 1); ``quatw quati quatj quatk``
 is the run file's scalar-first quaternion as it is (OVITO maps it to its Orientation);
 ``omega*``: the spatial angular velocity.  The box is the bodies' extent with their
 radii (free boundaries: no periodicity).  Numbers are ``%.17g`` (exact when read back).
@@ -53,7 +55,7 @@ def _write_frame(fh: TextIO, fr: TextFrame, b: Bodies, ids: np.ndarray, cols: st
     for k in range(3):
         fh.write(f"{FLOAT % lo[k]} {FLOAT % hi[k]}\n")
     fh.write(f"ITEM: ATOMS {cols}\n")
-    g = b.group + 1
+    g = b.group + (1 - int(b.group.min()) if len(b.group) and b.group.min() < 1 else 0)
     num = rows(ids + 1, g, fr.x, b.radius, *([fr.v] if fr.v is not None else []), fr.q,
                fr.omega, g)
     fmt = "%d %d " + " ".join([FLOAT] * (num.shape[1] - 3)) + " %d"

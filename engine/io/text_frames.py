@@ -18,6 +18,7 @@ from typing import TextIO
 
 import numpy as np
 
+from ..models.base import body_groups
 from .hdf5 import RunFile, RunFileError, output_of_partial
 
 FLOAT = "%.17g"
@@ -98,13 +99,27 @@ def open_run(run_path: str | Path) -> RunFile:
 
 
 def bodies(rf: RunFile) -> Bodies:
-    """The radii (``/bodies/diameter``, else the rebuilt model's) and groups."""
+    """The radii (``/bodies/diameter``, else the rebuilt model's) and groups: the run
+    file's ``/bodies/group`` (the groups the user set, issue #42 item 8), else, in files
+    written before it, the rebuilt model's (:func:`engine.models.base.body_groups`), else
+    the rings of ``n_particles``."""
     ds = rf._f.get("bodies/diameter")
+    model = None
     if ds is not None:
         diam = np.asarray(ds[()], dtype=np.float64).reshape(-1)
     else:
-        diam = np.asarray(rf.build_model().bodies.D, dtype=np.float64)
+        model = rf.build_model()
+        diam = np.asarray(model.bodies.D, dtype=np.float64)
     n = len(diam)
+    gs = rf._f.get("bodies/group")
+    if gs is not None and gs.shape == (n,):
+        return Bodies(n, 0.5 * diam, np.asarray(gs[()], dtype=np.int64))
+    try:
+        model = model or rf.build_model()
+    except Exception:  # noqa: BLE001 - (a model that cannot be rebuilt: its rings)
+        model = None
+    if model is not None and int(model.n_bodies) == n:
+        return Bodies(n, 0.5 * diam, body_groups(model))
     n_p = rf.params.get("n_particles")
     if isinstance(n_p, int) and n_p > 0 and n % n_p == 0:
         group = np.arange(n) // n_p

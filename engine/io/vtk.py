@@ -8,7 +8,8 @@ collection that gives ParaView the time of each frame:
 * points: the body positions ``x`` (``/bodies/position``);
 * point data: ``diameter``, ``velocity`` ``v``, ``spin`` (spatial ``Ω``), ``axis_1``,
   ``axis_2``, ``axis_3`` (the body axes ``R e_k``, so ParaView's Glyph filter can draw
-  oriented bodies), ``kinetic_energy`` ``½ m |v|² + ½ Ωᵀ R 𝕁 Rᵀ Ω`` and ``body_id``;
+  oriented bodies), ``kinetic_energy`` ``½ m |v|² + ½ Ωᵀ R 𝕁 Rᵀ Ω``, ``body_id`` and
+  ``group`` (the run file's ``/bodies/group``, where it has one);
 * cells: one vertex per body, and one line per bond (``/model/bonds`` if the file has
   it, else the bonds of the model rebuilt from the file's ``model`` and ``parameters``
   attributes);
@@ -207,6 +208,8 @@ def _read_header(f: h5py.File, path: Path, every: int,
                             "n": n}
     data["mass"] = _constant(b, "mass", n)
     data["diameter"] = _constant(b, "diameter", n)
+    if "group" in b and b["group"].shape == (n,):  # (the user's groups: issue #42 item 8)
+        data["group"] = np.asarray(b["group"][()], dtype=np.int64)
     if "inertia_tensor" in b:
         data["inertia_tensor"] = np.asarray(b["inertia_tensor"][()], dtype=np.float64)
     else:  # spheres of older files: J I
@@ -297,6 +300,8 @@ def _point_data(frame: dict[str, np.ndarray], data: dict[str, Any]) -> dict[str,
     n = len(q)
     r = quat_to_matrix(q)  # (n, 3, 3); column j is the body axis R e_j
     out: dict[str, np.ndarray] = {"diameter": data["diameter"].copy()}
+    if "group" in data:
+        out["group"] = data["group"].copy()
     if "velocity" in frame:
         v = frame["velocity"]
         w_body = np.einsum("nji,nj->ni", r, omega)  # Rᵀ Ω

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import __version__
 from ..layout import ENERGY_NAMES
+from ..models.base import body_groups
 from ..simulation import Event, Simulation
 from . import digests
 from .batching import CHECKPOINT_INTERVAL, batch_due, record_bytes
@@ -157,6 +158,8 @@ class RunWriter(WriterClosing):
         gb.create_dataset("inertia_tensor", data=model.bodies.inertia,  # body frame, (n, 3, 3)
                           fletcher32=True)
         gb.create_dataset("diameter", data=model.bodies.D, fletcher32=True)
+        gb.create_dataset("group", data=body_groups(model).astype(np.int64),
+                          fletcher32=True)  # (the user's groups: issue #42 item 8)
         bonds = np.asarray(model.forcefield.bonds).reshape(-1, 2)
         if len(bonds):
             f.create_group("model").create_dataset("bonds", data=bonds, fletcher32=True)

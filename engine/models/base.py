@@ -295,3 +295,20 @@ class ModelSpec:
 
     def make(self, params: Mapping[str, Any] | None = None) -> Model:
         return self.build(resolve_parameters(self.schema, params or {}, self.name))
+
+
+def body_groups(model: Model) -> np.ndarray:
+    """Per body, the index of the group it belongs to — the one notion of a body's group
+    that the app's colours, the run file's ``/bodies/group`` and every converter use
+    (issue #42 item 8): the model's ``groups`` where it has them (an assembly, as its
+    user set them), its ring for models of ``n_particles`` bonded spheres per ring (the
+    torus, the pile: body ``i`` is in ring ``i // n_particles``), otherwise each body its
+    own group."""
+    n = int(model.n_bodies)
+    groups = getattr(model, "groups", None)
+    if groups is not None and len(groups) == n:  # (the assembly's own groups, issue #35)
+        return np.asarray(groups, dtype=np.int64)
+    n_p = (getattr(model, "params", None) or {}).get("n_particles")
+    if isinstance(n_p, int | np.integer) and n_p > 0 and n % int(n_p) == 0:
+        return np.arange(n) // int(n_p)
+    return np.arange(n)
