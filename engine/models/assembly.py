@@ -38,7 +38,8 @@ from ..layout import P_K_WALL, T_HARD_WALL, T_WALL
 from ..state import Bodies, State
 from .assembly_input import AssemblyError, Geometry, load_geometry
 from .base import TINY, Model, ModelSpec, Param
-from .builders import Part
+from .builders import MAX_BONDS as _MAX_BONDS
+from .builders import MAX_SPHERES, Part
 from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_energy_components, bonded_spheres
 
 SCHEMA = (
@@ -52,9 +53,10 @@ SCHEMA = (
           "bonds, walls, build, source and bond_types (set by the scenario loader)"),
 )
 
-MAX_BODIES = 10**7
-"""The most spheres an assembly may have (as the pile: about 2 kB a sphere in a run)."""
-MAX_BONDS = 6 * 10**7
+MAX_BODIES = MAX_SPHERES
+"""The most spheres an assembly may have (as the pile: about 2 kB a sphere in a run;
+the builders check it before they allocate: ``engine.models.builders``)."""
+MAX_BONDS = _MAX_BONDS
 """The most bonds (six times the spheres of the largest assembly: LAMMPS's fcc BPM)."""
 
 _CACHE: dict[tuple, Geometry] = {}
