@@ -213,9 +213,10 @@ def stiffness_energy(x: np.ndarray, v: np.ndarray, q: np.ndarray, omega: np.ndar
     kinds = np.zeros((n, 2), dtype=np.int64)
     stiffness_rows(x, v, q, omega, ff_arrays, rows, kinds)
     m, J, D, flags, fp = ff_arrays[:5]
-    total = 0.5 * float(np.sum(m * rows[:, 0] * D * D + J * rows[:, 1]))
-    if flags[L.T_GRAVITY_FIELD]:
-        total += abs(float(fp[L.P_G])) * float(np.sum(m * D))
+    with np.errstate(over="ignore", invalid="ignore"):  # (extreme scenarios: inf, unused)
+        total = 0.5 * float(np.sum(m * rows[:, 0] * D * D + J * rows[:, 1]))
+        if flags[L.T_GRAVITY_FIELD]:
+            total += abs(float(fp[L.P_G])) * float(np.sum(m * D))
     return total if math.isfinite(total) and total > 0.0 else 0.0
 
 
