@@ -314,3 +314,24 @@ def test_spheres_too_fast_for_their_skin_honour_sigint(tmp_path, case):
     line = _one_line(err)
     assert line.startswith(("rrp: interrupted by SIGINT", "rrp: stopped by SIGINT")), line
     assert took < STOP_BOUND, took
+
+
+def test_a_stepper_saved_before_the_rebuilds_counted_goes_on_bit_for_bit():
+    """Issue #46 item 4 added a counter (the rebuilds' work, ``N_REBUILD_WORK``) to the
+    spheres' ``ctr``; a stepper saved before it (18 counters) restores, its rebuilds'
+    work from zero, and goes on as the one saved with it does."""
+    from engine.energy_stepping import spheres as sp
+
+    sim = make_simulation("torus", integrator="energy-stepping:1e-4", h=0.01, every=1)
+    st = sim._new_stepper(sim.integrator)
+    assert st.advance_to(0.05)
+    d = st.export_state()
+    assert d["ctr"].shape == (sp.N_CTR,) and sp.N_CTR == sp.N_REBUILD_WORK + 1
+    old = {**d, "ctr": d["ctr"][:sp.N_REBUILD_WORK].copy()}
+    a, b = (type(st).from_state(sim.model, s) for s in (d, old))
+    assert a.advance_to(0.2) and b.advance_to(0.2)
+    for u, w in zip(a.state_arrays(), b.state_arrays(), strict=True):
+        assert np.array_equal(u, w)
+    assert a.n_events == b.n_events > 0
+    with pytest.raises(EnergySteppingError, match="does not fit this model"):
+        type(st).from_state(sim.model, {**d, "ctr": d["ctr"][:5]})
