@@ -7,6 +7,10 @@ check and every plot of the error divide by; a real blow-up is still caught at o
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -107,3 +111,15 @@ def test_the_scale_the_guard_and_the_plots_divide_by(tmp_path):
     want = (series.total - sim.e_ref) / sim.e_scale
     assert np.array_equal(series.rel, want)
     assert np.abs(series.rel).max() < 1e-20
+
+
+def test_rrp_run_of_a_model_at_rest_says_its_scale(tmp_path):
+    """``rrp run``'s summary names the scale where it is not ``|E₀|`` (the JSON carries
+    it), and the run completes (main: the same block "blew up" by t = 7.91)."""
+    (tmp_path / "rest.toml").write_text(AT_REST_LATTICE.format(k_shear=0.0))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    res = subprocess.run([sys.executable, "-m", "app", "run", "rest.toml", "--t-end", "0.1"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    line = next(ln for ln in res.stdout.splitlines() if ln.lstrip().startswith("energy"))
+    assert " of E_s = " in line and "docs/physics.md §5" in line, line
