@@ -49,7 +49,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         records, t_reached = held if held is not None else (0, 0.0)
 
     from engine import __version__
-    from engine.diagnostics import fixed_momenta, momentum_drift
+    from engine.diagnostics import error_scale_symbol, fixed_momenta, momentum_drift
 
     model = sim.model
     total = a["energy"].sum(axis=1)
@@ -73,6 +73,8 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         "message": message,
         "max_relative_energy_error": float(np.max(np.abs(rel))),
         "final_relative_energy_error": float(rel[-1]),
+        "energy_scale": float(sim.e_scale),
+        "energy_scale_symbol": error_scale_symbol(sim.e_ref, sim.e_scale),
         "momentum_drift": drift,
         "momentum_drift_relative": {k: drift[k] / scale[k] for k in drift},
         "conserved": list(model.conserved),
@@ -144,8 +146,10 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
         simulated = f" in the file (simulated to {s['t_simulated']:.6g})"
     print(f"  time        t = 0 → {s['t_reached']:.6g} of {s['t_end']:g}{simulated} "
           f"({s['steps']} steps), status: {s['status']}")
+    of = "" if s["energy_scale_symbol"] == "|E₀|" else (
+        f" of E_s = {s['energy_scale']:.3g} (docs/physics.md §5)")
     print(f"  energy      max |relative error| = {s['max_relative_energy_error']:.3e} "
-          f"(final {s['final_relative_energy_error']:+.3e})")
+          f"(final {s['final_relative_energy_error']:+.3e}){of}")
     print("  momentum    max |c(t) − c(0)|, relative to Σm|v| or Σ|x × mv| + J|Ω|:")
     for k, v in s["momentum_drift"].items():
         # (a component an external force changes is physics, not error: say so; one

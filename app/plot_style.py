@@ -35,6 +35,23 @@ RUN_COLOURS = ("#1f77b4", *GHOST_COLOURS[:2])
 AXIS_COLOURS = ("#d62728", "#2ca02c", "#1f77b4")  # x, y, z
 
 
+SCALE_NOTE = ("E_s: the energy scale where |E₀| is none: Σ|E₀ components| when they nearly "
+              "cancel, or, for a model at rest, its stiffness energy at a diameter's strain "
+              "(docs/physics.md §5)")
+"""The tooltip that says what ``E_s`` in an error label is
+(``engine.diagnostics.error_scale_symbol``)."""
+
+
+def error_labels(dissipative: bool, scale: str = "|E₀|") -> tuple[str, str]:
+    """The relative energy error plot's title and the quantity whose change it shows
+    (``ΔE``; of a dissipative run ``Δ(E + D)``, what the percussions conserve), divided
+    by ``scale`` (``engine.diagnostics.error_scale_symbol``: ``|E₀|`` or ``E_s``, the
+    scale that the blow-up check divides by too; issue #42 item 1)."""
+    if dissipative:
+        return f"Relative energy error (E + D − E₀)/{scale}", "Δ(E + D)"
+    return f"Relative energy error (E − E₀)/{scale}", "ΔE"
+
+
 def energy_colour(name: str) -> str:
     """The colour of an energy component (a stable fallback for new components)."""
     if name in ENERGY_COLOURS:

@@ -6,6 +6,8 @@ running simulation, so the GUI, the CLI and the tests share it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .forcefield import ForceField, evaluate
@@ -75,17 +77,40 @@ def momentum_scales(m: np.ndarray, J: np.ndarray, x: np.ndarray, v: np.ndarray,
     return (p if p > 0 else 1.0), (lv if lv > 0 else 1.0)
 
 
-def energy_scale(e0: np.ndarray) -> float:
-    """``|E₀|``, or the sum of the absolute components when the total nearly cancels."""
+AT_REST = 1e-12
+"""A start whose ``Σ |E₀ components|`` is below this fraction of the model's stiffness
+energy (``engine.stability.stiffness_energy``) is at rest: its ``E₀`` is round-off
+(issue #42 item 1: LAMMPS's metamaterial, every sphere at rest, had ``E₀ = 7·10⁻³²``)."""
+
+
+def energy_scale(e0: np.ndarray, stiffness: float = 0.0) -> float:
+    """The scale of the relative energy error ``(E − E₀)/E_scale``, which the blow-up
+    check (the energy tolerance) and every plot of the error divide by: ``|E₀|``; or
+    ``Σ |components|`` when the total nearly cancels; or, for a start at rest (``Σ
+    |components| ≤ AT_REST × stiffness``), ``stiffness``, the model's stiffness energy at
+    a diameter's strain (``engine.stability.stiffness_energy``), so that the round-off
+    of a resting model is never a blow-up (issue #42 item 1; docs/physics.md §5)."""
     total = abs(float(np.sum(e0)))
     parts = float(np.sum(np.abs(e0)))
+    if stiffness > 0.0 and math.isfinite(stiffness) and parts <= AT_REST * stiffness:
+        return float(stiffness)
     if total > 1e-8 * parts:
         return total
     return parts if parts > 0 else 1.0
 
 
+def error_scale_symbol(e_ref: float, e_scale: float) -> str:
+    """What a relative energy error was divided by, for the plots' labels: ``"|E₀|"``,
+    or ``"E_s"`` for another scale of :func:`energy_scale` (the components nearly cancel
+    in ``E₀``, or the model starts at rest: its stiffness energy at a diameter's strain;
+    docs/physics.md §5)."""
+    if math.isfinite(e_ref) and math.isfinite(e_scale) and e_scale != abs(e_ref):
+        return "E_s"
+    return "|E₀|"
+
+
 def relative_energy_error(energy: np.ndarray, e_ref: float, scale: float) -> np.ndarray:
-    """``(E - E₀)/|E₀|`` for a series of totals."""
+    """``(E - E₀)/E_scale`` for a series of totals (``scale``: :func:`energy_scale`)."""
     return (np.asarray(energy) - e_ref) / scale
 
 
@@ -158,6 +183,7 @@ __all__ = [
     "angular_momentum",
     "energy_components",
     "energy_scale",
+    "error_scale_symbol",
     "linear_momentum",
     "max_orthogonality_error",
     "model_invariant_names",

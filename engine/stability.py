@@ -197,6 +197,29 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
                     add(i, 1, kt * rad * rad / J[i], K_FRICTION)
 
 
+def stiffness_energy(x: np.ndarray, v: np.ndarray, q: np.ndarray, omega: np.ndarray,
+                     ff_arrays: tuple) -> float:
+    """The energy scale of the model's stiffnesses at the state: ``Σ_i ½ (m_i ω²_i D_i²
+    + J_i ω²_r,i)``, what each body's interactions would store were it moved by its
+    diameter (a strain of one diameter) and turned by a radian, with ``ω²`` the
+    Gershgorin rows of :func:`stiffness_rows` (translation, rotation); plus ``m_i |g|
+    D_i`` under uniform gravity.  ``0`` when nothing is stiff (the scale of a model at
+    rest, whose ``E₀`` is round-off: ``engine.diagnostics.energy_scale``, issue #42
+    item 1).  The neighbour list in ``ff_arrays`` must be current."""
+    n = x.shape[0]
+    if n == 0:
+        return 0.0
+    rows = np.zeros((n, 2))
+    kinds = np.zeros((n, 2), dtype=np.int64)
+    stiffness_rows(x, v, q, omega, ff_arrays, rows, kinds)
+    m, J, D, flags, fp = ff_arrays[:5]
+    with np.errstate(over="ignore", invalid="ignore"):  # (extreme scenarios: inf, unused)
+        total = 0.5 * float(np.sum(m * rows[:, 0] * D * D + J * rows[:, 1]))
+        if flags[L.T_GRAVITY_FIELD]:
+            total += abs(float(fp[L.P_G])) * float(np.sum(m * D))
+    return total if math.isfinite(total) and total > 0.0 else 0.0
+
+
 @dataclass(frozen=True)
 class StabilityEstimate:
     """``h_stable = 2/ω_max``; ``kind`` and ``body`` name the interaction that sets it;

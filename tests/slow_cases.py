@@ -164,6 +164,10 @@ SLOW_CASES: list[tuple[str, str]] = [
     ("tests/test_cli.py::test_list_json", PROCESSES),
     ("tests/test_energy_stepping_records.py::test_energy_stepping_stops_on_a_signal_*[15]",
      PROCESSES),
+    ("tests/test_energy_stepping_records.py::test_spheres_too_fast_for_their_skin_*"
+     "[velocity_noise]", PROCESSES),
+    ("tests/test_energy_stepping_records.py::test_spheres_too_fast_for_their_skin_*[k_wall]",
+     PROCESSES),
     ("tests/test_export.py::test_a_stopped_export_says_so_and_leaves_no_partial_file", PROCESSES),
     ("tests/test_gui.py::test_rrp_gui_bad_input_is_one_line[argv[0134]*", PROCESSES),
     ("tests/test_gui.py::test_a_headless_screenshot_shows_a_paused_run", PROCESSES),

@@ -151,3 +151,78 @@ def test_the_cli_refuses_in_one_line_and_runs_nothing(tmp_path):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "b.csv line 3: spheres 0 and 1 are bonded twice" in lines[0]
     assert not out.exists() and not list(tmp_path.glob("run*"))
+
+
+MEMORY_LIMIT = 2 * 1024**3
+"""The address space the children below may use (``RLIMIT_AS``): the imports need ~1 GB;
+a builder that allocated before checking its limits ends in ``MemoryError`` there (on a
+machine without the limit, main's ``chain`` with ``n = 10⁸`` was killed by the kernel
+after 70 s: issue #42 item 5)."""
+TOO_LARGE = {
+    "chain": "chain(10**8, 1.0)",
+    "chain, n a float": "chain(1e8, 1.0)",
+    "ring": "ring(10**8, 3.0)",
+    "lattice's bonds": "lattice('sc', 1.0, {'shape': 'box', 'lo': [0, 0, 0], "
+                       "'hi': [99, 99, 99]}, bond_within=20.0)",
+    "ball's bonds": "ball(40.0, 1.0, bond_within=12.0)",
+}
+"""Builders asked for more than an assembly may have (10⁷ spheres, 6·10⁷ bonds)."""
+
+
+def _limited() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def test_builders_refuse_beyond_the_limits_before_allocating():
+    """Issue #42 item 5: each builder checks its spheres and bonds (a lattice's estimated
+    from its region and cutoff) against the documented limits before it allocates: one
+    line, a ``ParameterError``, at once and within 2 GB (main: ``MemoryError`` for the
+    chain and the ring, the lattice's and the ball's bonds too, after seconds of
+    neighbour search)."""
+    import json
+
+    code = ("import json, time\nfrom engine.models import builders\nout = {}\n"
+            f"for name, call in {TOO_LARGE!r}.items():\n"
+            "    t = time.perf_counter()\n"
+            "    try:\n"
+            "        eval('builders.' + call)\n"
+            "        out[name] = ('built', '', 0.0)\n"
+            "    except Exception as exc:\n"
+            "        out[name] = (type(exc).__name__, str(exc), time.perf_counter() - t)\n"
+            "print(json.dumps(out))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=300, preexec_fn=_limited)
+    assert res.returncode == 0, res.stderr[-2000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    for name, (kind, msg, took) in got.items():
+        assert kind == "ParameterError", (name, kind, msg)
+        assert "\n" not in msg and "an assembly may have" in msg and "Limits" in msg, msg
+        assert took < 1.0, (name, took)
+    assert got["chain"][1].startswith("chain: 1e+08 spheres, more than the 1e+07")
+    assert "about 205 GB" in got["ring"][1]
+    assert got["lattice's bonds"][1].startswith("lattice: about 1.7")
+
+
+def test_an_assembly_s_builders_share_its_limits_in_the_cli(tmp_path):
+    """The parts together: a second ``[[build]]`` is refused for what the first left
+    (``rrp run``: exit 2, one line, before either is joined; main built both, 12·10⁶
+    spheres, then refused — or, with the memory they take, was killed)."""
+    (tmp_path / "s.toml").write_text(
+        HEAD + '[[build]]\nkind = "chain"\nn = 100000000\ndiameter = 1.0\n')
+    (tmp_path / "t.toml").write_text(
+        HEAD + '[[build]]\nkind = "chain"\nn = 3\ndiameter = 1.0\n'
+        '[[build]]\nkind = "ring"\nn = 9999999\ndiameter = 1e6\n')
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for name, want in (("s.toml", "s.toml [[build]] 0: chain: 1e+08 spheres, more than the "
+                        "1e+07 an assembly may have (a run would need about 205 GB)"),
+                       ("t.toml", "t.toml [[build]] 1: ring: 9,999,999 spheres, more than "
+                        "the 9,999,997 left of the 1e+07 an assembly may have")):
+        res = subprocess.run([sys.executable, "-m", "app", "run", str(tmp_path / name), "-q"],
+                             capture_output=True, text=True, env=env, timeout=300,
+                             preexec_fn=_limited)
+        assert res.returncode == 2, res.stderr[-2000:]
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and want in lines[0], lines

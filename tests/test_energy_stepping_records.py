@@ -248,3 +248,90 @@ def test_a_cheap_record_holds_what_the_general_one_did(scenario):
                            atol=1e-13 * scale), k
     gap = sim._stepper.terrace_gap()
     assert abs(a["terrace_gap"][-1] - gap) <= 1e-13 * max(abs(gap), 1e-300) + 1e-15 * scale
+
+
+TOO_FAST = {"v0": ("v0=1e30",), "velocity_noise": ("velocity_noise=1e30",),
+            "k_wall": ("k_wall=1e30", "v0=1e30")}
+"""Legal values (within ±1e30) whose spheres cross their neighbour skin every ~1e-32 s:
+before issue #46 item 4 the contact-list rebuilds did not count in a compiled call's
+budget, and the warm-up's first call never returned (deaf to SIGINT and SIGTERM)."""
+DEAF = 60
+"""Seconds after which a child counts as deaf to a signal (main ignored them for ever)."""
+
+
+def _too_fast(case: str) -> list[str]:
+    return [sys.executable, "-m", "app", "run", "torus", "-i", "energy-stepping",
+            *(a for s in TOO_FAST[case] for a in ("--set", s)), "-q"]
+
+
+@pytest.mark.parametrize("case", list(TOO_FAST))
+def test_spheres_too_fast_for_their_skin_stop_in_one_line(tmp_path, case):
+    """Issue #46 item 4: the warm-up makes one compiled call and returns, and the run's
+    rebuilds count as work, so the run stops as the pendulum with g = 1e30 does: one
+    line naming the cause, exit 1 (≈ 3 s; main: never, the warm-up spun for ever)."""
+    try:
+        res = subprocess.run(_too_fast(case), cwd=tmp_path, env=_env(), capture_output=True,
+                             text=True, timeout=DEAF)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"{case}: still running after {DEAF} s") from None
+    assert res.returncode == 1, res
+    line = _one_line(res.stderr)
+    assert line.startswith("rrp: error: energy-stepping makes no progress"), line
+    assert "neighbour skin" in line and "scenario's parameters" in line, line
+
+
+@pytest.mark.parametrize("case", list(TOO_FAST))
+def test_spheres_too_fast_for_their_skin_honour_sigint(tmp_path, case):
+    """Issue #46 item 4: SIGINT sent while the warm-up's probe (or the run after it) is in
+    the event loop ends the process within :data:`STOP_BOUND` with one line and exit 130
+    (main: the probe's first compiled call never returned; SIGINT was ignored until
+    SIGKILL).  The child never stops by itself (the pace is never judged), so that only
+    the signal can end it; ``probing`` marks the first ``advance_to``: the probe's."""
+    code = ("import pathlib, runpy, sys\n"
+            "from engine.energy_stepping import stepper\n"
+            "stepper.NO_PROGRESS_EVIDENCE = 10**18\n"
+            "go = stepper.EnergyStepper.advance_to\n"
+            "def advance_to(self, t, poll=None):\n"
+            "    pathlib.Path('probing').touch()\n"
+            "    return go(self, t, poll)\n"
+            "stepper.EnergyStepper.advance_to = advance_to\n"
+            f"sys.argv = ['rrp', *{_too_fast(case)[3:]!r}]\n"
+            "runpy.run_module('app', run_name='__main__', alter_sys=True)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, env=_env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + HANG
+    while not (tmp_path / "probing").exists():
+        if p.poll() is not None:
+            raise AssertionError(f"the run ended before its probe: {p.communicate()}")
+        assert time.monotonic() < deadline, "no probe"
+        time.sleep(0.01)
+    time.sleep(0.5)  # (inside the event loop: main's probe, or the run's)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    err = communicate_or_kill(p, f"{case}: deaf to SIGINT for {DEAF} s", DEAF)
+    took = time.monotonic() - sent
+    assert p.returncode == 130, (p.returncode, err)
+    line = _one_line(err)
+    assert line.startswith(("rrp: interrupted by SIGINT", "rrp: stopped by SIGINT")), line
+    assert took < STOP_BOUND, took
+
+
+def test_a_stepper_saved_before_the_rebuilds_counted_goes_on_bit_for_bit():
+    """Issue #46 item 4 added a counter (the rebuilds' work, ``N_REBUILD_WORK``) to the
+    spheres' ``ctr``; a stepper saved before it (18 counters) restores, its rebuilds'
+    work from zero, and goes on as the one saved with it does."""
+    from engine.energy_stepping import spheres as sp
+
+    sim = make_simulation("torus", integrator="energy-stepping:1e-4", h=0.01, every=1)
+    st = sim._new_stepper(sim.integrator)
+    assert st.advance_to(0.05)
+    d = st.export_state()
+    assert d["ctr"].shape == (sp.N_CTR,) and sp.N_CTR == sp.N_REBUILD_WORK + 1
+    old = {**d, "ctr": d["ctr"][:sp.N_REBUILD_WORK].copy()}
+    a, b = (type(st).from_state(sim.model, s) for s in (d, old))
+    assert a.advance_to(0.2) and b.advance_to(0.2)
+    for u, w in zip(a.state_arrays(), b.state_arrays(), strict=True):
+        assert np.array_equal(u, w)
+    assert a.n_events == b.n_events > 0
+    with pytest.raises(EnergySteppingError, match="does not fit this model"):
+        type(st).from_state(sim.model, {**d, "ctr": d["ctr"][:5]})

@@ -379,6 +379,25 @@ def test_error_plot_says_what_it_plots(qtbot, dissipative):
         assert legend == ["ΔE/|E₀|"]
 
 
+def test_error_plot_names_the_scale_of_a_model_at_rest(qtbot):
+    """A model at rest (``E₀`` of round-off) has its error divided by its stiffness
+    energy, ``E_s`` (``engine.diagnostics.error_scale_symbol``, issue #42 item 1): the
+    title, axis and legend say so, and the plot's tooltip says what E_s is."""
+    from dataclasses import replace
+
+    panel = PlotPanel()
+    qtbot.addWidget(panel)
+    ld, fr = _synthetic(100)
+    panel.reset(replace(ld, energy_scale="E_s"))
+    pi = panel.error_plot.getPlotItem()
+    assert pi.titleLabel.text.endswith("(E − E₀)/E_s")
+    assert pi.getAxis("left").labelText == "ΔE/E_s"
+    assert [label.text for _, label in pi.legend.items] == ["ΔE/E_s"]
+    assert "stiffness energy at a diameter's strain" in pi.toolTip()
+    panel.reset(ld)
+    assert pi.getAxis("left").labelText == "ΔE/|E₀|" and pi.toolTip() == ""
+
+
 # ------------------------------------------------------------------ invariants (§6)
 def test_pendulum_plots_its_invariants_instead_of_p(qtbot, make_window):
     """The pendulum has no translation: its "Linear momentum P" plot was zero.  It shows

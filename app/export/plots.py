@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.diagnostics import error_scale_symbol
 from engine.layout import ENERGY_NAMES, SIGNED_ENERGY
 
 from .. import plot_style as style
@@ -54,6 +55,8 @@ class RunSeries:
     L: np.ndarray
     gap: np.ndarray | None = None
     events: list[tuple[float, str]] = field(default_factory=list)
+    scale: str = "|E₀|"
+    """What ``rel`` was divided by (``engine.diagnostics.error_scale_symbol``)."""
 
 
 def run_series(rf, label: str = "") -> RunSeries:
@@ -75,7 +78,8 @@ def run_series(rf, label: str = "") -> RunSeries:
             gap = None
     return RunSeries(label or rf.scenario, t[:m], {c: v[:m] for c, v in energy.items()},
                      total[:m], rel[:m], P[:m], L[:m], gap,
-                     [(float(e.t), e.label) for e in rf.events])
+                     [(float(e.t), e.label) for e in rf.events],
+                     error_scale_symbol(rf.e_ref, rf.e_scale))
 
 
 class PlotStrip:
@@ -131,22 +135,21 @@ class PlotStrip:
         self._style(ax, TITLES[0], "E", font)
         # 2. relative energy error, a curve per run; the terrace gap dashed
         ax = axes[1]
-        dissip = style.DISSIPATED in names
-        err = "Δ(E + D)" if dissip else "ΔE"
-        title = "Relative energy error (E + D − E₀)/|E₀|" if dissip else TITLES[1]
+        title, err = style.error_labels(style.DISSIPATED in names, first.scale)
+        scale = first.scale
         for k, r in enumerate(runs):
             w_ = (r.t >= self.t0 - 1e-12) & (r.t <= self.t1 + 1e-12)
             td1, y1 = decimate(r.t[w_], r.rel[w_])
             curves += ax.plot(td1, y1, color=style.RUN_COLOURS[k % len(style.RUN_COLOURS)], lw=1.2,
-                              zorder=20, label=r.label if len(runs) > 1 else f"{err}/|E₀|")
+                              zorder=20, label=r.label if len(runs) > 1 else f"{err}/{scale}")
         for r in runs:
             if r.gap is not None:
                 w_ = (r.t >= self.t0 - 1e-12) & (r.t <= self.t1 + 1e-12)
                 td1, y1 = decimate(r.t[w_], r.gap[w_])
                 curves += ax.plot(td1, y1, color=style.GAP_COLOUR, lw=1.2, ls="--", zorder=10,
-                                  label=f"{style.GAP_LABEL}/|E₀|" if len(runs) == 1
+                                  label=f"{style.GAP_LABEL}/{scale}" if len(runs) == 1
                                   else f"V − V_ε ({r.label})")
-        self._style(ax, title, f"{err}/|E₀|", font)
+        self._style(ax, title, f"{err}/{scale}", font)
         # 3, 4. drifts of P and L since the window's first row
         for ax, arr, sym, ttl in ((axes[2], first.P, "P", TITLES[2]),
                                   (axes[3], first.L, "L", TITLES[3])):

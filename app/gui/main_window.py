@@ -511,8 +511,9 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         self._count_fps()
         rel = "—" if not math.isfinite(fr.rel_error) else f"{fr.rel_error:+.3e}"
         names = self.loaded.energy_names if self.loaded is not None else []
+        scale = self.loaded.energy_scale if self.loaded is not None else "|E₀|"
         text = (f"t = {fr.t:.4f}   step {fr.step}   {fr.integrator}, h = {fr.h:g}   "
-                f"{error_title(names)[1]}/|E₀| = {rel}   [{self.state}]")
+                f"{error_title(names, scale)[1]}/{scale} = {rel}   [{self.state}]")
         if fr.contact is not None:  # hard contacts: what the percussion solver does
             text += "   " + contact_summary(fr.contact)
         self.status.setText(text)

@@ -73,6 +73,9 @@ class Loaded:
     """Why a requested scheme was replaced (it cannot drive the model), or empty."""
     branch: str = ""
     """For a run started from a frame (*Continue from here*): where from, in words."""
+    energy_scale: str = "|E₀|"
+    """What the relative energy error is divided by (``engine.diagnostics.
+    error_scale_symbol``: ``|E₀|``, or ``E_s`` for a model at rest, issue #42 item 1)."""
     t_end: float | None = None
     """The scenario's end time: the window checks a new ``h`` against the steps to it, as
     ``rrp run`` does (:func:`engine.run_steps.step_count`); ``None`` where the scenario cannot be

@@ -32,7 +32,9 @@ from ..plot_style import (
     GAP_LABEL,
     LEGEND_NAMES,
     RUN_COLOURS,
+    SCALE_NOTE,
     energy_colour,
+    error_labels,
     light,
     peak_decimate,
 )
@@ -271,13 +273,14 @@ class OutsideLegend(pg.LegendItem):
         self.updateGeometry()
 
 
-def error_title(energy_names: list[str] | tuple[str, ...]) -> tuple[str, str]:
+def error_title(energy_names: list[str] | tuple[str, ...], scale: str = "|E₀|"
+                ) -> tuple[str, str]:
     """Title of the relative energy error plot and the quantity whose change it shows:
     of a dissipative run (impacts, friction: a ``dissipated`` component D) it is
-    ``E + D`` (what the percussions conserve), not ``E``."""
-    if DISSIPATED in energy_names:
-        return "Relative energy error (E + D − E₀)/|E₀|", "Δ(E + D)"
-    return "Relative energy error (E − E₀)/|E₀|", "ΔE"
+    ``E + D`` (what the percussions conserve), not ``E``; divided by ``scale``
+    (``Loaded.energy_scale``: ``|E₀|``, or ``E_s`` for a model at rest, issue #42
+    item 1)."""
+    return error_labels(DISSIPATED in energy_names, scale)
 
 
 def _plot(title: str, left: str) -> pg.PlotWidget:
@@ -533,11 +536,13 @@ class PlotPanel(QWidget):
         self._curves["total"] = ep.plot([], [], pen=pg.mkPen("k", width=2), name=total)
         self._curves["total"].setZValue(100)
         ep.getPlotItem().setToolTip("\n".join(f"{n}: {ENERGY_LABELS.get(n, n)}" for n in names))
-        title, err = error_title(names)
+        scale = self.loaded.energy_scale
+        title, err = error_title(names, scale)
         self.error_plot.setTitle(title, color="#222", size="10pt")
+        self.error_plot.getPlotItem().setToolTip(SCALE_NOTE if scale != "|E₀|" else "")
         labels = list(self.runs) or ["energy"]
         for k, lab in enumerate(labels):
-            name = lab if len(labels) > 1 else f"{err}/|E₀|"
+            name = lab if len(labels) > 1 else f"{err}/{scale}"
             self._curves["error"][lab] = self.error_plot.plot(
                 [], [], pen=pg.mkPen(RUN_COLOURS[k % len(RUN_COLOURS)], width=1.5), name=name)
             # above the terrace gap of an energy-stepping run (dashed, drawn at z = 10),
@@ -548,13 +553,13 @@ class PlotPanel(QWidget):
             if d is None or not d.has_gap:
                 continue
             pen = pg.mkPen(GAP_COLOUR, width=1.5, style=Qt.PenStyle.DashLine)
-            name = f"{GAP_LABEL}/|E₀|" if len(labels) == 1 else f"V − V_ε ({lab})"
+            name = f"{GAP_LABEL}/{scale}" if len(labels) == 1 else f"V − V_ε ({lab})"
             c = self.error_plot.plot([], [], pen=pen, name=name)
             c.setZValue(10)
             self._curves["gap"][lab] = c
         self.error_plot.getPlotItem().setLogMode(y=self.log_error.isChecked())
         self.error_plot.getPlotItem().setLabel(
-            "left", f"|{err}|/|E₀|" if self.log_error.isChecked() else f"{err}/|E₀|")
+            "left", f"|{err}|/{scale}" if self.log_error.isChecked() else f"{err}/{scale}")
         pre = "Δ" if self.drift.isChecked() else ""
         for k, name in enumerate(self._first_plot_names()):
             self._curves["P"].append(self.P_plot.plot(

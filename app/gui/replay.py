@@ -30,6 +30,7 @@ from PyQt6.QtWidgets import (
     QWidget,
 )
 
+from engine.diagnostics import error_scale_symbol
 from engine.io import RunFile, RunFileError, output_of_partial
 from engine.layout import ENERGY_NAMES
 
@@ -112,7 +113,9 @@ class Recording:
         f, m = self.file, self.model
         used = [c for c in f.components if c in ENERGY_NAMES]
         return Loaded(f.scenario, m.title, m, dict(f.params), [f.integrator], f.h, used,
-                      tuple(m.conserved), _Stability(), "", t_end=scenario_t_end(f.scenario))
+                      tuple(m.conserved), _Stability(), "",
+                      energy_scale=error_scale_symbol(f.e_ref, f.e_scale),
+                      t_end=scenario_t_end(f.scenario))
 
     def series(self) -> Series:
         """The whole recorded series (rows of the energy matrix in ENERGY_NAMES order)."""

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from PyQt6.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
 
+from engine.diagnostics import error_scale_symbol
 from engine.layout import ENERGY_NAMES
 from engine.priming import start_siblings
 from engine.scenarios import ScenarioError
@@ -193,6 +194,7 @@ class SimulationWorker(QObject):
         self.loaded.emit(Loaded(req.scenario, sim.model.title, sim.model, dict(sim.model.params),
                                 [r.sim.integrator.name for r in runs], sim.h, used,
                                 sim.model.conserved, sim.stability(), note, branch,
+                                error_scale_symbol(sim.e_ref, sim.e_scale),
                                 scenario_t_end(req.scenario)))
         self._emit_frame(force=True)
         self.state_changed.emit("paused", "ready: press Play")

@@ -80,7 +80,8 @@ N_DTS = 8
 N_ZERO = 9
 N_RECHECK = 10  # re-checks of a march (not events: nothing jumps)
 N_BY_KIND = 11  # events of each kind (terms.KIND_NAMES order, 7 slots)
-N_CTR = 18
+N_REBUILD_WORK = 18  # the predictions of the contact-list rebuilds (work: issue #46 item 4)
+N_CTR = 19
 
 MAX_MARCH = 1
 """Safe steps per prediction of an attitude term before a re-check event is queued
@@ -96,6 +97,15 @@ MARCH_TOL = 1e-14
 """A march stops when ``f`` is this close to a level and moving towards it (``f`` is a
 cosine, ``|f| ≤ 1``); the crossing is then taken there."""
 MAX_ZERO_FLIGHTS = 1000
+
+
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False, inline="always")
+def work_done(ctr):
+    """The work the budget of :func:`run_events` counts: events, re-checks, and the
+    predictions each contact-list rebuild makes (one per term: a rebuild moves no clock,
+    and spheres fast enough to need one every few ulps of ``t`` once spun in one call
+    for ever, deaf to signals: issue #46 item 4)."""
+    return ctr[N_EVENTS] + ctr[N_RECHECK] + ctr[N_REBUILD_WORK]
 
 
 # --------------------------------------------------------------------------------------
@@ -498,21 +508,22 @@ def requeue_all(t, TI, TF, tpred, heap, hpos, ctr, x, v, q, om, tb, bref, walls,
 def run_events(t_end, max_events, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cptr, cidx,
                x, v, q, om, tb, m, J, D, bonds, bref, rstar, vmin, walls, prm, xref, bptr,
                bpart, dts, clock, g, old_ti, old_tf, fill):
-    """Every event with time ``≤ t_end``, at most ``max_events`` of them (events and
-    re-checks: the budget of one call, issue #33 item 4).  The bodies are *not* brought
-    to ``t_end``: each stays on its own clock ``tb[i]`` (a record reads the flights with
-    :func:`sample`, so that recording never changes the run: issue #33 item 1).
-    ``clock[0]``: the time of the last event (for the self-chosen steps ``dts``).
-    Returns a status (``OK``: every event up to ``t_end`` done; ``ERR_MAX_EVENTS``: the
-    budget is spent, call again; ``ERR_CAPACITY``: grow and call again, the state is
-    consistent either way; the others stop the run)."""
-    start = ctr[N_EVENTS] + ctr[N_RECHECK]
+    """Every event with time ``≤ t_end``, at most ``max_events`` units of work (events,
+    re-checks and rebuilds, :func:`work_done`: the budget of one call, issue #33 item 4,
+    issue #46 item 4).  The bodies are *not* brought to ``t_end``: each stays on its own
+    clock ``tb[i]`` (a record reads the flights with :func:`sample`, so that recording
+    never changes the run: issue #33 item 1).  ``clock[0]``: the time of the last event
+    (for the self-chosen steps ``dts``).  Returns a status (``OK``: every event up to
+    ``t_end`` done; ``ERR_MAX_EVENTS``: the budget is spent, call again;
+    ``ERR_CAPACITY``: grow and call again, the state is consistent either way; the others
+    stop the run)."""
+    start = work_done(ctr)
     while ctr[N_HEAP] > 0:
         k = heap[0]
         te = tpred[k]
         if te > t_end:
             break
-        if ctr[N_EVENTS] + ctr[N_RECHECK] - start >= max_events:  # (events and re-checks)
+        if work_done(ctr) - start >= max_events:  # (events, re-checks, rebuilds)
             return ERR_MAX_EVENTS
         if te == clock[0]:
             ctr[N_ZERO] += 1
@@ -529,6 +540,7 @@ def run_events(t_end, max_events, TI, TF, tpred, heap, hpos, ctr, sptr, sidx, cp
                 return st
             requeue_all(te, TI, TF, tpred, heap, hpos, ctr, x, v, q, om, tb, bref, walls,
                         prm, xref)
+            ctr[N_REBUILD_WORK] += ctr[N_STATIC] + ctr[N_CONTACTS]
             continue
         s = TI[k, C_SPRED]
         i = TI[k, C_I]

@@ -210,6 +210,8 @@ class SpheresImpl:
             self = cls(model, eps, State(x, np.asarray(d["v"]), np.asarray(d["q"]),
                                          np.asarray(d["om"])), 0, t, start=False)
             ctr = np.asarray(d["ctr"], dtype=np.int64)
+            if ctr.shape == (sp.N_REBUILD_WORK,):  # (saved before the rebuilds' work
+                ctr = np.concatenate([ctr, np.zeros(sp.N_CTR - ctr.shape[0], np.int64)])
             bad = ctr.shape != self.ctr.shape or ctr[sp.N_STATIC] != self.ctr[sp.N_STATIC]
         if bad:
             raise EnergySteppingError("energy-stepping: the saved stepper does not fit this "
@@ -292,8 +294,15 @@ class SpheresImpl:
 
     @property
     def work(self) -> int:
-        """Events and re-checks so far (what the budget counts)."""
-        return int(self.ctr[sp.N_EVENTS] + self.ctr[sp.N_RECHECK])
+        """Events, re-checks and the rebuilds' predictions so far (what the budget
+        counts: ``sp.work_done``)."""
+        return int(self.ctr[sp.N_EVENTS] + self.ctr[sp.N_RECHECK]
+                   + self.ctr[sp.N_REBUILD_WORK])
+
+    @property
+    def rebuild_work(self) -> int:
+        """The part of :attr:`work` that rebuilt the contact list (moving no clock)."""
+        return int(self.ctr[sp.N_REBUILD_WORK])
 
     def clock_now(self) -> float:
         """Up to where the events are done: the time of the next one in the queue

@@ -243,6 +243,15 @@ class EnergyStepper:
         moved = clock - c
         need = (work - w0) + (n * (t - clock) / moved if moved > 0.0 else math.inf)
         if need > MAX_EVENTS_PER_INTERVAL:
+            rebuilds = getattr(self._impl, "rebuild_work", 0)
+            if 2 * rebuilds > work:  # (mostly contact lists: speeds, not ε)
+                raise EnergySteppingError(
+                    f"energy-stepping makes no progress: {n:.3g} events and contact-list "
+                    f"rebuilds moved the clock only by {moved:.3g}, from t = {c:.9g} (the "
+                    f"interval to t = {t:.6g} would need about {need:.2g}): the spheres "
+                    f"crossed their neighbour skin {self._impl.n_rebuilds:.3g} times, "
+                    f"their speeds far beyond the model's scale; check the scenario's "
+                    f"parameters (its speeds and stiffnesses)")
             raise EnergySteppingError(
                 f"energy-stepping makes no progress: {n:.3g} events moved the clock only "
                 f"by {moved:.3g}, from t = {c:.9g} (the interval to t = {t:.6g} would need "

@@ -45,7 +45,8 @@ from .assembly_input import (
     part_of_data,
 )
 from .base import BIG, TINY, Model, ModelSpec, Param, ParameterError
-from .builders import Part
+from .builders import MAX_BONDS as _MAX_BONDS
+from .builders import MAX_SPHERES, Part
 from .lammps_data import LammpsData
 from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_energy_components, bonded_spheres
 
@@ -60,9 +61,10 @@ SCHEMA = (
           "bonds, walls, build, source and bond_types (set by the scenario loader)"),
 )
 
-MAX_BODIES = 10**7
-"""The most spheres an assembly may have (as the pile: about 2 kB a sphere in a run)."""
-MAX_BONDS = 6 * 10**7
+MAX_BODIES = MAX_SPHERES
+"""The most spheres an assembly may have (as the pile: about 2 kB a sphere in a run;
+the builders check it before they allocate: ``engine.models.builders``)."""
+MAX_BONDS = _MAX_BONDS
 """The most bonds (six times the spheres of the largest assembly: LAMMPS's fcc BPM)."""
 
 _CACHE: dict[tuple, Geometry] = {}

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .base import BIG, ParameterError, read_input_bytes
-from .builders import BUILDERS, Part, join, make_part
+from .builders import BUILDERS, MAX_BONDS, MAX_SPHERES, Part, join, make_part
 from .lammps_data import LammpsData, LammpsDataError, read_data
 
 
@@ -281,7 +281,7 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
         raise AssemblyError(f"{label}: walls_from_box needs a source = LAMMPS data file")
     for k, spec in enumerate(g.get("build") or []):
         where = f"{label} [[build]] {k}"
-        add(_build(spec, where), where, None)
+        add(_build(spec, where, (MAX_SPHERES - n0, MAX_BONDS - nb0)), where, None)
     if not parts:
         raise AssemblyError(f"{label}: an assembly needs bodies: [[bodies]], bodies = "
                             "\"file.csv\", source = \"file.data\" or [[build]]")
@@ -410,10 +410,12 @@ BUILD_KEYS = {
 PROPS = ("mass", "inertia", "velocity", "spin", "group", "bond_type")
 
 
-def _build(spec: Any, where: str) -> Part:
+def _build(spec: Any, where: str, room: tuple[int, int] | None = None) -> Part:
     """One ``[[build]]`` table: ``kind`` and the builder's arguments
     (``engine.models.builders``), with ``mass``, ``inertia``, ``velocity``, ``spin``,
-    ``group`` and ``bond_type`` for all its spheres and bonds."""
+    ``group`` and ``bond_type`` for all its spheres and bonds.  ``room``: the spheres and
+    bonds the assembly's earlier parts left (checked before the builder allocates: issue
+    #42 item 5)."""
     if not isinstance(spec, dict):
         raise AssemblyError(f"{where}: must be a table with kind = \"chain\", \"ring\", "
                             "\"lattice\" or \"ball\"")
@@ -435,7 +437,7 @@ def _build(spec: Any, where: str) -> Part:
             raise AssemblyError(f"{where} ({kind}): {key} is missing")
     pos = [args.pop(k) for k in positional]
     try:
-        return BUILDERS[kind](*pos, **args)
+        return BUILDERS[kind](*pos, room=room, **args)
     except ParameterError as exc:
         raise AssemblyError(f"{where}: {exc}") from None
     except (TypeError, ValueError, KeyError) as exc:

@@ -26,6 +26,8 @@ from ..integrators.advance import advance_ws as _advance_kernel
 from ..integrators.advance import needs_scratch, new_state_buffer, new_work
 from ..integrators.registry import IntegratorInfo, get_integrator
 from ..layout import (
+    E_ROTATIONAL,
+    E_TRANSLATIONAL,
     ERR_HISTORY_OVERFLOW,
     ERR_NEIGHBOUR_OVERFLOW,
     IP_CONTACT_MAX_IT,
@@ -39,7 +41,7 @@ from ..models.base import Model
 from ..neighbours import forget_grid
 from ..rotations import quat_to_matrix
 from ..solver_counts import contact_stats, iteration_stats
-from ..stability import StabilityEstimate, accuracy_guide, estimate_stability
+from ..stability import StabilityEstimate, accuracy_guide, estimate_stability, stiffness_energy
 from ..state import State
 from .choice import SimulationError, check_count, check_fraction, check_step, integrator_for
 from .events import _EVENT_KERNELS_BUILT, EventDrivenMixin
@@ -130,7 +132,7 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         e0 = self._s0[6]
         _check_start(self._s0, e0)
         self.e_ref = float(e0.sum())
-        self.e_scale = energy_scale(e0)
+        self.e_scale = self._energy_scale_of(e0)
         self.p_scale, self.l_scale = momentum_scales(self.ff.m, self.ff.J, st.x, st.v, st.omega,
                                                      st.q, self._tensors)
         self.series = TimeSeries(n, self.record_frames)
@@ -474,6 +476,16 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         if needs_scratch(self._integrator.scheme_id) and self._work[0].shape[0] != n:
             full = new_work(n, scratch=True, n_pairs_capacity=0, n_walls=0)
             self._work = (*full[:5], *self._work[5:])
+
+    def _energy_scale_of(self, e: np.ndarray) -> float:
+        """:func:`engine.diagnostics.energy_scale` of the energy components ``e`` of the
+        current state (forces evaluated: the neighbour list is current), with the
+        model's stiffness energy where the state is at rest (no kinetic energy: ``E₀``
+        may then be round-off alone, issue #42 item 1)."""
+        at_rest = e[E_TRANSLATIONAL] == 0.0 and e[E_ROTATIONAL] == 0.0
+        x, v, q, o = self._s0[:4]
+        return energy_scale(e, stiffness_energy(x, v, q, o, self.ff.arrays) if at_rest
+                            else 0.0)
 
     def _evaluate_forces(self) -> None:
         x, v, q, o, F, RM, e = self._s0[:7]

@@ -161,20 +161,31 @@ class EventDrivenMixin:
 
     def _prime_event_kernels(self, info: IntegratorInfo) -> None:
         """Compile (or load) the kernels of the event-driven ``info`` on this model: a
-        stepper on a copy of the state takes a tiny advance (the state is untouched)."""
+        stepper on a copy of the state makes *one* compiled call towards a tiny advance
+        (the kernels, not the motion: whatever the event rate, the warm-up returns at
+        once, issue #46 item 4; a run that cannot advance its clock is then the run's
+        failure, one line), then a fresh one reads its state and records (the state is
+        untouched)."""
         from ..energy_stepping import EnergySteppingError
 
-        probe = self._new_stepper(info)
+        def once() -> bool:  # (stop after the first compiled call)
+            return True
+
         try:
-            probe.advance_to(self.t + 1e-3 * self.h)
+            probe = self._new_stepper(info)
+            probe.advance_to(self.t + 1e-3 * self.h, once)
+            probe = self._new_stepper(info)  # (at t: its state can be read)
         except EnergySteppingError as exc:
             raise SimulationError(str(exc)) from None
         state = tuple(a.copy() for a in self._s0[:4])  # (a record's kernels, on the
         probe.state_arrays(state)  # buffer's layout: issue #33 items 1, 2)
         probe.terrace_gap(state)
         if probe.records_in_chunks:  # (and the chunked records': issue #33 item 2)
-            probe.advance_records(np.array([probe.t + 1e-3 * self.h]), 1, 1,
-                                  RecordChunk(1, self.ff.m, self.ff.J))
+            try:
+                probe.advance_records(np.array([probe.t + 1e-3 * self.h]), 1, 1,
+                                      RecordChunk(1, self.ff.m, self.ff.J), once)
+            except EnergySteppingError as exc:
+                raise SimulationError(str(exc)) from None
         kinetic_and_momenta(self.ff.m, self.ff.J, state[0], state[1], state[3],
                             np.empty(3), np.empty(3))
         _EVENT_KERNELS_BUILT.add(self.model.name)

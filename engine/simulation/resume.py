@@ -10,7 +10,6 @@ from typing import Self
 
 import numpy as np
 
-from ..diagnostics import energy_scale
 from ..integrators.registry import DEFAULT_EPS_REL, ENERGY_STEPPING, energy_stepping_name
 from ..layout import ENERGY_NAMES, NL_COUNT
 from ..models.base import Model
@@ -321,8 +320,8 @@ class ResumeMixin:
             self.e_ref, self.e_scale = (float(v) for v in energy_reference)
         else:
             self.e_ref = float(e.sum())
-            self.e_scale = energy_scale(e) if self.model.coordinates != "generalized" \
-                else self.e_scale
+            self.e_scale = self._energy_scale_of(e) \
+                if self.model.coordinates != "generalized" else self.e_scale
         if keep_clock:
             self.t = self._t_base = float(frame.t)
             self.step_index = self._step_base = int(frame.step)
