@@ -403,8 +403,10 @@ def _main(argv: Sequence[str] | None, state: dict[str, Any]) -> int:
             print(f"rrp: error: {exc}", file=sys.stderr)
             return EXIT_INPUT
         from engine.io import OutputWriteError
+        from engine.io.atomic import OutputError
 
-        if isinstance(exc, OutputWriteError):  # (the file could not be started)
+        if isinstance(exc, OutputWriteError | OutputError):  # (the file could not be
+            # started; an output that could not be written whole: issue #46 item 2)
             print(f"rrp: error: {exc}", file=sys.stderr)
             return EXIT_FAILED
         if isinstance(exc, OSError):
