@@ -168,8 +168,19 @@ class AtomicOutput:
     def __exit__(self, typ, exc, tb) -> None:
         if not self.done:
             self.discard()
-        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+        if self._writing(exc):
             raise self.error(exc) from None
+
+    def _writing(self, exc: BaseException | None) -> bool:
+        """Whether ``exc`` is an error of writing this output (an ``OSError`` with an
+        errno, of no file or of the temporary), not one of reading the input (h5py's
+        have no errno) — those pass on as they are."""
+        if not isinstance(exc, OSError) or isinstance(exc, OutputError) or exc.errno is None:
+            return False
+        if exc.filename is None:
+            return True
+        name = os.fsdecode(exc.filename)
+        return name.startswith(os.fspath(self.tmp)) or Path(name) == self.path
 
     def error(self, exc: BaseException) -> OutputError:
         """The one line of a failed write of this output."""
