@@ -90,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
     signals = getattr(args, "signals", None)
     own = signals is None
     if own:  # (a Python caller of the handler)
-        signals = RunSignals().install()
+        signals = args.signals = RunSignals().install()
     try:
         signals.until_polled()
         code = _export(args, signals.poll)
@@ -103,6 +103,7 @@ def _run(args: argparse.Namespace) -> int:
         signals.recording()  # (no more raising at once)
         if own:
             signals.restore()
+            args.signals = None
     if code in (0, EXIT_FAILED):  # the file is in place (a failed run: its frames so far)
         signals.after = (f"rrp: export stopped by {{signal}} after {args.out} was written: "
                          "the file is whole")
@@ -120,6 +121,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
     from .export import ExportError, check_camera, check_layout, check_output, parse_size
     from .scene import COLOUR_MODES
 
+    args.signals.check()  # (one recorded while VTK was imported: issue #46 item 5)
     run_src = is_run_source(args.scenario)
     lock = rlock = None
 
@@ -148,6 +150,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
                     raise ExportError(f"no such run file: {src}")
                 _check_integrity(src, warn, verb="export")
             rlock, _writer = _read_lock(args.scenario, verb="export")
+            args.signals.check()  # (one recorded while h5py read the files)
         elif args.compare:
             raise ExportError("--compare needs a run file as SOURCE (compare runs are drawn "
                               "from their files: write each with 'rrp run --out')")

@@ -121,11 +121,16 @@ class RunSignals:
         if self.received:
             raise Stopped(self.received[0])
 
-    def until_polled(self) -> RunSignals:
+    def until_polled(self, guarded: bool = True) -> RunSignals:
         """From now until :meth:`poll`: a signal raises :class:`Stopped` at once (an
-        export before its first frame: loading, compiling)."""
+        export before its first frame: loading, compiling).  ``guarded``: not while
+        the code interrupted is importing a module or inside VTK, PyVista or h5py
+        (raised there, it crashed the process with SIGSEGV, or turned into an
+        ``ImportError``, or left h5py's lock held: issue #46 item 5): the signal is then
+        recorded, and raised by the next :meth:`check` or :meth:`poll`."""
         self.check()
         self._mode = "raise"
+        self._guarded = guarded
         return self
 
     def poll(self) -> None:
@@ -175,6 +180,23 @@ class RunSignals:
                 except OSError:
                     pass
             os._exit(128 + self.received[0])
-        if self._mode == "raise" and len(self.received) == 1:
+        if self._mode == "raise" and len(self.received) == 1 and not (
+                getattr(self, "_guarded", False) and not _safe_to_raise(_frame)):
             self._mode = "record"  # (once: the clean-up after it is not interrupted)
             raise Stopped(signum)
+
+
+_UNSAFE = tuple(f"{os.sep}{m}{os.sep}" for m in ("vtkmodules", "pyvista", "h5py", "importlib"))
+
+
+def _safe_to_raise(frame) -> bool:
+    """Whether no frame of the interrupted stack imports a module or runs VTK, PyVista or
+    h5py code (where an exception raised by a signal handler is not safe)."""
+    for _ in range(1000):
+        if frame is None:
+            return True
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen importlib") or any(u in name for u in _UNSAFE):
+            return False
+        frame = frame.f_back
+    return False

@@ -262,6 +262,41 @@ def test_a_signal_once_the_output_is_in_place_says_it_is_whole(ring, tmp_path, s
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+SIGNAL_IN_IMPORT = textwrap.dedent("""
+    import os, signal, sys
+    import vtkmodules
+    real = vtkmodules.VTKMetaHook.find_spec
+    def find_spec(self, name, path, target=None):
+        if name == os.environ["RRP_TEST_MODULE"] and not os.environ.get("RRP_TEST_SENT"):
+            os.environ["RRP_TEST_SENT"] = "1"
+            os.kill(os.getpid(), signal.SIGINT)  # (handled here: inside VTK's C init)
+        return real(self, name, path, target)
+    vtkmodules.VTKMetaHook.find_spec = find_spec
+    sys.argv = ["app", *sys.argv[1:]]
+    import runpy
+    runpy.run_module("app", run_name="__main__", alter_sys=True)
+""")
+"""``python -m app`` that gets SIGINT while VTK's C initialisation of a module imports
+``RRP_TEST_MODULE`` (where a stray signal crashed the export)."""
+
+
+def test_a_signal_while_the_export_imports_vtk_is_130_and_one_line(ring, tmp_path):
+    """Before its first frame an export stops at once on a signal — but raised inside
+    VTK's initialisation it crashed (SIGSEGV, exit −11) or became ``rrp: internal
+    error: ImportError: Failed to load vtkRenderingOpenGL2``.  There it is recorded and
+    acted on once the import is done: 130, one line, nothing written."""
+    require_offscreen_render()
+    env = child_env()
+    env["RRP_TEST_MODULE"] = "vtkmodules.vtkRenderingCore"
+    res = subprocess.run([sys.executable, "-c", SIGNAL_IN_IMPORT, "export", str(ring),
+                          "--layout", "view", "--size", "32x32", "--out", "x.gif"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG)
+    line = _one_line(res)
+    assert res.returncode == 130 and "export stopped by SIGINT: nothing written" in line, \
+        (res.returncode, line)
+    assert list(tmp_path.iterdir()) == []
+
+
 SLOW_READS = textwrap.dedent("""
     import sys, time
     import h5py
