@@ -324,8 +324,10 @@ def main(argv: Sequence[str] | None = None, early: tuple | None = None) -> int:
         return code
     if argv is not None:
         signals.restore()
+        _print_late(signals)
         return signals.exit_code or code
     signals.finished()  # (from now a signal exits at once with its code)
+    _print_late(signals)
     code = signals.exit_code or code
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -333,6 +335,19 @@ def main(argv: Sequence[str] | None = None, early: tuple | None = None) -> int:
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+WRITERS = ("export", "convert", "import")
+"""The commands that write outputs other than run files: they take SIGINT and SIGTERM
+as ``rrp run`` does (:class:`~app.run_signals.RunSignals`), and end with 0, 1, 2, 130 or
+143 and one line saying whether the output is whole, also for a signal that comes once
+they are done (issue #46 item 5)."""
+
+
+def _print_late(signals) -> None:
+    line = signals.late_line()
+    if line:
+        print(line, file=sys.stderr)
 
 
 def _main(argv: Sequence[str] | None, state: dict[str, Any]) -> int:
@@ -344,6 +359,11 @@ def _main(argv: Sequence[str] | None, state: dict[str, Any]) -> int:
         args = parser.parse_args(argv)
         if args.command == "run":
             args.signals = state["signals"] = RunSignals().install(early, old)
+        elif args.command in WRITERS:
+            args.signals = state["signals"] = RunSignals().install(early, old)
+            args.signals.after = ("rrp: stopped by {signal} as rrp " + args.command
+                                  + " ended: nothing was written")
+            args.signals.check()  # (one before now: Stopped, nothing started)
         else:
             for s, h in old.items():
                 signal.signal(s, h)
@@ -364,8 +384,11 @@ def _main(argv: Sequence[str] | None, state: dict[str, Any]) -> int:
         return EXIT_INPUT
     except Stopped as exc:
         what = "the run started (nothing was written)" if getattr(args, "command", "") \
-            == "run" else "it started"
+            == "run" else "it started" + (" (nothing was written)" if getattr(
+                args, "command", "") in WRITERS else "")
         print(f"rrp: stopped by {exc.name} before {what}", file=sys.stderr)
+        if state.get("signals") is not None:
+            state["signals"].reported = True
         return exc.exit_code
     except KeyboardInterrupt:
         print("rrp: interrupted", file=sys.stderr)
@@ -403,8 +426,10 @@ def _main(argv: Sequence[str] | None, state: dict[str, Any]) -> int:
             print(f"rrp: error: {exc}", file=sys.stderr)
             return EXIT_INPUT
         from engine.io import OutputWriteError
+        from engine.io.atomic import OutputError
 
-        if isinstance(exc, OutputWriteError):  # (the file could not be started)
+        if isinstance(exc, OutputWriteError | OutputError):  # (the file could not be
+            # started; an output that could not be written whole: issue #46 item 2)
             print(f"rrp: error: {exc}", file=sys.stderr)
             return EXIT_FAILED
         if isinstance(exc, OSError):

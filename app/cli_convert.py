@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 FORMATS = ("vtk", "xyz", "lammps-dump", "lammps")
 """The formats of ``--to`` (room for more: one entry and one branch in
@@ -52,26 +53,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compress", action="store_true",
                    help="vtk: zlib-compressed arrays with the bonds as lines (ParaView "
                         "only: OVITO reads neither)")
+    p.add_argument("--force", action="store_true",
+                   help="write over a target that is a run file or ends in .h5 (never "
+                        "over the run being converted)")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p.set_defaults(handler=cmd_convert)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    """The command: its outputs whole or absent (a write error: one line, exit 1, the
+    target as it was), never over its source or a run file (issue #46 items 1, 2), a
+    signal one line saying whether the output is whole (item 5)."""
     from engine.io.vtk import VTKExportError, VTKReadError
 
     from .errors import UsageError
+    from .run_signals import Stopped
 
     def warn(message: str) -> None:
         if not args.quiet:
             print(f"rrp: warning: {message}", file=sys.stderr)
 
+    signals = getattr(args, "signals", None)
+    args.target = None
     lock, writer = _read_lock(args.run_file)
     try:
         _check_integrity(args.run_file, warn)
         try:
-            written = _convert(args, warn)
-            if isinstance(written, int):  # (--to lammps: it printed what it wrote)
-                return written
+            written = _convert(args, warn, None if signals is None else signals.check)
         except VTKReadError as exc:
             if writer:  # (not damage: it changed while it was read)
                 raise UsageError(f"cannot convert: {args.run_file} is being written by "
@@ -82,10 +90,19 @@ def cmd_convert(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot convert: {exc}; nothing was converted") from None
         except VTKExportError as exc:
             raise UsageError(str(exc)) from None
+    except Stopped as stop:
+        if signals is not None:
+            signals.reported = True
+        target = args.target or "the target"
+        print(f"rrp: convert stopped by {stop.name}: nothing written ({target} was not "
+              "created or changed)", file=sys.stderr)
+        return stop.exit_code
     finally:
         if lock is not None:
             lock.release()
-    if not args.quiet and not isinstance(written, list):
+    if isinstance(written, int):  # (--to lammps: it printed what it wrote)
+        pass
+    elif not args.quiet and not isinstance(written, list):
         path, n = written
         print(f"wrote {n} frame{'s' * (n != 1)} to {path} (open it in OVITO)")
     elif not args.quiet:
@@ -95,11 +112,66 @@ def cmd_convert(args: argparse.Namespace) -> int:
               f"{written[-1].parent}: {names} and {written[-1].name} (open the .pvd in "
               + ("ParaView)" if args.compress else "OVITO or ParaView; the bonds are in "
                  "ParaView files only: --compress)"))
-    return 0
+    if signals is not None:  # (a signal once the output is in place: it is whole)
+        signals.after = (f"rrp: convert stopped by {{signal}} after {args.target} was "
+                         "written: it is whole")
+        line = signals.late_line()
+        if line:
+            print(line, file=sys.stderr)
+            return signals.exit_code
+    return written if isinstance(written, int) else 0
 
 
-def _convert(args: argparse.Namespace, warn):
-    """The conversion itself: the paths written (vtk) or ``(path, frames)``."""
+RUN_NAMES = (".h5", ".hdf5", ".partial")
+"""Target names refused without ``--force``: those of run files."""
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def _is_hdf5(path: Path) -> bool:
+    """Whether ``path`` is an HDF5 file (its signature at 0, 512, 1024, … bytes)."""
+    try:
+        with open(path, "rb") as fh:
+            for at in (0, 512, 1024, 2048, 4096):
+                fh.seek(at)
+                if fh.read(8) == HDF5_SIGNATURE:
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def check_target(run_file: str | Path, target: Path, force: bool = False) -> None:
+    """Refuse (one line, :class:`UsageError`) a target that is the run being converted
+    (the same file through any path or link: even with ``--force``), and, unless
+    ``force``, one that is a run file (HDF5) or whose name is a run file's (issue #46
+    item 1)."""
+    import os
+
+    from .errors import UsageError
+
+    try:
+        same = os.path.samefile(run_file, target)
+    except OSError:
+        same = False
+    if same:
+        raise UsageError(f"cannot convert: the target {target} is the run file being "
+                         f"converted ({run_file}): give another target; nothing was "
+                         "written")
+    if force:
+        return
+    if target.is_file() and _is_hdf5(target):
+        raise UsageError(f"cannot convert: the target {target} is a run file (HDF5): give "
+                         "another target, or --force to replace it; nothing was written")
+    if target.name.lower().endswith(RUN_NAMES):
+        raise UsageError(f"cannot convert: the target {target} is named as a run file "
+                         f"({', '.join(RUN_NAMES)}): give another name, or --force; nothing "
+                         "was written")
+
+
+def _convert(args: argparse.Namespace, warn, check=None):
+    """The conversion itself: the paths written (vtk) or ``(path, frames)``; the target
+    in ``args.target`` once known, checked (:func:`check_target`) before anything is
+    written.  ``check()``: between frames and before the rename (a signal)."""
     from pathlib import Path
 
     from engine.io.vtk import VTKExportError, VTKReadError, export_vtk
@@ -124,24 +196,31 @@ def _convert(args: argparse.Namespace, warn):
 
             args.directory = str(Path(args.run_file).with_name(
                 stem(Path(args.run_file)) + "_lammps"))
-        return convert_lammps(args)
+        args.target = Path(args.directory)
+        check_target(args.run_file, args.target, args.force)
+        return convert_lammps(args, check)
     if args.to == "vtk":
         out = args.directory
         if out is None:
             from engine.io.text_frames import stem
 
             out = Path(args.run_file).with_name(stem(Path(args.run_file)) + "_vtk")
+        args.target = Path(out)
+        check_target(args.run_file, args.target, args.force)
         return export_vtk(args.run_file, out, every=args.every, warn=warn,
-                          ovito=not args.compress)
+                          ovito=not args.compress, check=check)
     from engine.io import RunFileError
-    from engine.io.text_frames import TrajectoryError
+    from engine.io.text_frames import TrajectoryError, target
 
     if args.to == "xyz":
         from engine.io.xyz import export_xyz as write
     else:
         from engine.io.lammps_dump import export_lammps_dump as write
     try:
-        return write(args.run_file, args.directory, every=args.every)
+        args.target = target(Path(args.run_file), args.directory,
+                             ".xyz" if args.to == "xyz" else ".dump")
+        check_target(args.run_file, args.target, args.force)
+        return write(args.run_file, args.target, every=args.every, check=check)
     except TrajectoryError as exc:
         raise VTKExportError(str(exc)) from None
     except RunFileError as exc:  # a frame that cannot be read as written

@@ -8,10 +8,8 @@ Only argparse here: PyVista, imageio and the engine are imported when the comman
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 EXIT_FAILED = 1
@@ -80,56 +78,40 @@ def is_run_source(text: str) -> bool:
     return name.endswith((".h5", ".hdf5", ".h5.partial", ".partial"))
 
 
-class _Stopped(BaseException):
-    """SIGTERM or SIGINT during an export (not Exception: nothing may swallow it)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-class _Signals:
-    """SIGTERM and SIGINT while :meth:`active`: the first one stops the export, so that the
-    partial file is removed on the way out; later ones are ignored while it cleans up.
-    Before the frames (loading, compiling) the handler raises :class:`_Stopped` at once;
-    once the export calls :meth:`check` (between frames and chunks of steps) it raises
-    there instead: raised inside VTK's rendering, VTK would print and swallow it."""
-
-    def __init__(self) -> None:
-        self.signum: int | None = None
-        self.polled = False
-
-    def _handler(self, signum: int, _frame) -> None:
-        if self.signum is None:
-            self.signum = signum
-            if not self.polled:
-                raise _Stopped(signum)
-
-    def check(self) -> None:
-        """Raise :class:`_Stopped` if a signal came; from now on signals wait for this."""
-        self.polled = True
-        if self.signum is not None:
-            raise _Stopped(self.signum)
-
-    @contextmanager
-    def active(self) -> Iterator[_Signals]:
-        old = {s: signal.signal(s, self._handler) for s in (signal.SIGTERM, signal.SIGINT)}
-        try:
-            yield self
-        finally:
-            for s, h in old.items():
-                signal.signal(s, h)
-
-
 def _run(args: argparse.Namespace) -> int:
+    """SIGTERM and SIGINT (issue #46 item 5; :class:`~app.run_signals.RunSignals`, taken
+    by ``main``): before the frames (loading, compiling) a signal stops the export at
+    once; from the first frame it is recorded and acted on between frames and chunks of
+    steps (raised inside VTK's rendering, VTK would print and swallow it), and before the
+    finished file is renamed.  Either way the temporary file is removed and the target
+    left as it was.  One that comes once the file is in place says that it is whole."""
+    from .run_signals import RunSignals, Stopped
+
+    signals = getattr(args, "signals", None)
+    own = signals is None
+    if own:  # (a Python caller of the handler)
+        signals = args.signals = RunSignals().install()
     try:
-        with _Signals().active() as signals:
-            return _export(args, signals.check)
-    except _Stopped as stop:
-        name = signal.Signals(stop.signum).name
-        print(f"rrp: export stopped by {name}: nothing written ({args.out} was not "
+        signals.until_polled()
+        code = _export(args, signals.poll)
+    except Stopped as stop:
+        signals.reported = True
+        print(f"rrp: export stopped by {stop.name}: nothing written ({args.out} was not "
               "created or changed; the partial file was removed)", file=sys.stderr)
-        return 128 + stop.signum
+        return stop.exit_code
+    finally:
+        signals.recording()  # (no more raising at once)
+        if own:
+            signals.restore()
+            args.signals = None
+    if code in (0, EXIT_FAILED):  # the file is in place (a failed run: its frames so far)
+        signals.after = (f"rrp: export stopped by {{signal}} after {args.out} was written: "
+                         "the file is whole")
+        line = signals.late_line()
+        if line:
+            print(line, file=sys.stderr)
+            return signals.exit_code
+    return code
 
 
 def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
@@ -139,6 +121,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
     from .export import ExportError, check_camera, check_layout, check_output, parse_size
     from .scene import COLOUR_MODES
 
+    args.signals.check()  # (one recorded while VTK was imported: issue #46 item 5)
     run_src = is_run_source(args.scenario)
     lock = rlock = None
 
@@ -167,6 +150,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
                     raise ExportError(f"no such run file: {src}")
                 _check_integrity(src, warn, verb="export")
             rlock, _writer = _read_lock(args.scenario, verb="export")
+            args.signals.check()  # (one recorded while h5py read the files)
         elif args.compare:
             raise ExportError("--compare needs a run file as SOURCE (compare runs are drawn "
                               "from their files: write each with 'rrp run --out')")

@@ -43,6 +43,30 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    """The command; a signal is one line saying whether the scenario was written (issue
+    #46 item 5)."""
+    from .run_signals import Stopped
+
+    signals = getattr(args, "signals", None)
+    try:
+        code = _import(args)
+    except Stopped as stop:
+        if signals is not None:
+            signals.reported = True
+        print(f"rrp: import stopped by {stop.name}: nothing written ({args.out} was not "
+              "created or changed)", file=sys.stderr)
+        return stop.exit_code
+    if signals is not None:
+        signals.after = (f"rrp: import stopped by {{signal}} after {args.out} was written "
+                         "with its CSV files: they are whole")
+        line = signals.late_line()
+        if line:
+            print(line, file=sys.stderr)
+            return signals.exit_code
+    return code
+
+
+def _import(args: argparse.Namespace) -> int:
     import numpy as np
 
     from engine.models.assembly import check_import
@@ -67,11 +91,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     n = d.x.shape[0]
     J = 0.1 * d.m * d.D * d.D
     table = np.column_stack([d.x, d.D, d.m, J, d.v, d.omega, d.mol])
-    np.savetxt(bodies_csv, table, delimiter=",", comments="",
-               header="x,y,z,diameter,mass,inertia,vx,vy,vz,wx,wy,wz,group",
-               fmt=["%.17g"] * 12 + ["%d"])
-    np.savetxt(bonds_csv, np.column_stack([d.bonds, d.bond_type]), delimiter=",",
-               comments="", header="i,j,type", fmt="%d")
     types = sorted(set(range(1, d.n_bond_types + 1)) | set(np.unique(d.bond_type).tolist()))
     lines = [f"# Imported from {Path(args.data_file).name} by 'rrp import lammps' "
              f"(atom style {d.style}): {n} spheres, {d.bonds.shape[0]} bonds.",
@@ -89,15 +108,40 @@ def cmd_import(args: argparse.Namespace) -> int:
         lines.append("")
     if not missing:
         lines[1] = "# Bond coefficients: those the data file carries (edit [bond_types]); no walls"
-    out.write_text("\n".join(lines), encoding="utf-8")
+    _write_all(args, out, bodies_csv, bonds_csv, table, d, "\n".join(lines))
     if not args.quiet and missing:
         print(f"rrp: note: {Path(args.data_file).name} gives no binder coefficients: bond "
               f"type{'s' * (len(missing) != 1)} {', '.join(map(str, missing))} take the "
               "torus's k_bend 10, k_axial 200, k_shear 200 (edit [bond_types] in "
               f"{out.name})", file=sys.stderr)
+    if not args.quiet:  # (also when the file carries every coefficient)
         print(f"wrote {out} with {bodies_csv.name} ({n} spheres) and {bonds_csv.name} "
               f"({d.bonds.shape[0]} bonds)")
     return 0
+
+
+def _write_all(args: argparse.Namespace, out: Path, bodies_csv: Path, bonds_csv: Path,
+               table, d, text: str) -> None:
+    """The scenario and its CSV files, whole or absent together (issue #46 item 2): each
+    into a temporary file beside it, all synced, then all renamed; a write error is one
+    line (:class:`~engine.io.atomic.OutputError`, exit 1), nothing replaced.  A signal
+    before the renames (:class:`~app.run_signals.Stopped`) leaves nothing either."""
+    from contextlib import ExitStack
+
+    import numpy as np
+
+    from engine.io.atomic import AtomicOutput, commit_all
+
+    signals = getattr(args, "signals", None)
+    with ExitStack() as stack:
+        outs = [stack.enter_context(AtomicOutput(p)) for p in (bodies_csv, bonds_csv, out)]
+        np.savetxt(outs[0].tmp, table, delimiter=",", comments="",
+                   header="x,y,z,diameter,mass,inertia,vx,vy,vz,wx,wy,wz,group",
+                   fmt=["%.17g"] * 12 + ["%d"])
+        np.savetxt(outs[1].tmp, np.column_stack([d.bonds, d.bond_type]), delimiter=",",
+                   comments="", header="i,j,type", fmt="%d")
+        outs[2].tmp.write_text(text, encoding="utf-8")
+        commit_all(outs, before=None if signals is None else signals.check)
 
 
 def _refuse_overwriting_the_input(args: argparse.Namespace, outputs: list[Path]) -> None:

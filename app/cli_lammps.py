@@ -34,10 +34,10 @@ SKIN_FRACTION = 0.5
 """The neighbour-list skin in the largest diameter (``engine.models.torus``'s)."""
 
 
-def convert_lammps(args: argparse.Namespace) -> int:
+def convert_lammps(args: argparse.Namespace, check=None) -> int:
     """The ``--to lammps`` branch of ``rrp convert`` (``args.frame``: the frame, default
     the last; ``args.bond_damping``, ``args.run_steps`` where a Python caller sets them:
-    :func:`write_lammps`)."""
+    :func:`write_lammps`; ``check()``: before the files are renamed into place)."""
     import h5py
 
     from engine.io import RunFileError
@@ -49,6 +49,9 @@ def convert_lammps(args: argparse.Namespace) -> int:
     out = Path(args.directory)
     if not out.parent.is_dir():
         raise UsageError(f"cannot convert: the parent of {args.directory} does not exist")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"cannot convert: {args.directory} exists and is not a directory "
+                         "(--to lammps writes a directory)")
     k = -1 if getattr(args, "frame", None) is None else int(args.frame)
     try:
         with RunFile(run) as rf:
@@ -71,7 +74,7 @@ def convert_lammps(args: argparse.Namespace) -> int:
                               model_name, params, fr.x, fr.v, fr.omega, m, J, D, bonds, h,
                               title=f"RRP Studio: {run.name}, frame {k} (t = {fr.t:.17g})",
                               bond_damping=getattr(args, "bond_damping", NO_DAMPING),
-                              run_steps=getattr(args, "run_steps", 10_000))
+                              run_steps=getattr(args, "run_steps", 10_000), before=check)
     if not args.quiet:
         print(f"wrote {data} ({m.shape[0]} spheres, {bonds.shape[0]} bonds, t = {fr.t:.6g}) "
               f"and {deck.name} (run it with: lmp -in {deck.name})")
@@ -82,26 +85,32 @@ def write_lammps(out: Path, stem: str, model_name: str, params: dict[str, Any],
                  x: np.ndarray, v: np.ndarray, omega: np.ndarray, m: np.ndarray,
                  J: np.ndarray, D: np.ndarray, bonds: np.ndarray, h: float, *,
                  title: str = "RRP Studio", bond_damping: tuple[float, ...] = NO_DAMPING,
-                 run_steps: int | None = 10_000) -> tuple[Path, Path]:
+                 run_steps: int | None = 10_000, before=None) -> tuple[Path, Path]:
     """Write ``out/<stem>.data`` and ``out/in.<stem>`` (the module docstring) for spheres
     at ``x`` with velocities ``v``, ``omega`` of the model ``model_name`` (``assembly``,
     ``torus``, ``tori-pile``) with parameters ``params``; ``(data, deck)``.  The
     ``rrp convert`` defaults are those of our model; ``bond_damping`` (``γ_n γ_s γ_r
     γ_t`` of ``bpm/rotational``) and ``run_steps`` (``None``: no ``run`` line, the caller
-    runs) serve a caller such as ``benchmarks/peers/lammps_pile.py`` (issue #35 item 4)."""
+    runs) serve a caller such as ``benchmarks/peers/lammps_pile.py`` (issue #35 item 4).
+    Both files are written into a temporary directory and renamed into ``out`` (created
+    if missing) together, whole or not at all (:class:`~engine.io.atomic.AtomicOutput`:
+    a write error is one line, :class:`~engine.io.atomic.OutputError`, issue #46 item 2);
+    ``before()``: called just before (it may raise: a signal)."""
+    from engine.io.atomic import AtomicOutput
+
     params = dict(params)
     if model_name == "assembly" and "mu" not in params:
         params["mu"] = 0.0
     bonds = np.asarray(bonds, dtype=np.int64).reshape(-1, 2)
     groups, btype, coeffs = _groups_and_types(model_name, params, m.shape[0], bonds.shape[0])
-    out.mkdir(exist_ok=True)
-    data = out / f"{stem}.data"
-    write_data(data, x, D, m, v, omega, bonds, bond_type=btype, mol=groups, title=title,
-               bond_coeffs=coeffs)
-    deck = out / f"in.{stem}"
-    deck.write_text(_deck(data.name, params, model_name, x, D, m, J, bonds, btype, h,
-                          coeffs, bond_damping=bond_damping, run_steps=run_steps),
-                    encoding="ascii")
+    data, deck = out / f"{stem}.data", out / f"in.{stem}"
+    with AtomicOutput(out, directory=True) as ao:
+        write_data(ao.tmp / data.name, x, D, m, v, omega, bonds, bond_type=btype, mol=groups,
+                   title=title, bond_coeffs=coeffs)
+        (ao.tmp / deck.name).write_text(
+            _deck(data.name, params, model_name, x, D, m, J, bonds, btype, h, coeffs,
+                  bond_damping=bond_damping, run_steps=run_steps), encoding="ascii")
+        ao.commit(before=before)
     return data, deck
 
 

@@ -54,6 +54,12 @@ class RunSignals:
         self._mode = "record"  # "record", "raise" (immediate) or "exit" (finished)
         self._old: dict[int, object] = {}
         self._old_hook = None
+        self.after: str | None = None
+        """The one line of a signal that comes once the command's outcome is settled
+        (``{signal}``: its name; set by the commands that write outputs: issue #46 item
+        5); ``None``: nothing is printed (``rrp run``)."""
+        self.reported = False
+        """Whether the command printed the line of the signal it got."""
 
     # ------------------------------------------------------------------ setup
     def install(self, early: list[int] | None = None,
@@ -87,8 +93,15 @@ class RunSignals:
 
     def finished(self) -> None:
         """The command is over (file closed, summary printed): from now a signal ends
-        the process at once, with its exit code."""
+        the process at once, with its exit code (and the line :attr:`after`)."""
         self._mode = "exit"
+
+    def late_line(self) -> str | None:
+        """:attr:`after` for the signal received, once, if the command did not report it."""
+        if not self.received or self.reported or self.after is None:
+            return None
+        self.reported = True
+        return self.after.format(signal=self.name)
 
     # ------------------------------------------------------------------ state
     @property
@@ -107,6 +120,29 @@ class RunSignals:
         """Raise :class:`Stopped` if a signal came (for the phases between files)."""
         if self.received:
             raise Stopped(self.received[0])
+
+    def until_polled(self, guarded: bool = True) -> RunSignals:
+        """From now until :meth:`poll`: a signal raises :class:`Stopped` at once (an
+        export before its first frame: loading, compiling).  ``guarded``: not while
+        the code interrupted is importing a module or inside VTK, PyVista or h5py
+        (raised there, it crashed the process with SIGSEGV, or turned into an
+        ``ImportError``, or left h5py's lock held: issue #46 item 5): the signal is then
+        recorded, and raised by the next :meth:`check` or :meth:`poll`."""
+        self.check()
+        self._mode = "raise"
+        self._guarded = guarded
+        return self
+
+    def poll(self) -> None:
+        """From now signals are recorded (raised inside VTK's rendering, VTK would print
+        and swallow them), and raised here, between frames: :class:`Stopped`."""
+        self.recording()
+        self.check()
+
+    def recording(self) -> None:
+        """From now signals are recorded, not raised (the end of :meth:`until_polled`)."""
+        if self._mode == "raise":
+            self._mode = "record"
 
     @contextmanager
     def immediate(self) -> Iterator[None]:
@@ -132,12 +168,35 @@ class RunSignals:
     def _handler(self, signum: int, _frame) -> None:
         self.received.append(signum)
         if self._mode == "exit":
+            line = self.late_line()
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()
                 except Exception:  # noqa: BLE001 - (exiting: nothing to say it to)
                     pass
+            if line:
+                try:
+                    os.write(2, (line + "\n").encode(errors="replace"))
+                except OSError:
+                    pass
             os._exit(128 + self.received[0])
-        if self._mode == "raise" and len(self.received) == 1:
+        if self._mode == "raise" and len(self.received) == 1 and not (
+                getattr(self, "_guarded", False) and not _safe_to_raise(_frame)):
             self._mode = "record"  # (once: the clean-up after it is not interrupted)
             raise Stopped(signum)
+
+
+_UNSAFE = tuple(f"{os.sep}{m}{os.sep}" for m in ("vtkmodules", "pyvista", "h5py", "importlib"))
+
+
+def _safe_to_raise(frame) -> bool:
+    """Whether no frame of the interrupted stack imports a module or runs VTK, PyVista or
+    h5py code (where an exception raised by a signal handler is not safe)."""
+    for _ in range(1000):
+        if frame is None:
+            return True
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen importlib") or any(u in name for u in _UNSAFE):
+            return False
+        frame = frame.f_back
+    return False

@@ -195,26 +195,32 @@ def test_a_file_without_frames_is_refused(tmp_path):
 
 
 def test_a_failed_export_leaves_no_file(runs, tmp_path, monkeypatch):
+    """The disk "fills up" at the third frame (VTK writes each frame to memory, Python
+    writes the file: issue #46 item 2): one line naming the target, nothing left."""
+    import engine.io.vtk as vtk_mod
+    from engine.io.atomic import OutputError
+
     out = tmp_path / "fail"
     out.mkdir()
     (out / "keep.txt").write_text("x")
-    save, calls = pv.PolyData.save, []
+    real, calls = vtk_mod._vtp_bytes, []
 
-    def failing_save(self, filename, *a, **k):
-        calls.append(filename)
+    def failing(poly, compress):
+        calls.append(1)
         if len(calls) == 3:
-            save(self, filename, *a, **k)  # a written file, then the disk "fills up"
-            raise OSError("No space left on device")
-        return save(self, filename, *a, **k)
+            raise OSError(28, "No space left on device")
+        return real(poly, compress)
 
-    monkeypatch.setattr(pv.PolyData, "save", failing_save)
-    with pytest.raises(OSError, match="No space"):
+    monkeypatch.setattr(vtk_mod, "_vtp_bytes", failing)
+    with pytest.raises(OutputError, match="No space.*nothing was written"):
         export_vtk(runs["with_v"], out)
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fail"]  # (no temporary left)
     calls.clear()
     with pytest.raises(OSError, match="No space"):
         export_vtk(runs["with_v"], tmp_path / "new")
     assert not (tmp_path / "new").exists()  # a directory it created goes too
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fail"]
 
 
 # ------------------------------------------------------------------ a file being written

@@ -1,14 +1,23 @@
 """What every export shares (issue #37): the checks of its input, the result, the
-ffmpeg writer and its clean-up.  Imported first by :mod:`app.export`: without
-``DISPLAY`` it makes VTK render through EGL."""
+ffmpeg writer and its clean-up (whole or absent: issue #46 item 2).  Imported first by
+:mod:`app.export`: without ``DISPLAY`` it makes VTK render through EGL."""
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import struct
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
+
+from engine.io.atomic import AtomicOutput
 
 if not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
     os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkEGLRenderWindow")
@@ -118,64 +127,157 @@ def check_camera(camera: str) -> str:
     return camera
 
 
-def _writer(path: Path, size: tuple[int, int], fps: int):
-    """A started imageio-ffmpeg frame generator for ``path`` (MP4 or GIF)."""
-    import imageio_ffmpeg
+def open_output(out: Path) -> AtomicOutput:
+    """The temporary of an export's ``out`` (stale ones of killed exports removed first:
+    issue #46 item 8), to be passed to :func:`_writer`, :func:`finish_writer` and
+    :func:`close_export`."""
+    return AtomicOutput(out).__enter__()
 
-    if path.suffix.lower() == ".gif":
+
+def _writer(out: AtomicOutput, size: tuple[int, int], fps: int) -> _Encoder:
+    """A started ffmpeg writing ``out.tmp`` (MP4 or GIF, by the target's extension)."""
+    if out.path.suffix.lower() == ".gif":
         # one palette for the whole clip (palettegen), no dithering noise between frames
-        params = ["-filter_complex", "split[a][b];[a]palettegen=stats_mode=diff[p];"
+        params = ["-vcodec", "gif", "-pix_fmt", "pal8", "-v", "error",
+                  "-filter_complex", "split[a][b];[a]palettegen=stats_mode=diff[p];"
                   "[b][p]paletteuse=dither=bayer:bayer_scale=3", "-loop", "0", "-f", "gif"]
-        gen = imageio_ffmpeg.write_frames(str(path), size, fps=fps, codec="gif",
-                                          pix_fmt_out="pal8", quality=None,
-                                          macro_block_size=1, ffmpeg_log_level="error",
-                                          output_params=params)
     else:
-        gen = imageio_ffmpeg.write_frames(str(path), size, fps=fps, codec="libx264",
-                                          pix_fmt_out="yuv420p", quality=None,
-                                          macro_block_size=2, ffmpeg_log_level="error",
-                                          output_params=["-crf", "20", "-preset", "veryfast",
-                                                         "-movflags", "+faststart",
-                                                         "-f", "mp4"])
-    gen.send(None)
-    return gen
+        params = ["-vcodec", "libx264", "-pix_fmt", "yuv420p", "-v", "error",
+                  "-crf", "20", "-preset", "veryfast", "-movflags", "+faststart",
+                  "-f", "mp4"]
+    return _Encoder(out, size, fps, params)
 
 
-class _Discard(BaseException):
-    """Thrown into the ffmpeg writer to kill ffmpeg at once (not Exception: imageio-ffmpeg
-    waits for ffmpeg to finish the file on those)."""
+_FFMPEG_PREFIX = re.compile(r"^(\[[^]]*\]\s*)+")
 
 
-def _discard(gen, tmp: Path) -> None:
-    """After a failure or an interruption (``gen`` still open): stop ffmpeg without
-    finishing the file, then remove the temporary file, whatever happens on the way."""
-    try:
-        if gen is not None:
+class _Encoder:
+    """ffmpeg fed raw RGB frames on its stdin, writing the temporary of ``out``; its
+    messages go to a file (not to the terminal), for the one line of a failure (issue #46
+    item 2: a full disk printed ffmpeg's lines and exited 0 with a broken MP4).  In its
+    own session: a Ctrl-C at the terminal reaches this process alone, which stops it."""
+
+    def __init__(self, out: AtomicOutput, size: tuple[int, int], fps: int,
+                 params: list[str]) -> None:
+        import imageio_ffmpeg
+
+        self.out = out
+        self.log = tempfile.TemporaryFile()
+        rate = str(Fraction(fps).limit_denominator())
+        cmd = [imageio_ffmpeg.get_ffmpeg_exe(), "-y", "-f", "rawvideo", "-vcodec", "rawvideo",
+               "-s", f"{size[0]}x{size[1]}", "-pix_fmt", "rgb24", "-r", rate, "-i", "-",
+               "-an", *params, str(out.tmp)]
+        try:
+            self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                      stderr=self.log, start_new_session=True)
+        except BaseException:
+            self.log.close()
+            raise
+
+    def why(self, default: str) -> str:
+        """ffmpeg's last message line (its ``[muxer @ 0x…]`` prefixes left out)."""
+        try:
+            self.log.seek(0)
+            lines = [ln.strip() for ln in
+                     self.log.read()[-4096:].decode(errors="replace").splitlines()]
+        except (OSError, ValueError):
+            lines = []
+        lines = [_FFMPEG_PREFIX.sub("", ln) for ln in lines if ln]
+        errors = [os.strerror(e) for e in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG,
+                                           errno.EIO, errno.EROFS, errno.EACCES)]
+        lines = [ln for ln in lines if any(e in ln for e in errors)] or lines
+        return f"ffmpeg: {lines[0]}" if lines else default  # (the first cause)
+
+    def send(self, img) -> None:
+        try:
+            self.p.stdin.write(memoryview(img).cast("B"))
+        except OSError:  # (a broken pipe: ffmpeg is gone)
+            rc = self.p.wait()
+            raise self.out.error(OSError(errno.EIO, self.why(
+                f"ffmpeg stopped (exit status {rc})"))) from None
+
+    def close(self) -> None:
+        """Let ffmpeg finish the file; its exit status checked."""
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        rc = self.p.wait()
+        if rc != 0:
+            raise self.out.error(OSError(errno.EIO, self.why(
+                f"ffmpeg failed (exit status {rc})")))
+        self.log.close()
+
+    def kill(self) -> None:
+        """Stop ffmpeg at once, without finishing the file."""
+        try:
+            if self.p.poll() is None:
+                self.p.kill()
             try:
-                gen.throw(_Discard())
-            except BaseException:  # noqa: S110 - _Discard itself, or ffmpeg already gone
+                self.p.stdin.close()
+            except OSError:
                 pass
-    finally:
-        tmp.unlink(missing_ok=True)
+            self.p.wait()
+        finally:
+            self.log.close()
 
 
+def check_video(path: Path) -> None:
+    """Raise ``OSError`` unless ``path`` is a finished MP4 (top-level boxes that fill
+    the file, ``ftyp``, ``moov`` and ``mdat`` among them: an MP4 cut short lacks its
+    ``moov``) or GIF (its header and its trailer byte)."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+        if head in (b"GIF89a", b"GIF87a"):
+            fh.seek(-1, os.SEEK_END)
+            if size > 13 and fh.read(1) == b"\x3b":
+                return
+            raise OSError(errno.EIO, "the encoder left an unfinished GIF")
+        seen, pos = set(), 0
+        while pos < size:
+            fh.seek(pos)
+            box = fh.read(16)
+            if len(box) < 8:
+                break
+            n, kind = struct.unpack(">I4s", box[:8])
+            if n == 1 and len(box) == 16:
+                n = struct.unpack(">Q", box[8:])[0]
+            elif n == 0:
+                n = size - pos
+            if n < 8 or pos + n > size:
+                break
+            seen.add(kind)  # (a box that the file holds whole)
+            pos += n
+        if pos != size or not {b"ftyp", b"moov", b"mdat"} <= seen:
+            raise OSError(errno.EIO, "the encoder left an unfinished MP4 (no moov atom)"
+                          if b"moov" not in seen else "the encoder left a damaged MP4")
 
-def finish_writer(gen, tmp: Path, out: Path) -> float:
-    """Close the ffmpeg writer (it finishes the file) and rename the temporary file to
-    ``out``; returns the seconds the closing took."""
+
+def finish_writer(gen: _Encoder, out: AtomicOutput,
+                  before: Callable[[], None] | None = None) -> float:
+    """Let ffmpeg finish the file (its exit status checked), check the file
+    (:func:`check_video`), then ``before()`` (a signal check: it may raise, nothing is
+    then written), then rename it to the target; returns the seconds the closing took."""
     w0 = time.perf_counter()
     gen.close()
     dt = time.perf_counter() - w0
-    os.replace(tmp, out)
+    out.commit(check_video, before)
     return dt
 
 
-def close_export(bar, plotter, gen, tmp: Path) -> None:
+def close_export(bar, plotter, gen: _Encoder | None, out: AtomicOutput) -> None:
     """The end of an export, however it ends: the progress bar and the off-screen
-    plotter closed, then :func:`_discard` (``gen`` is ``None`` once the file is done)."""
+    plotter closed; ffmpeg stopped (``gen`` is ``None`` once the file is done) and the
+    temporary removed unless the file was renamed into place."""
     try:
         if bar is not None:
             bar.close()
         plotter.close()
     finally:
-        _discard(gen, tmp)
+        try:
+            if gen is not None:
+                gen.kill()
+        finally:
+            if not out.done:
+                out.discard()

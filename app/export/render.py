@@ -9,7 +9,6 @@ grow with the run); the file is written under a temporary name and renamed at th
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -35,6 +34,7 @@ from .common import (
     close_export,
     even_size,
     finish_writer,
+    open_output,
 )
 from .plots import PlotStrip, run_series
 from .track import ExportInputError, RunTrack, fmt_h, frame_count, scheme_at, schemes_at
@@ -259,7 +259,7 @@ def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: fl
         wv = w
     model = rf.build_model()
     plotter = make_plotter((wv, h), off_screen=True)
-    tmp = out.with_name(f".{out.stem}.part-{os.getpid()}{out.suffix}")
+    tmp = open_output(out)  # (stale partials of killed exports removed: issue #46)
     gen = bar = None
     t_render = t_encode = 0.0
     frames, t_last = 0, a
@@ -314,7 +314,7 @@ def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: fl
                                    cursor, scene.n_ghosts, scene.view_transform()))
             if bar is not None:
                 bar.update(1)
-        t_encode += finish_writer(gen, tmp, out)
+        t_encode += finish_writer(gen, tmp, check)
         gen = None
     finally:
         close_export(bar, plotter, gen, tmp)

@@ -16,7 +16,6 @@ finishes the file with the frames so far and reports the engine's message.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -38,6 +37,7 @@ from .common import (
     close_export,
     even_size,
     finish_writer,
+    open_output,
 )
 from .track import frame_count
 
@@ -189,13 +189,13 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
         r = _reach(scene)
         scene.reset_camera(extent=(lo - r, hi + r))
         t_extent = time.perf_counter() - w0
-    tmp = out.with_name(f".{out.stem}.part-{os.getpid()}{out.suffix}")
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=n_frames, unit="frame", file=sys.stderr, leave=False,
                    dynamic_ncols=True, desc=f"export {out.name}")
+    tmp = open_output(out)  # (stale partials of killed exports removed: issue #46)
     t_sim = t_render = t_encode = 0.0
     frames, failure = 0, None
     gen = None
@@ -225,7 +225,7 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
                 bar.update(1)
             if failure is not None:
                 break
-        t_encode += finish_writer(gen, tmp, out)
+        t_encode += finish_writer(gen, tmp, check)
         gen = None
     finally:
         close_export(bar, plotter, gen, tmp)

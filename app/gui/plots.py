@@ -674,7 +674,13 @@ class PlotPanel(QWidget):
 
     # ------------------------------------------------------------------ export
     def export_png(self, path: str | Path) -> list[Path]:
-        """Write each plot as PNG: ``path`` with ``-energy``, ``-error``, ``-P``, ``-L``."""
+        """Write each plot as PNG: ``path`` with ``-energy``, ``-error``, ``-P``, ``-L``;
+        each whole or absent (issue #46 item 2: a write error is
+        :class:`~engine.io.atomic.OutputError`, one line)."""
+        import errno
+
+        from engine.io.atomic import AtomicOutput
+
         self.redraw()
         p = Path(path)
         out = []
@@ -682,6 +688,9 @@ class PlotPanel(QWidget):
             target = p.with_name(f"{p.stem}-{tag}.png")
             ex = pg.exporters.ImageExporter(w.getPlotItem())
             ex.parameters()["width"] = 1200
-            ex.export(str(target))
+            with AtomicOutput(target) as ao:
+                if ex.export(str(ao.tmp)) is False or not ao.tmp.stat().st_size:
+                    raise OSError(errno.EIO, "the plot could not be written")
+                ao.commit()
             out.append(target)
         return out

@@ -2,15 +2,15 @@
 
 The window hands over RGB frames (numpy arrays); a background thread encodes them with
 imageio-ffmpeg (MP4: libx264, yuv420p) or imageio's GIF writer, into a temporary file
-of this process that replaces the target only when the recording is finished — a failed
-or cancelled recording never destroys an existing file.  One writer per output: the
+of this process that replaces the target only when the recording is finished, synced
+and checked (``engine.io.atomic``, as every export: issue #46) — a failed or cancelled
+recording never destroys an existing file.  One writer per output: the
 recording holds the target's lock (``engine.io.outlock``, as ``rrp run`` and ``rrp
 export`` do) from start to finish; another writer of the same file is refused.
 """
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 from pathlib import Path
@@ -46,7 +46,14 @@ class Recorder:
             raise RecorderError(f"cannot record: {exc}") from None
         except OSError as exc:
             raise RecorderError(f"cannot record to {self.path}: {exc.strerror or exc}") from None
-        self.tmp = self.path.with_name(f".{self.path.stem}.recording-{os.getpid()}{suffix}")
+        from engine.io.atomic import AtomicOutput, OutputError
+
+        try:  # (stale temporaries of killed recordings and exports removed: issue #46)
+            self._out = AtomicOutput(self.path).__enter__()
+        except OutputError as exc:
+            self._lock.release()
+            raise RecorderError(f"cannot record: {exc}") from None
+        self.tmp = self._out.tmp
         self.frames = 0
         self.error: str | None = None
         self._q: queue.Queue = queue.Queue(maxsize=120)
@@ -78,12 +85,20 @@ class Recorder:
         self._q.put(None)
         self._thread.join()
         if self.error:
-            self.tmp.unlink(missing_ok=True)
+            self._out.discard()
             raise RecorderError(f"recording failed: {self.error}")
         if self.frames == 0:
-            self.tmp.unlink(missing_ok=True)
+            self._out.discard()
             raise RecorderError("nothing was recorded: play the simulation while recording")
-        self.tmp.replace(self.path)
+        from engine.io.atomic import OutputError
+
+        from ..export.common import check_video
+
+        try:  # synced and checked (a finished MP4 or GIF), then renamed (issue #46)
+            self._out.commit(check_video)
+        except OutputError as exc:
+            self._out.discard()
+            raise RecorderError(f"recording failed: {exc}") from None
         return self.path
 
     def _encode(self) -> None:

@@ -254,7 +254,8 @@ def resume_runs(sim: Simulation, integrators: tuple[str, ...], h: float
 def write_csv(runs: list[Run], path: Path) -> None:
     """The runs' series as CSV: ``t`` and, per run (prefixed by its scheme in compare
     mode), the energies, their total and relative error, ``P``, ``L`` and the terrace
-    gap of an event-driven run."""
+    gap of an event-driven run.  Written whole or not at all (a write error:
+    :class:`~engine.io.atomic.OutputError`, one line)."""
     cols, names = [], []
     for r in runs:
         a = r.sim.series.arrays()
@@ -283,6 +284,10 @@ def write_csv(runs: list[Run], path: Path) -> None:
             names.append(f"{pre}terrace_gap")
     n = min(len(c) for c in cols)
     data = np.column_stack([c[:n] for c in cols])
-    np.savetxt(path, data, delimiter=",", header=",".join(names), comments="",
-               fmt="%.17g")
+    from engine.io.atomic import AtomicOutput
+
+    with AtomicOutput(path) as out:  # whole or absent (issue #46 item 2)
+        np.savetxt(out.tmp, data, delimiter=",", header=",".join(names), comments="",
+                   fmt="%.17g")
+        out.commit()
 

@@ -28,8 +28,14 @@ class RecordingMixin:
         self.plots.redraw()
         self.view.render()
         img = self.grab()
-        if not img.save(str(p), "PNG"):
-            raise OSError(f"cannot write {p}")
+        import errno
+
+        from engine.io.atomic import AtomicOutput
+
+        with AtomicOutput(p) as out:  # whole or absent (issue #46 item 2)
+            if not img.save(str(out.tmp), "PNG"):
+                raise OSError(errno.EIO, "Qt could not write the PNG")
+            out.commit()
         return p
 
     def view_image(self) -> np.ndarray:

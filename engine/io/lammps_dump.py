@@ -22,6 +22,7 @@ radii (free boundaries: no periodicity).  Numbers are ``%.17g`` (exact when read
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -33,11 +34,12 @@ __all__ = ["TrajectoryError", "export_lammps_dump"]
 
 
 def export_lammps_dump(run_path: str | Path, out: str | Path | None = None, *,
-                       every: int = 1) -> tuple[Path, int]:
+                       every: int = 1, check: Callable[[], None] | None = None
+                       ) -> tuple[Path, int]:
     """Write the frames of ``run_path`` (every ``every``-th) as a LAMMPS text dump to
     ``out`` (a file, a directory, or ``None``: ``<stem>.dump`` next to the run file);
     returns the path and the number of frames.  Bad input: :class:`TrajectoryError`."""
-    return convert(run_path, out, ".dump", every, _columns, _write_frame)
+    return convert(run_path, out, ".dump", every, _columns, _write_frame, check)
 
 
 def _columns(has_v: bool) -> str:

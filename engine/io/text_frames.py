@@ -9,8 +9,6 @@ Numbers are printed with ``%.17g``: read back, every float is the one in the run
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import TextIO
 import numpy as np
 
 from ..models.base import body_groups
+from .atomic import open_atomic
 from .hdf5 import RunFile, RunFileError, output_of_partial
 
 FLOAT = "%.17g"
@@ -138,17 +137,14 @@ def frames(rf: RunFile, every: int = 1) -> Iterator[TextFrame]:
                         np.asarray(fr.q, np.float64), np.asarray(fr.omega, np.float64))
 
 
-def write_atomic(path: Path, body: Callable[[TextIO], int]) -> int:
+def write_atomic(path: Path, body: Callable[[TextIO], int],
+                 before: Callable[[], None] | None = None) -> int:
     """Run ``body`` on a hidden temporary file next to ``path``, rename it into place
-    when it returns (its return value is passed on); removed on any failure."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "w", encoding="ascii", newline="\n") as fh:
-            n = body(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    when it returns (its return value is passed on); removed on any failure, a write
+    error is :class:`~engine.io.atomic.OutputError` (one line: issue #46 item 2).
+    ``before()``: called just before the rename (it may raise: a signal)."""
+    with open_atomic(path, "w", encoding="ascii", newline="\n", before=before) as fh:
+        n = body(fh)
     return n
 
 
@@ -160,12 +156,13 @@ def rows(*cols: np.ndarray) -> np.ndarray:
 
 def convert(run_path: str | Path, out: str | Path | None, ext: str, every: int,
             header: Callable[[bool], str],
-            write_frame: Callable[[TextIO, TextFrame, Bodies, np.ndarray, str], None]
-            ) -> tuple[Path, int]:
+            write_frame: Callable[[TextIO, TextFrame, Bodies, np.ndarray, str], None],
+            check: Callable[[], None] | None = None) -> tuple[Path, int]:
     """The shared frame of the text writers (issue #37 item 7; issue #34 item 4): open
     ``run_path``, write every ``every``-th frame with ``write_frame(fh, frame, bodies,
     ids, head)`` (``head = header(has_v)``) into :func:`target`'s file atomically;
-    returns the path and the number of frames."""
+    returns the path and the number of frames.  ``check()``: called between frames and
+    before the rename (it may raise to stop: a signal; nothing is then written)."""
     run_path = Path(run_path)
     path = target(run_path, out, ext)
     rf = open_run(run_path)
@@ -177,10 +174,12 @@ def convert(run_path: str | Path, out: str | Path | None, ext: str, every: int,
             ids = np.arange(b.n)
             n = 0
             for fr in frames(rf, every):
+                if check is not None:
+                    check()
                 write_frame(fh, fr, b, ids, head)
                 n += 1
             return n
 
-        return path, write_atomic(path, body)
+        return path, write_atomic(path, body, check)
     finally:
         rf.close()

@@ -16,9 +16,9 @@ collection that gives ParaView the time of each frame:
 * field data ``TimeValue``: the frame's time.
 
 Files written before ``/bodies/velocity`` existed give no ``velocity`` and no
-``kinetic_energy`` (one warning says so).  Every file is written under a temporary name
-and renamed into place only once all frames are written, so an export that fails leaves
-the directory as it was.
+``kinetic_energy`` (one warning says so).  Every file is written into a temporary
+directory and renamed into place only once all frames are written and synced, so an
+export that fails (a full disk included) leaves the directory as it was.
 
 The engine does not need VTK: PyVista (the ``gui`` extra) is imported only when
 :func:`export_vtk` runs.
@@ -26,9 +26,8 @@ The engine does not need VTK: PyVista (the ``gui`` extra) is imported only when
 
 from __future__ import annotations
 
+import errno
 import json
-import os
-import secrets
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -39,6 +38,7 @@ import h5py
 import numpy as np
 
 from . import digests
+from .atomic import AtomicOutput
 from .datatypes import datatype_problem
 from .paths import output_of_partial
 from .verify import READ_ERRORS
@@ -65,8 +65,8 @@ class VTKExportWarning(UserWarning):
 
 
 def export_vtk(run_path: str | Path, directory: str | Path, *, every: int = 1,
-               warn: Callable[[str], Any] | None = None, ovito: bool = False
-               ) -> list[Path]:
+               warn: Callable[[str], Any] | None = None, ovito: bool = False,
+               check: Callable[[], None] | None = None) -> list[Path]:
     """Write the frames of the run file ``run_path`` as VTK files into ``directory``.
 
     ``directory`` is created if missing (its parent must exist).  Every ``every``-th
@@ -83,8 +83,12 @@ def export_vtk(run_path: str | Path, directory: str | Path, *, every: int = 1,
     and a ``radius`` array (OVITO's Radius).  Otherwise zlib-compressed arrays with the
     bonds as lines and ``TimeValue`` (ParaView).
 
+    ``check()``: called between frames and before the rename (it may raise to stop: a
+    signal; nothing is then written).
+
     Returns the paths written: the ``.vtp`` files in time order, then the ``.pvd``.
-    Raises :class:`VTKExportError` for bad input.
+    Raises :class:`VTKExportError` for bad input, :class:`~engine.io.atomic.OutputError`
+    (one line; nothing written) when the files cannot be written.
     """
     import pyvista as pv  # the gui extra: imported only here, and first (a missing extra
     # is the first thing to report)
@@ -108,67 +112,70 @@ def export_vtk(run_path: str | Path, directory: str | Path, *, every: int = 1,
         except READ_ERRORS as exc:
             raise VTKReadError(f"cannot read {str(run_path)!r}: the file is damaged "
                                f"({type(exc).__name__}: {_first_line(exc)})") from None
-        created = _make_directory(out)
         for note in notes:  # only once the input is known good
             warn(note)
-        try:
-            return _write(f, data, out, _stem(run_path), pv, ovito)
-        except BaseException:
-            if created:
-                out.rmdir()  # empty again: _write removed its temporary files
-            raise
+        return _write(f, data, out, _stem(run_path), pv, ovito, check)
 
 
 def _write(f: h5py.File, data: dict[str, Any], out: Path, stem: str, pv: Any,
-           ovito: bool = False) -> list[Path]:
-    """Every frame to a temporary file, then the ``.pvd``; all renamed into place last."""
+           ovito: bool = False, check: Callable[[], None] | None = None) -> list[Path]:
+    """Every frame, then the ``.pvd``, into a temporary directory next to ``out``; its
+    files renamed into ``out`` last (``out`` itself, if it did not exist), whole or not
+    at all (:class:`~engine.io.atomic.AtomicOutput`, issue #46 item 2).  VTK writes
+    each file to memory and Python writes it: VTK's own file writing aborted the
+    process on a full disk (``double free or corruption``)."""
     b = f["bodies"]
     cells = _cells(data["n"], data["bonds"])
     width = max(4, len(str(int(data["index"][-1]))))
     names = [f"{stem}_{int(i):0{width}d}.vtp" for i in data["index"]]
-    temps: list[Path] = []
     times = []
-    try:
+    with AtomicOutput(out, directory=True) as ao:
         for i, name in zip(data["index"], names, strict=True):
+            if check is not None:
+                check()
             frame = _read_frame(f, b, int(i), data["datasets"], data["checks"])
             times.append(float(frame["time"]))
             poly = pv.PolyData(frame["position"], verts=cells["verts"],
                                lines=None if ovito else cells["lines"])
             for key, arr in _point_data(frame, data).items():
                 poly.point_data[key] = arr
-            tmp = _temp_name(out, name)
-            temps.append(tmp)
             if ovito:
                 poly.point_data["radius"] = 0.5 * data["diameter"]
-                _save_plain(poly, tmp)
             else:
                 poly.field_data["TimeValue"] = np.array([frame["time"]])
-                poly.save(tmp)
-        pvd_tmp = _temp_name(out, f"{stem}.pvd")
-        temps.append(pvd_tmp)
-        _write_pvd(pvd_tmp, names, np.array(times))
-        written = [out / name for name in names] + [out / f"{stem}.pvd"]
-        for tmp, final in zip(temps, written, strict=True):
-            os.replace(tmp, final)
-    except BaseException:
-        for tmp in temps:
-            tmp.unlink(missing_ok=True)
-        raise
-    return written
+            with open(ao.tmp / name, "wb") as fh:
+                fh.write(_vtp_bytes(poly, compress=not ovito))
+        _write_pvd(ao.tmp / f"{stem}.pvd", names, np.array(times))
+        ao.commit(_check_written, check)
+    return [out / name for name in names] + [out / f"{stem}.pvd"]
 
 
-def _save_plain(poly: Any, path: Path) -> None:
-    """One ``.vtp`` as OVITO reads it: inline binary (base64) arrays, uncompressed
-    (OVITO refuses compressed arrays and does not recognise raw appended data)."""
+def _vtp_bytes(poly: Any, compress: bool) -> bytes:
+    """One ``.vtp``: inline binary (base64) arrays, zlib-compressed (ParaView: what
+    PyVista's ``save`` writes) or not (OVITO refuses compressed arrays and does not
+    recognise raw appended data)."""
     from vtkmodules.vtkIOXML import vtkXMLPolyDataWriter
 
     w = vtkXMLPolyDataWriter()
-    w.SetFileName(str(path))
     w.SetInputData(poly)
     w.SetDataModeToBinary()
-    w.SetCompressorTypeToNone()
+    if compress:
+        w.SetCompressorTypeToZLib()
+    else:
+        w.SetCompressorTypeToNone()
+    w.WriteToOutputStringOn()
     if not w.Write():
-        raise OSError(f"VTK could not write {str(path)!r}")
+        raise OSError(errno.EIO, "VTK could not write a frame")
+    return w.GetOutputString().encode("utf-8")
+
+
+def _check_written(tmp: Path) -> None:
+    """The finished directory: the ``.pvd`` reads back and names files that are there,
+    none empty."""
+    pvd = next(tmp.glob("*.pvd"))
+    for ds in ET.parse(pvd).getroot().iter("DataSet"):
+        if (tmp / ds.get("file", "")).stat().st_size == 0:
+            raise OSError(errno.EIO, f"{ds.get('file')} is empty")
 
 
 # ---------------------------------------------------------------------------- reading
@@ -339,25 +346,6 @@ def _check_directory(out: Path) -> None:
             raise VTKExportError(f"{str(out)!r} exists and is not a directory")
     elif not out.parent.is_dir():
         raise VTKExportError(f"the parent directory of {str(out)!r} does not exist")
-
-
-def _make_directory(out: Path) -> bool:
-    """Create ``out`` if missing; whether it was created."""
-    if out.is_dir():
-        return False
-    try:
-        out.mkdir()
-    except OSError as exc:
-        raise VTKExportError(f"cannot create the directory {str(out)!r} "
-                             f"({exc.strerror or exc})") from None
-    return True
-
-
-def _temp_name(directory: Path, name: str) -> Path:
-    """A fresh hidden name next to ``name``, with the same extension (the VTK writer
-    needs it); the file is created by its writer, with the usual permissions."""
-    suffix = Path(name).suffix
-    return directory / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp{suffix}"
 
 
 def _write_pvd(path: Path, names: list[str], times: np.ndarray) -> None:

@@ -16,6 +16,7 @@ Orientation is ``(X, Y, Z, W)``, scalar last; the run file's quaternion is scala
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -27,11 +28,12 @@ __all__ = ["TrajectoryError", "export_xyz"]
 
 
 def export_xyz(run_path: str | Path, out: str | Path | None = None, *,
-               every: int = 1) -> tuple[Path, int]:
+               every: int = 1, check: Callable[[], None] | None = None
+               ) -> tuple[Path, int]:
     """Write the frames of ``run_path`` (every ``every``-th) as extended XYZ to ``out``
     (a file, a directory, or ``None``: next to the run file); returns the path and the
     number of frames written.  Bad input: :class:`TrajectoryError` (one line)."""
-    return convert(run_path, out, ".xyz", every, _properties, _write_frame)
+    return convert(run_path, out, ".xyz", every, _properties, _write_frame, check)
 
 
 def _properties(has_v: bool) -> str:
