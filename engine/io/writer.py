@@ -5,6 +5,7 @@ run goes (in a thread, in batches: issue #36 item 15), a resume's continuation
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -38,6 +39,7 @@ from .file_layout import (
     frame_chunks,
     frame_filters,
 )
+from .flushlock import FlushLock
 from .outlock import OutputLock
 from .paths import _output_name_attr, _same_file, is_partial_name, output_of_partial, partial_name
 from .reserve import OutputSpaceError, SpaceReserve
@@ -120,6 +122,14 @@ class RunWriter(WriterClosing):
             sim.set_record_state(True)
         self.f = h5py.File(self.partial, "w", rdcc_nbytes=_CHUNK_CACHE_BYTES)
         self._reserve = SpaceReserve(self.partial)
+        self._flush_lock = FlushLock(self._reserve.fd)
+        with self._flush_lock:  # (the header is written whole before a reader sees
+            self._write_header(sim, scenario)  # it: issue #47 item 3)
+            self.f.flush()
+        self._first_flush()
+
+    def _write_header(self, sim: Simulation, scenario: str) -> None:
+        """The new file's attributes, constants and (empty) row datasets, sealed."""
         model = sim.model
         n = model.n_bodies
         f = self.f
@@ -196,7 +206,6 @@ class RunWriter(WriterClosing):
                               chunks=(4096,), fletcher32=True)
         digests.seal(f)  # the layout, the header's digest, the row checks (issue #36)
         self._layout_known()
-        self._first_flush()
 
     def _first_flush(self) -> None:
         """The first write (layout and checkpoint); if it fails in line, the file is
@@ -215,6 +224,7 @@ class RunWriter(WriterClosing):
         self._extends = extends  # the file continues the run now at ``path`` (resume)
         self._ds: dict[str, Any] = {}
         self._reserve: SpaceReserve | None = None
+        self._flush_lock: FlushLock | contextlib.nullcontext = contextlib.nullcontext()
         self.failure: OutputWriteError | None = None
         self._healthy = True  # False: h5py failed mid-write; the handle is not touched
         self._file_t = float(self.sim.t)
@@ -303,6 +313,7 @@ class RunWriter(WriterClosing):
             self._lock.release()
             raise
         self._reserve = SpaceReserve(self.partial)
+        self._flush_lock = FlushLock(self._reserve.fd)
         f = self.f
         self.frames = "position" in f["bodies"] and sim.record_frames
         if self.frames:
@@ -316,10 +327,11 @@ class RunWriter(WriterClosing):
             self._lock.release()
             raise OutputWriteError(exc.errno, f"cannot write {self.partial}: "
                                    f"{exc.strerror}", self.partial) from None
-        # drop rows written after the checkpoint (a run killed between the two)
-        self._trim_rows(self.base)
-        self._mark_running()
-        self._mark_writer()
+        with self._flush_lock:  # drop rows written after the checkpoint (a run killed
+            self._trim_rows(self.base)  # between the two); mark it as written again
+            self._mark_running()
+            self._mark_writer()
+            self.f.flush()
         self._rows_in_file = self.base
         self._layout_known()
         self._first_flush()
@@ -512,6 +524,10 @@ class RunWriter(WriterClosing):
         (:meth:`_wait`), and after one nothing is written any more."""
         if self.failure is not None:
             return
+        with self._flush_lock:  # (readers of the file wait for the whole write)
+            self._write_job_held(job)
+
+    def _write_job_held(self, job: dict[str, Any]) -> None:
         try:
             if self._reserve.removed():
                 raise OutputSpaceError(errno.ENOENT, "the file was removed while the run "

@@ -121,6 +121,9 @@ class WriterClosing:
             self._wait()
         except OutputWriteError:
             pass
+        self._flush_lock.__enter__()  # (held to the closed file; a reader of the file
+        # meets it as it was before or after: issue #47 item 3; _place's close of the
+        # reserve's descriptor drops it too, whatever happened)
         if self.failure is None:
             try:
                 job = self._collect(True)
@@ -166,6 +169,7 @@ class WriterClosing:
                     self._fail(getattr(exc, "errno", None), f"cannot close {self.partial}: "
                                f"{_first_line(getattr(exc, 'strerror', None) or exc)}")
                     self._describe_failure()
+        self._flush_lock.__exit__()
         if not self._healthy:
             self._abandon()
             raise self.failure
