@@ -64,6 +64,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     """The command: its outputs whole or absent (a write error: one line, exit 1, the
     target as it was), never over its source or a run file (issue #46 items 1, 2), a
     signal one line saying whether the output is whole (item 5)."""
+    from engine.io.flushlock import hold_for_reading
     from engine.io.vtk import VTKExportError, VTKReadError
 
     from .errors import UsageError
@@ -76,6 +77,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
     signals = getattr(args, "signals", None)
     args.target = None
     lock, writer = _read_lock(args.run_file)
+    # a file a run still writes is read as one of its flushes left it, whole: the
+    # writer waits for us (issue #47 item 3)
+    reading = hold_for_reading(args.run_file).__enter__()
     try:
         _check_integrity(args.run_file, warn)
         try:
@@ -98,6 +102,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
               "created or changed)", file=sys.stderr)
         return stop.exit_code
     finally:
+        reading.__exit__()
         if lock is not None:
             lock.release()
     if isinstance(written, int):  # (--to lammps: it printed what it wrote)

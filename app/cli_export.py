@@ -124,6 +124,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
     args.signals.check()  # (one recorded while VTK was imported: issue #46 item 5)
     run_src = is_run_source(args.scenario)
     lock = rlock = None
+    reading: list = []
 
     def warn(message: str) -> None:
         if not args.quiet:
@@ -143,7 +144,13 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
             if given:
                 raise ExportError(f"{given[0]} applies to a scenario: a run file is drawn as "
                                   "it was recorded (choose its window with --t0/--t1)")
+            from engine.io.flushlock import hold_for_reading
+
             from .cli_convert import _check_integrity, _read_lock
+
+            # (a file still being written is read as a flush left it: issue #47 item 3)
+            reading = [hold_for_reading(src).__enter__() for src in
+                       (args.scenario, *args.compare)]
 
             for src in (args.scenario, *args.compare):
                 if not Path(src).exists():
@@ -162,6 +169,8 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
     except (ExportError, OutputBusyError) as exc:
         raise UsageError(str(exc)) from None
     finally:
+        for r in reading:
+            r.__exit__()
         for lk in (lock, rlock):
             if lk is not None:
                 lk.release()

@@ -15,6 +15,8 @@ from __future__ import annotations
 COMPILE = "compiles a scheme × family kernel that no default test needs (a cold cache pays it)"
 PROCESSES = "one more case of a guarantee through a process (the default run keeps one)"
 LARGE = "the large pile's parallel stepping loop: ~120 s to compile"
+RACE = ("a race tried for seconds against a live writer: its chance of meeting the bug is "
+        "per try, and the writer's file takes hundreds of MB")
 MATRIX = "one more case of a matrix whose representative stays in the default run"
 
 SLOW_CASES: list[tuple[str, str]] = [
@@ -185,6 +187,8 @@ SLOW_CASES: list[tuple[str, str]] = [
     ("tests/test_run_integrity.py::test_convert_warns_of_damage_outside_the_frames_*",
      PROCESSES),
     ("tests/test_run_races.py::test_a_small_disk_is_filled_before_the_run_stops", PROCESSES),
+    ("tests/test_run_races.py::test_a_convert_of_a_partial_still_written_never_meets_a_flush",
+     RACE),
     ("tests/test_studies.py::test_cli_sweep_errors_are_one_line[args[1-9]*", PROCESSES),
     ("tests/test_vtk.py::test_cli_convert_errors", PROCESSES),
     ("tests/test_resume.py::test_resumed_run_is_bit_identical_to_an_unbroken_one[torus-rk4]",

@@ -338,6 +338,39 @@ def test_convert_of_a_partial_being_resumed_names_its_writer(tmp_path, killed):
     assert "damaged" not in line and not (tmp_path / "vtk").exists()
 
 
+def test_a_convert_of_a_partial_still_written_never_meets_a_flush(tmp_path, capsys):
+    """``rrp convert`` of the ``.partial`` of a run still being written (a 12-sphere
+    torus recording every 20 steps, so its flushes are large) converts its frames so far,
+    whole, every time: it holds the writer's flush lock while it reads.  Without it 15
+    of 25 tries read half-written metadata ("HDF5 cannot read its metadata … addr
+    overflow"; issue #47 item 3)."""
+    from app.cli import main
+
+    p = popen(tmp_path, "run", "torus", "--set", "n_particles=12", "--t-end", "1e6",
+              "--every", "20", "--out", "p.h5", "-q")
+    tries, bad = 0, []
+    try:
+        wait_for(lambda: partials(tmp_path, "p.h5"), "the partial", p)
+        (part,) = partials(tmp_path, "p.h5")
+        time.sleep(0.5)
+        deadline = time.monotonic() + 6.0
+        while time.monotonic() < deadline and p.poll() is None:
+            out = tmp_path / f"x{tries}.xyz"
+            code = main(["convert", str(part), "--to", "xyz", "--every", "2000", "--out",
+                         str(out), "-q"])
+            err = capsys.readouterr().err.strip()
+            if code != 0 or err:
+                bad.append((tries, code, err[:160]))
+            else:
+                assert out.stat().st_size > 0
+                out.unlink()
+            tries += 1
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=HANG)
+    assert tries >= 5 and not bad, (tries, bad)
+
+
 # ------------------------------------------------------------------ items 6, 7: --out
 def test_an_out_that_is_a_directory_is_refused_before_the_run(tmp_path):
     (tmp_path / "d").mkdir()
