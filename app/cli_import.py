@@ -8,7 +8,9 @@ carries in its ``# rrp bond_type`` header comments (written by ``rrp convert --t
 lammps``: issue #35 item 1), else the torus's binder constants (k_bend 10, k_axial 200,
 k_shear 200) in ``[bond_types]`` — LAMMPS's bond coefficients are not those of the B&G
 binder law — and the command says so in one line.  No walls and no
-gravity unless the scenario is edited to ask for them.
+gravity unless the scenario is edited to ask for them.  ``[run] h`` is the accuracy
+guide of the imported state, below its stability estimate (a data file carries no
+timestep; issue #42 item 2), and the command says so.
 
 Only argparse at import: the engine is imported when the command runs.
 """
@@ -90,14 +92,49 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not missing:
         lines[1] = "# Bond coefficients: those the data file carries (edit [bond_types]); no walls"
     out.write_text("\n".join(lines), encoding="utf-8")
+    h, why = _step(out)  # (from the scenario as written: what 'rrp run' will build)
+    at = lines.index("[parameters]")
+    lines[at:at] = [f"# {why}", "[run]", f"h = {h!r}", ""]
+    out.write_text("\n".join(lines), encoding="utf-8")
     if not args.quiet and missing:
         print(f"rrp: note: {Path(args.data_file).name} gives no binder coefficients: bond "
               f"type{'s' * (len(missing) != 1)} {', '.join(map(str, missing))} take the "
               "torus's k_bend 10, k_axial 200, k_shear 200 (edit [bond_types] in "
               f"{out.name})", file=sys.stderr)
+    if not args.quiet:
         print(f"wrote {out} with {bodies_csv.name} ({n} spheres) and {bonds_csv.name} "
               f"({d.bonds.shape[0]} bonds)")
+        print(f"[run] h = {h:g}: {why}")
     return 0
+
+
+def _step(scenario: Path) -> tuple[float, str]:
+    """The ``[run] h`` of an imported scenario and why (issue #42 item 2): a LAMMPS data
+    file carries no timestep (the input deck does, which is not read), so the step is
+    the accuracy guide of the imported state — at most half the stability estimate
+    (``engine.stability``, the one the app and ``rrp run`` show), rounded down to two
+    digits; the default step where nothing stiff limits it."""
+    import math
+
+    from engine.drivers import simulation_for
+    from engine.scenarios import load_scenario
+
+    sc = load_scenario(scenario)
+    sim = simulation_for(sc.build_model(), sc.run.integrator, sc.run.h, record_frames=False,
+                         energy_tolerance=None)
+    sim.t_end = sc.run.t_end
+    est = sim.stability()
+    guide = min(est.h_accurate, 0.5 * est.h_stable)
+    if not math.isfinite(guide):
+        return sc.run.h, ("no stiff interaction in the imported state: the default step "
+                          "(a LAMMPS data file carries no timestep)")
+    e = math.floor(math.log10(guide)) - 1
+    h = math.floor(guide / 10.0 ** e) * 10.0 ** e  # (two digits, rounded down)
+    h = float(f"{h:.2g}")
+    if h > guide:  # (the decimal of the two digits may lie a rounding above)
+        h = math.nextafter(h, 0.0)
+    return h, (f"below the {est.describe()}, estimated for the imported state (a LAMMPS "
+               "data file carries no timestep); re-check after adding walls or gravity")
 
 
 def _refuse_overwriting_the_input(args: argparse.Namespace, outputs: list[Path]) -> None:

@@ -1,6 +1,7 @@
 """The stability estimate counts the impacts to come (issue #42 item 2): a chain falling
 on a wall from several diameters is estimated at its impact from the start of the run
-(before, the binder's limit was reported and the guide blew up at the first impact)."""
+(before, the binder's limit was reported and the guide blew up at the first impact), and
+``rrp import`` writes a ``[run] h`` below the estimate of the imported state."""
 
 from __future__ import annotations
 
@@ -115,3 +116,38 @@ def test_the_impact_speed_is_free_flights(gap, u, a, horizon, margin, want):
     from engine.stability import _impact_speed
 
     assert _impact_speed.py_func(gap, u, a, horizon, margin) == pytest.approx(want, rel=1e-12)
+
+
+WIRE = 10
+
+
+def wire_data() -> str:
+    """A wire of 10 spheres of diameter 0.1 and density 1 (mass 5.2e-4), touching and
+    bonded, one of them moving: LAMMPS's metamaterial's wires, where the default step
+    1e-3 is ten times the limit."""
+    rows = [f"{i + 1} 1 1 0.1 1.0 {0.1 * i:.1f} 0 0" for i in range(WIRE)]
+    bonds = [f"{i + 1} 1 {i + 1} {i + 2}" for i in range(WIRE - 1)]
+    return "\n".join(["wire", "", f"{WIRE} atoms", "1 atom types", f"{WIRE - 1} bonds",
+                      "1 bond types", "", "-1 2 xlo xhi", "-1 1 ylo yhi", "-1 1 zlo zhi", "",
+                      "Atoms # sphere/bpm", "", *rows, "", "Velocities", "",
+                      *[f"{i + 1} {0.1 if i == 0 else 0} 0 0 0 0 0" for i in range(WIRE)],
+                      "", "Bonds", "", *bonds, ""])
+
+
+def test_import_writes_a_step_below_the_estimate_and_says_so(tmp_path, capsys):
+    from app.cli import main
+
+    (tmp_path / "w.data").write_text(wire_data())
+    out = tmp_path / "w.toml"
+    assert main(["import", "lammps", str(tmp_path / "w.data"), "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    sc = load_scenario(out)
+    sim = Simulation(sc.build_model(), sc.run.integrator, sc.run.h, record_frames=False)
+    sim.t_end = sc.run.t_end
+    est = sim.stability()
+    assert est.h_stable < 1e-3  # (the default step would blow up)
+    assert sc.run.h <= 0.5 * est.h_stable and sc.run.h > 0.4 * est.h_stable
+    line = next(ln for ln in said.splitlines() if ln.startswith("[run] h = "))
+    assert f"[run] h = {sc.run.h:g}" in line and "stability limit h ≈" in line, said
+    rep = sim.advance(2000)
+    assert rep.ok and abs(sim.relative_energy_error) < 0.05
