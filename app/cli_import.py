@@ -92,7 +92,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not missing:
         lines[1] = "# Bond coefficients: those the data file carries (edit [bond_types]); no walls"
     out.write_text("\n".join(lines), encoding="utf-8")
-    h, why = _step(out)  # (from the scenario as written: what 'rrp run' will build)
+    try:  # (from the scenario as written: what 'rrp run' will build)
+        h, why = _step(out)
+    except ValueError as exc:  # (the scenario, model and run errors: nothing is kept)
+        for o in (out, bodies_csv, bonds_csv):
+            o.unlink(missing_ok=True)
+        raise UsageError(f"{args.data_file}: no stable step for the imported state: "
+                         f"{exc}") from None
     at = lines.index("[parameters]")
     lines[at:at] = [f"# {why}", "[run]", f"h = {h!r}", ""]
     out.write_text("\n".join(lines), encoding="utf-8")

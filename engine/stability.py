@@ -26,7 +26,7 @@ for every body ``i``, over its interactions of stiffness ``k_ij``,
     towards the wall, ``s`` the gap); within one diameter of the wall as soon as it
     approaches, whatever the horizon (issue #42 item 2: a chain falling on a wall from
     4.5 diameters was estimated at its binder's ``7.1e-3`` and its guide ``3.5e-3`` blew
-    up at the first impact; now ``2.9e-3``, the wall's);
+    up at the first impact; now ``2.7e-3``, the wall's);
 
 * friction springs ``k_t`` of the contacts above (translation; rotation with the lever
   ``D/2``), and normal damping ``ζ``, which lowers a damped spring's limit to
