@@ -209,6 +209,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             t_prep = time.perf_counter()
             sim.warm_up()
             t_prep = time.perf_counter() - t_prep
+            sim.t_end = t_end  # (the estimate counts the wall impacts before it)
             stab = sim.stability()
             guide = sim.accuracy_guide()
         if h > stab.h_stable and not args.quiet:

@@ -8,7 +8,9 @@ carries in its ``# rrp bond_type`` header comments (written by ``rrp convert --t
 lammps``: issue #35 item 1), else the torus's binder constants (k_bend 10, k_axial 200,
 k_shear 200) in ``[bond_types]`` — LAMMPS's bond coefficients are not those of the B&G
 binder law — and the command says so in one line.  No walls and no
-gravity unless the scenario is edited to ask for them.
+gravity unless the scenario is edited to ask for them.  ``[run] h`` is the accuracy
+guide of the imported state, below its stability estimate (a data file carries no
+timestep; issue #42 item 2), and the command says so.
 
 Only argparse at import: the engine is imported when the command runs.
 """
@@ -108,6 +110,13 @@ def _import(args: argparse.Namespace) -> int:
         lines.append("")
     if not missing:
         lines[1] = "# Bond coefficients: those the data file carries (edit [bond_types]); no walls"
+    try:  # (from the scenario as 'rrp run' will build it: a draft beside the output)
+        h, why = _step_of_draft(out, bodies_csv, bonds_csv, table, d, "\n".join(lines))
+    except ValueError as exc:  # (the scenario, model and run errors: nothing is written)
+        raise UsageError(f"{args.data_file}: no stable step for the imported state: "
+                         f"{exc}") from None
+    at = lines.index("[parameters]")
+    lines[at:at] = [f"# {why}", "[run]", f"h = {h!r}", ""]
     _write_all(args, out, bodies_csv, bonds_csv, table, d, "\n".join(lines))
     if not args.quiet and missing:
         print(f"rrp: note: {Path(args.data_file).name} gives no binder coefficients: bond "
@@ -117,6 +126,7 @@ def _import(args: argparse.Namespace) -> int:
     if not args.quiet:  # (also when the file carries every coefficient)
         print(f"wrote {out} with {bodies_csv.name} ({n} spheres) and {bonds_csv.name} "
               f"({d.bonds.shape[0]} bonds)")
+        print(f"[run] h = {h:g}: {why}")
     return 0
 
 
@@ -128,20 +138,68 @@ def _write_all(args: argparse.Namespace, out: Path, bodies_csv: Path, bonds_csv:
     before the renames (:class:`~app.run_signals.Stopped`) leaves nothing either."""
     from contextlib import ExitStack
 
-    import numpy as np
-
     from engine.io.atomic import AtomicOutput, commit_all
 
     signals = getattr(args, "signals", None)
     with ExitStack() as stack:
         outs = [stack.enter_context(AtomicOutput(p)) for p in (bodies_csv, bonds_csv, out)]
-        np.savetxt(outs[0].tmp, table, delimiter=",", comments="",
-                   header="x,y,z,diameter,mass,inertia,vx,vy,vz,wx,wy,wz,group",
-                   fmt=["%.17g"] * 12 + ["%d"])
-        np.savetxt(outs[1].tmp, np.column_stack([d.bonds, d.bond_type]), delimiter=",",
-                   comments="", header="i,j,type", fmt="%d")
-        outs[2].tmp.write_text(text, encoding="utf-8")
+        _write_files((outs[0].tmp, outs[1].tmp, outs[2].tmp), table, d, text)
         commit_all(outs, before=None if signals is None else signals.check)
+
+
+def _write_files(paths: tuple[Path, Path, Path], table, d, text: str) -> None:
+    """The bodies' CSV, the bonds' CSV and the scenario's text at ``paths``."""
+    import numpy as np
+
+    np.savetxt(paths[0], table, delimiter=",", comments="",
+               header="x,y,z,diameter,mass,inertia,vx,vy,vz,wx,wy,wz,group",
+               fmt=["%.17g"] * 12 + ["%d"])
+    np.savetxt(paths[1], np.column_stack([d.bonds, d.bond_type]), delimiter=",",
+               comments="", header="i,j,type", fmt="%d")
+    paths[2].write_text(text, encoding="utf-8")
+
+
+def _step_of_draft(out: Path, bodies_csv: Path, bonds_csv: Path, table, d,
+                   text: str) -> tuple[float, str]:
+    """:func:`_step` of the scenario ``text`` written as a draft, with its CSVs, into a
+    temporary folder beside ``out`` (removed after): nothing under the output's names
+    is touched before all is known (issue #46 item 2)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.stem}-draft-") as tmp:
+        t = Path(tmp)
+        _write_files((t / bodies_csv.name, t / bonds_csv.name, t / out.name), table, d,
+                     text)
+        return _step(t / out.name)
+
+
+def _step(scenario: Path) -> tuple[float, str]:
+    """The ``[run] h`` of an imported scenario and why (issue #42 item 2): a LAMMPS data
+    file carries no timestep (the input deck does, which is not read), so the step is
+    the accuracy guide of the imported state — at most half the stability estimate
+    (``engine.stability``, the one the app and ``rrp run`` show), rounded down to two
+    digits; the default step where nothing stiff limits it."""
+    import math
+
+    from engine.drivers import simulation_for
+    from engine.scenarios import load_scenario
+
+    sc = load_scenario(scenario)
+    sim = simulation_for(sc.build_model(), sc.run.integrator, sc.run.h, record_frames=False,
+                         energy_tolerance=None)
+    sim.t_end = sc.run.t_end
+    est = sim.stability()
+    guide = min(est.h_accurate, 0.5 * est.h_stable)
+    if not math.isfinite(guide):
+        return sc.run.h, ("no stiff interaction in the imported state: the default step "
+                          "(a LAMMPS data file carries no timestep)")
+    e = math.floor(math.log10(guide)) - 1
+    h = math.floor(guide / 10.0 ** e) * 10.0 ** e  # (two digits, rounded down)
+    h = float(f"{h:.2g}")
+    if h > guide:  # (the decimal of the two digits may lie a rounding above)
+        h = math.nextafter(h, 0.0)
+    return h, (f"below the {est.describe()}, estimated for the imported state (a LAMMPS "
+               "data file carries no timestep); re-check after adding walls or gravity")
 
 
 def _refuse_overwriting_the_input(args: argparse.Namespace, outputs: list[Path]) -> None:

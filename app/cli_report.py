@@ -80,6 +80,8 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         "conserved": list(model.conserved),
         "identically_zero": list(fixed_momenta(model.forcefield)),
         "stability_limit_h": stab.h_stable,
+        "stability_from": stab.kind,  # (the interaction that sets it: issue #42 item 2)
+        "stability_counts": _counted(sim),
         "accuracy_guide_h": sim.accuracy_guide() if guide is None else guide,
         "us_per_step": us,
         "us_per_step_cpu": cpu,
@@ -138,6 +140,19 @@ def _event_summary(sim, a: dict, total) -> dict[str, Any]:
             "max_energy_error_over_eps": float(np.max(err)) / eps if len(err) else 0.0}
 
 
+def _counted(sim) -> str | None:
+    """Which contacts the stability estimate counts (issue #42 item 2; engine.stability),
+    for a model with contacts; ``None`` for one without."""
+    from engine.layout import T_CONTACT, T_WALL
+
+    ff = getattr(sim, "ff", None)
+    flags = getattr(ff, "flags", None)
+    if flags is None or not (flags[T_CONTACT] or flags[T_WALL]):
+        return None
+    return ("the active contacts, approaching neighbours"
+            + (" and the wall impacts to come by t_end" if flags[T_WALL] else ""))
+
+
 def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
     print(f"RRP Studio {s['version']} — {s['scenario']}: {title}")
     print(f"  integrator  {s['integrator']} ({props}), h = {s['h']:g}")
@@ -168,8 +183,11 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
               f"(bounded by the number of terms, {s['terraced_terms']})")
         print("  stability   event-driven: no step limit (h is the recording interval)")
     else:
-        print(f"  stability   h limit ≈ {s['stability_limit_h']:.3g} at the start of the "
-              "run")
+        lim, counts = s["stability_limit_h"], s.get("stability_counts")
+        print(f"  stability   h limit ≈ {lim:.3g} at the start of the run" + (
+            f" (from the {s['stability_from']})" if math.isfinite(lim) else ""))
+        if counts:
+            print(f"              counting {counts}")
     g = s["accuracy_guide_h"]
     if g == g and g != float("inf"):
         past = "  — h is past it" if s["h"] > g else ""

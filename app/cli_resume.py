@@ -112,6 +112,8 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock, source_loc
         t_prep = time.perf_counter()
         sim.warm_up()
         t_prep = time.perf_counter() - t_prep
+        if args.t_end is not None:  # (the estimate counts the wall impacts before it)
+            sim.t_end = float(args.t_end)
         stab = sim.stability()
     if sim.h > stab.h_stable and not args.quiet:
         print(f"warning: h = {sim.h:g} exceeds the {stab.describe()}; the run may blow up",

@@ -12,19 +12,32 @@ for every body ``i``, over its interactions of stiffness ``k_ij``,
 
 * axial binder ``K^a/r₀²``; shear binder ``½ K^s Σ_b ((1 - c_b) + s_b²)/r²`` (zero at rest:
   the shear energy is quartic in small angles); bending ``K^m`` (rotational);
-* Hertz contacts ``(3/2) K/σ² δ^{1/2}`` at the overlap ``δ``; for pairs that approach
-  each other (neighbour-list candidates, and spheres within one diameter of a wall,
-  every wall of ``ff.walls``)
-  at the overlap ``δ_peak`` where the relative kinetic energy would be stored,
-  ``(2/5) K δ_peak^{5/2} = ½ μ v_n² + U(δ)`` — the stiffness of the impact to come;
+* Hertz contacts ``(3/2) K/σ² δ^{1/2}`` at the overlap ``δ``, and the impacts to come at
+  the overlap ``δ_peak`` where the kinetic energy of the approach would be stored,
+  ``(2/5) K δ_peak^{5/2} = ½ μ v_n² + U(δ)``:
+
+  - sphere pairs: the neighbour-list candidates (centres within ``σ + skin``, the skin
+    half a diameter) that approach each other, at their relative normal speed ``v_n``
+    (uniform gravity pulls both alike);
+  - walls (every wall of ``ff.walls``): every sphere that free flight — its velocity and
+    uniform gravity — brings to the wall within ``horizon`` (the time left of the run:
+    ``Simulation.t_end − t``; ``inf``, the app's, which runs until paused: ever), at the
+    speed it arrives with, ``v_n² = u² + 2 a s`` (``u`` its approach speed, ``a`` gravity
+    towards the wall, ``s`` the gap); within one diameter of the wall as soon as it
+    approaches, whatever the horizon (issue #42 item 2: a chain falling on a wall from
+    4.5 diameters was estimated at its binder's ``7.1e-3`` and its guide ``3.5e-3`` blew
+    up at the first impact; now ``2.7e-3``, the wall's);
+
 * friction springs ``k_t`` of the contacts above (translation; rotation with the lever
   ``D/2``), and normal damping ``ζ``, which lowers a damped spring's limit to
   ``2 (sqrt(1 + ζ²) − ζ)/ω`` (the contact stiffnesses are scaled accordingly);
-* the pendulum ``m g |ρ₀|`` (rotational).  Uniform gravity on free bodies adds no
-  stiffness; but the impact overlaps depend on the current velocities, so for a pile
-  that starts at rest the estimate at ``t = 0`` (the binder: ``h ≈ 1.1e-2`` for the
-  default ``tori-pile``) is far above the one at the impacts (``≈ 3.2e-3``, the wall
-  contacts): take ``h`` from a state after the fall.
+* the pendulum ``m g |ρ₀|`` (rotational).  Uniform gravity adds no stiffness, only the
+  speed of the wall impacts above: the default ``tori-pile`` at rest is estimated at
+  ``h ≈ 4.6e-3`` at ``t = 0`` (the floor impacts; ``5e-3`` blows up, ``4.5e-3`` runs),
+  ``≈ 2.7e-3`` at its impacts.  Free flight is what the estimate foresees: a ring that
+  lands on one sphere and pivots brings its other spheres down faster, and bodies that
+  meet later from beyond the neighbour list are not foreseen; the estimate of the state
+  at hand counts them when they are close (the app shows it as the run goes).
 
 For the 80-sphere torus at rest before impact this gives ``h ≈ 3.9e-3``, where an
 independent implementation measured: ``h = 3e-3`` runs with O(100 %) energy errors and
@@ -72,9 +85,32 @@ def _peak_overlap(delta, k, mu, vn):
 
 
 @njit(nogil=True, cache=True)
-def stiffness_rows(x, v, q, o, ff, rows, kinds):
+def _impact_speed(gap, u, a, horizon, margin):
+    """The speed at which a sphere ``gap > 0`` from a wall, approaching it at ``u``
+    (negative: leaving it) with the acceleration ``a`` towards it, reaches it in free
+    flight within ``horizon`` (``inf``: ever), or, ``gap ≤ margin``, as soon as it
+    approaches; 0 if it does not: ``sqrt(u² + 2 a gap)`` (its energy)."""
+    w2 = u * u + 2.0 * a * gap
+    if w2 <= 0.0 or (u <= 0.0 and a <= 0.0):
+        return 0.0
+    if gap <= margin:
+        return math.sqrt(w2)
+    # the farthest it gets towards the wall within the horizon
+    if a == 0.0:
+        reach = math.inf if horizon == math.inf else u * horizon
+    elif a > 0.0:
+        reach = math.inf if horizon == math.inf else u * horizon + 0.5 * a * horizon * horizon
+    else:  # (decelerated: it turns back at u/|a|, beyond it if w2 > 0)
+        t = min(horizon, -u / a)
+        reach = u * t + 0.5 * a * t * t
+    return math.sqrt(w2) if gap <= reach else 0.0
+
+
+@njit(nogil=True, cache=True)
+def stiffness_rows(x, v, q, o, ff, rows, kinds, horizon=math.inf):
     """Gershgorin row sums ``rows[i, 0]`` (translation) and ``rows[i, 1]`` (rotation),
-    and in ``kinds`` the interaction contributing most to each row."""
+    and in ``kinds`` the interaction contributing most to each row; the wall contacts
+    that free flight reaches within ``horizon`` (time) count as their impacts."""
     m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff[:10]
     n = x.shape[0]
     best = np.zeros((n, 2))
@@ -178,17 +214,25 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds):
     if flags[L.T_WALL]:
         kw = fp[L.P_K_WALL]
         walls = ff[12]
+        # uniform gravity g ê pulls every sphere the same way (engine.forcefield)
+        g_acc = fp[L.P_G] if flags[L.T_GRAVITY_FIELD] else 0.0
         for w in range(walls.shape[0]):
             w0, w1, w2 = walls[w, 0], walls[w, 1], walls[w, 2]
+            a_n = -g_acc * (w0 * fp[L.P_G_DIR] + w1 * fp[L.P_G_DIR + 1]
+                            + w2 * fp[L.P_G_DIR + 2])  # (towards the wall)
             for i in range(n):
                 rad = 0.5 * D[i]
                 if rad <= 0.0:
                     continue
                 g = w0 * x[i, 0] + w1 * x[i, 1] + w2 * x[i, 2] - walls[w, 3]
-                if g > rad + D[i]:
-                    continue
                 vn = w0 * v[i, 0] + w1 * v[i, 1] + w2 * v[i, 2]
-                dp = _peak_overlap(1.0 - g / rad, kw, m[i], vn)
+                if g < rad:  # in contact: the overlap now, and the impact's to come
+                    dp = _peak_overlap(1.0 - g / rad, kw, m[i], vn)
+                else:  # not yet: the contact free flight reaches within the horizon
+                    w_in = _impact_speed(g - rad, -vn, a_n, horizon, D[i])
+                    if w_in <= 0.0:
+                        continue
+                    dp = _peak_overlap(0.0, kw, m[i], -w_in)
                 if dp <= 0.0:
                     continue
                 add(i, 0, 1.5 * kw / (rad * rad) * math.sqrt(dp) / m[i] * damp, K_WALL)
@@ -271,10 +315,11 @@ def accuracy_guide(omega_max: float, c: float | None, level: float = ACCURACY_LE
     ``c = 0.95`` (``rrp-exact`` and ``lgvi``; ``rrp-newmark`` has 3.46, ``pfc-verlet`` 1.5),
     the torus ``c = 7.7`` (1 % at ``h ≈ 1.5e-3`` over t = 25 for all of them; beyond
     ``h ≈ 2e-3`` the error no longer follows ``(hω)²`` and jumps: 12 % at 2.5e-3, 44 % at
-    3e-3), the torus with hard contacts ``c ≈ 22``, the tori pile ``c = 6`` (1 % between
-    ``h = 3e-3`` and ``4e-3``).  Never more than half the stability
-    estimate, which is optimistic by up to 30 % and needs a margin on long runs.  ``inf``
-    when there is no guide (``c`` is ``None`` and nothing is stiff)."""
+    3e-3), the torus with hard contacts ``c ≈ 22``, the tori pile ``c = 14.5`` (1 % between
+    ``h = 3e-3`` and ``4e-3``; ``ω_max`` that of the floor impacts to come).  Never more
+    than half the stability estimate, which is optimistic by up to 30 % and needs a margin
+    on long runs.  ``inf`` when there is no guide (``c`` is ``None`` and nothing is
+    stiff)."""
     guide = math.inf
     if c is not None and omega_max > 0.0 and math.isfinite(omega_max):
         guide = c * math.sqrt(level) / omega_max
@@ -282,13 +327,15 @@ def accuracy_guide(omega_max: float, c: float | None, level: float = ACCURACY_LE
 
 
 def estimate_stability(x: np.ndarray, v: np.ndarray, q: np.ndarray, omega: np.ndarray,
-                       ff_arrays: tuple) -> StabilityEstimate:
-    """The largest stable ``h`` for the state ``(x, v, q, Ω)`` (see module docstring).
-    The neighbour list in ``ff_arrays`` must be current (it is after any step)."""
+                       ff_arrays: tuple, horizon: float = math.inf) -> StabilityEstimate:
+    """The largest stable ``h`` for the state ``(x, v, q, Ω)`` and the wall impacts free
+    flight reaches within ``horizon`` (the time left of the run; ``inf``: ever) — see
+    the module docstring.  The neighbour list in ``ff_arrays`` must be current (it is
+    after any step)."""
     n = x.shape[0]
     rows = np.zeros((n, 2))
     kinds = np.zeros((n, 2), dtype=np.int64)
-    stiffness_rows(x, v, q, omega, ff_arrays, rows, kinds)
+    stiffness_rows(x, v, q, omega, ff_arrays, rows, kinds, max(float(horizon), 0.0))
     flat = int(np.argmax(rows))
     i, c = divmod(flat, 2)
     w2 = float(rows[i, c])

@@ -153,6 +153,9 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         self.record_every = int(record_every)
         self.record_frames = bool(record_frames)
         self.energy_tolerance = energy_tolerance
+        self.t_end = math.inf
+        """Where the run is meant to end (``rrp run`` sets it; the app runs until paused):
+        the stability estimate counts the wall impacts free flight reaches before it."""
 
     def _init_clock(self) -> None:
         """The clock at 0, no events, no kernel time yet (both drivers)."""
@@ -367,15 +370,16 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
                         v.copy(), q.copy(), o.copy(), e.copy(), P, L)
 
     def stability(self) -> StabilityEstimate:
-        """Largest stable ``h`` for the current state (:mod:`engine.stability`), with the
-        accuracy guide ``h_accurate`` (≈ 1 % energy error) of the model's calibration.
+        """Largest stable ``h`` for the current state and the wall impacts to come before
+        :attr:`t_end` (:mod:`engine.stability`), with the accuracy guide ``h_accurate``
+        (≈ 1 % energy error) of the model's calibration.
         An event-driven scheme has no step limit (``h_stable = inf``) and reports its
         events per unit time instead (``events_per_time``)."""
         if self._integrator.event_driven:
             return StabilityEstimate(math.inf, 0.0, "none", -1, math.inf, math.inf,
                                      events_per_time=self.event_stats()["events_per_time"])
         x, v, q, o = self._s0[:4]
-        est = estimate_stability(x, v, q, o, self.ff.arrays)
+        est = estimate_stability(x, v, q, o, self.ff.arrays, self.t_end - self.t)
         guide = accuracy_guide(est.omega_max, self.model.accuracy_c, h_stable=est.h_stable)
         return replace(est, h_accurate=guide)
 
