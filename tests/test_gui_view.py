@@ -236,6 +236,10 @@ def test_a_switchs_label_shows_inside_the_energy_plot(qtbot, at):
     box, view = label.sceneBoundingRect(), vb.sceneBoundingRect()
     assert view.contains(box), (at, box, view)
     assert box.width() > 100  # (the whole text, horizontal)
+    # the legend (nine entries, a long one) under the plot, as wide as it is at most
+    legend = panel.energy_plot.getPlotItem().legend.sceneBoundingRect()
+    assert 0 <= legend.left() and legend.right() <= panel.energy_plot.width(), legend
+    assert legend.top() >= view.bottom()
 
 
 # ------------------------------------------------------------------ picking

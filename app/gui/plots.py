@@ -277,11 +277,11 @@ class OutsideLegend(pg.LegendItem):
         """As many columns (up to ``most``) as fit ``width`` pixels: the fewest rows, so
         that the legend leaves the plot its height (issue #42 item 7: with gravity and
         D, three columns made four rows, and the energy plot a strip of ~30 pixels)."""
-        wide = [sample.boundingRect().width() + label.preferredWidth() + 3
-                for sample, label in self.items]
+        samples = [sample.preferredWidth() + 3 for sample, _ in self.items]
+        labels = [label.preferredWidth() + 3 for _, label in self.items]
         ncol = 1
-        for n in range(min(most, len(wide)), 0, -1):
-            if sum(max(wide[c::n]) for c in range(n)) <= width:
+        for n in range(min(most, len(labels)), 0, -1):
+            if sum(max(samples[c::n]) + max(labels[c::n]) for c in range(n)) <= width:
                 ncol = n
                 break
         self.setColumnCount(ncol)
@@ -289,16 +289,19 @@ class OutsideLegend(pg.LegendItem):
 
     def updateSize(self) -> None:  # noqa: N802 (pyqtgraph name)
         # in a layout: ask it for the room instead of setting our own geometry
-        height = width = 0.0
+        # (the grid's columns are as wide as their widest item: a sum over the columns,
+        # not the widest row — that left a long label's row running off the plot)
+        height = 0.0
+        widths = [0.0] * self.layout.columnCount()
         for row in range(self.layout.rowCount()):
-            row_height = col_width = 0.0
+            row_height = 0.0
             for col in range(self.layout.columnCount()):
                 item = self.layout.itemAt(row, col)
                 if item:
-                    col_width += item.preferredWidth() + 3
+                    widths[col] = max(widths[col], item.preferredWidth() + 3)
                     row_height = max(row_height, item.preferredHeight())
-            width = max(width, col_width)
             height += row_height
+        width = sum(widths)
         self.setMinimumHeight(height)
         self.setMaximumHeight(height)
         self.setPreferredWidth(width)
@@ -620,7 +623,9 @@ class PlotPanel(QWidget):
         for w in self.plots:
             legend = w.getPlotItem().legend
             legend.fit_columns(max(w.width() - 40, 100))
-            lay.setStretchFactor(w, int(LEGEND_FREE + legend.minimumHeight()))
+            share = int(LEGEND_FREE + legend.minimumHeight())
+            if lay.stretch(lay.indexOf(w)) != share:
+                lay.setStretchFactor(w, share)
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(ev)
@@ -661,6 +666,8 @@ class PlotPanel(QWidget):
                 fill = pg.FillBetweenItem(below, c, brush=brush)
             fill.setZValue(1 + k if signed else 10 + len(stack) - k)
             c.area_brush = brush  # (its legend sample shows the band's colour)
+            # (a click on the sample hides the curve: its band too)
+            c.visibleChanged.connect(lambda c=c, f=fill: f.setVisible(c.isVisible()))
             pi.addItem(fill)
             self._fills.append(fill)
             self._curves["energy"][n] = c
