@@ -260,7 +260,8 @@ class LoadStatus:
         if share is not None:
             bar.setRange(0, BAR_STEPS)
             bar.setValue(max(int(share * BAR_STEPS), BAR_STEPS // 50))
-            bar.setFormat(f"~{self.left():.0f} s left")
+            left = self.left()
+            bar.setFormat(f"~{left:.0f} s left" if left >= 0.5 else "finishing…")
         elif self.n and len(self.steps) > 1:
             bar.setRange(0, self.n)
             bar.setValue(len(self.steps) - 1)
