@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.layout import SIGNED_ENERGY
+
 from .scene import GHOST_COLOURS
 
 ENERGY_COLOURS = {
@@ -50,6 +52,19 @@ def error_labels(dissipative: bool, scale: str = "|E₀|") -> tuple[str, str]:
     if dissipative:
         return f"Relative energy error (E + D − E₀)/{scale}", "Δ(E + D)"
     return f"Relative energy error (E − E₀)/{scale}", "ΔE"
+
+
+def stack_order(names) -> list[str]:
+    """The energy components of ``names`` as the stacked plots stack them, bottom first:
+    the signed potentials (``engine.layout.SIGNED_ENERGY``: gravity), their band from 0
+    to their (running) sum, then the non-negative components on them, the dissipated
+    energy last — so that the top of the stack is the total (``E``, or ``E + D``), as
+    the sum of every component, whatever the signs (issue #42 item 7: gravity was a
+    line beside a stack of the others, whose top was not the total)."""
+    signed = [n for n in names if n in SIGNED_ENERGY]
+    rest = [n for n in names if n not in SIGNED_ENERGY]
+    rest.sort(key=lambda n: n == DISSIPATED)
+    return [*signed, *rest]
 
 
 def energy_colour(name: str) -> str:

@@ -166,3 +166,43 @@ def energy_error_slope(make_model, hs, t_end: float = 0.4,
             worst = max(worst, abs(sim.energy.sum() - e0))
         errs.append(worst)
     return float(np.polyfit(np.log(hs), np.log(errs), 1)[0]), errs
+
+
+def ciede2000(rgb1, rgb2) -> float:
+    """The CIEDE2000 colour difference of two sRGB colours (components in [0, 1]): about
+    2 is a just-noticeable difference, 10–20 two shades of one hue, 30+ different hues."""
+    import numpy as np
+
+    def lab(rgb):
+        c = np.asarray(rgb, float)[:3]
+        lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+        m = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722],
+                      [0.0193, 0.1192, 0.9505]])
+        xyz = m @ lin / np.array([0.95047, 1.0, 1.08883])
+        f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+        return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+    (l1, a1, b1), (l2, a2, b2) = lab(rgb1), lab(rgb2)
+    cb = (np.hypot(a1, b1) + np.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - np.sqrt(cb**7 / (cb**7 + 25**7)))
+    a1, a2 = (1 + g) * a1, (1 + g) * a2
+    c1, c2 = np.hypot(a1, b1), np.hypot(a2, b2)
+    h1, h2 = np.degrees(np.arctan2(b1, a1)) % 360, np.degrees(np.arctan2(b2, a2)) % 360
+    dh = 0.0 if c1 * c2 == 0 else (h2 - h1 + 180) % 360 - 180
+    dl, dc = l2 - l1, c2 - c1
+    dhh = 2 * np.sqrt(c1 * c2) * np.sin(np.radians(dh / 2))
+    lm, cm = (l1 + l2) / 2, (c1 + c2) / 2
+    if c1 * c2 == 0:
+        hm = h1 + h2
+    elif abs(h1 - h2) <= 180:
+        hm = (h1 + h2) / 2
+    else:
+        hm = (h1 + h2 + 360) / 2 if h1 + h2 < 360 else (h1 + h2 - 360) / 2
+    t = (1 - 0.17 * np.cos(np.radians(hm - 30)) + 0.24 * np.cos(np.radians(2 * hm))
+         + 0.32 * np.cos(np.radians(3 * hm + 6)) - 0.20 * np.cos(np.radians(4 * hm - 63)))
+    rc = 2 * np.sqrt(cm**7 / (cm**7 + 25**7))
+    rt = -np.sin(np.radians(60 * np.exp(-(((hm - 275) / 25) ** 2)))) * rc
+    sl = 1 + 0.015 * (lm - 50) ** 2 / np.sqrt(20 + (lm - 50) ** 2)
+    sc, sh = 1 + 0.045 * cm, 1 + 0.015 * cm * t
+    return float(np.sqrt((dl / sl) ** 2 + (dc / sc) ** 2 + (dhh / sh) ** 2
+                         + rt * (dc / sc) * (dhh / sh)))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import require_offscreen_render
+from helpers import ciede2000, require_offscreen_render
 
 import app.export  # noqa: F401  (chooses EGL off-screen rendering when there is no X)
 from app.cli import main
@@ -25,7 +25,7 @@ pv = pytest.importorskip("pyvista")
 iio = pytest.importorskip("imageio.v3")
 imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
 
-from app.scene import COLOUR_MODES, BodyScene, make_plotter  # noqa: E402
+from app.scene import COLOUR_MODES, GROUP_COLOURS, BodyScene, make_plotter  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,6 +124,21 @@ def test_colour_modes(plotter):
     with pytest.raises(ValueError, match="allowed") as exc:
         scene.set_colour_by("temperature")
     assert all(m in str(exc.value) for m in COLOUR_MODES)
+
+
+def test_group_colours_are_told_apart(plotter):
+    """Issue #42 item 7: "body group" drew groups 2 and 3 in ``tab20``'s orange and light
+    orange (CIEDE2000 15, two shades of one hue).  The first ten groups' colours, as the
+    scene's lookup table maps them, are at least 20 apart (different hues); all twenty
+    differ."""
+    scene = BodyScene(plotter, load_scenario("assembly-drop").build_model())
+    scene.set_colour_by("body group")
+    lut = scene.sphere_actor.mapper.lookup_table
+    assert scene.colour_range == (-0.5, GROUP_COLOURS - 0.5)
+    rgb = [lut.map_value(float(k))[:3] for k in range(GROUP_COLOURS)]
+    worst = min((ciede2000(rgb[i], rgb[j]), i, j) for i in range(10) for j in range(i))
+    assert worst[0] >= 20.0, f"groups {worst[1]} and {worst[2]}: ΔE00 = {worst[0]:.1f}"
+    assert len({tuple(np.round(c, 4)) for c in rgb}) == GROUP_COLOURS
 
 
 def test_ghosts_add_move_and_remove(plotter):

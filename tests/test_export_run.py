@@ -415,3 +415,94 @@ def test_the_framing_reads_a_bounded_sample_of_a_large_run(monkeypatch):
     assert pos.rows == vel.rows == 20  # (the budget holds 20 frames of x and v)
     assert hi[0] >= 5.0 and lo[0] <= 0.0
     assert hi[0] - 5.0 <= 0.5 * 1.01 * 5.0 / 19  # (half a gap, about 5/19, at speed 1)
+
+
+# ------------------------------------------------------------------ issue #42 item 7
+def _signed_series(gravity: float, n: int = 400, event_at: float = 0.9) -> object:
+    """A chain's series on t ∈ [0, 1] with gravity (``gravity`` plus a swing), a
+    dissipated energy (hard contacts: nine components, a long legend) and a switch of
+    integrator at ``event_at`` of the window."""
+    from app.export.plots import RunSeries
+
+    t = np.linspace(0.0, 1.0, n)
+    names = ("translational", "rotational", "gravity", "bending", "axial", "shear",
+             "contact", "wall", "dissipated")
+    energy = {c: np.full(n, 0.5 + 0.1 * k) + 0.2 * np.sin(7 * t + k)
+              for k, c in enumerate(names)}
+    energy["gravity"] = gravity + 3.0 * np.cos(2 * t)
+    total = np.sum(list(energy.values()), axis=0)
+    zeros = np.zeros((n, 3))
+    return RunSeries("drop", t, energy, total, 1e-6 * np.sin(t), zeros, zeros,
+                     events=[(event_at, "integrator: rrp-newmark → pfc-verlet")])
+
+
+@pytest.fixture
+def kept_figure(monkeypatch):
+    """The strip's figure kept after it is drawn (it is cleared once the two pictures
+    are taken), so that its boxes can be measured."""
+    from matplotlib.figure import Figure
+
+    clear = Figure.clear
+    monkeypatch.setattr(Figure, "clear", lambda self, keep_observers=False: None
+                        if getattr(self, "_localaxes", None) else clear(self, keep_observers))
+
+
+def _box(artist, renderer):
+    return artist.get_window_extent(renderer)
+
+
+@pytest.mark.parametrize("size", [(300, 400), (537, 720)])
+@pytest.mark.parametrize("at", [0.9, 0.99])
+def test_a_late_switchs_label_stays_inside_the_energy_plot(kept_figure, size, at):
+    """The marker's label was drawn right of its line: a switch past ~60 % of the window
+    had it cut off at the figure's edge."""
+    strip = PlotStrip([_signed_series(-20.0, event_at=at)], 0.0, 1.0, size)
+    ax = strip.axes[0]
+    r = ax.figure.canvas.get_renderer()
+    notes = [tx for tx in ax.texts if "pfc-verlet" in tx.get_text()]
+    assert len(notes) == 1
+    box, inside = _box(notes[0], r), _box(ax, r)
+    assert inside.x0 <= box.x0 and box.x1 <= inside.x1, (box, inside)
+    assert inside.y0 <= box.y0 and box.y1 <= inside.y1, (box, inside)
+    assert box.width > 20  # (legible: not shrunk to nothing)
+
+
+@pytest.mark.parametrize("size", [(300, 400), (400, 600), (537, 720)])
+def test_no_legend_row_reaches_the_next_plots_title(kept_figure, size):
+    """With gravity (and D) the energy legend has a third row at four columns: it was
+    drawn over the error plot's title.  Every legend lies between its axes and the next
+    title, inside the figure."""
+    strip = PlotStrip([_signed_series(-20.0)], 0.0, 1.0, size)
+    axes = strip.axes
+    fig = axes[0].figure
+    r = fig.canvas.get_renderer()
+    for k, ax in enumerate(axes):
+        leg = _box(ax.get_legend(), r)
+        assert 0 <= leg.x0 and leg.x1 <= fig.bbox.width and leg.y0 >= 0, (k, leg)
+        assert leg.y1 <= _box(ax, r).y0, (k, "over its own axes")
+        if k + 1 < len(axes):
+            title = _box(axes[k + 1].title, r)
+            assert leg.y0 >= title.y1, (k, leg, title)
+            assert title.y0 >= _box(axes[k + 1], r).y1 - 1
+    # the energy legend names every component and the total
+    assert len(strip.legends[0]) == 10 and strip.legends[0][-1] == "total E + D"
+
+
+@pytest.mark.parametrize("gravity", [-20.0, 15.0])
+def test_the_stack_adds_up_to_the_total(kept_figure, gravity):
+    """Gravity was a line beside the stacked areas, so their top was the total minus
+    gravity.  Now it is the stack's first band (from 0, below 0 when negative), the
+    others on it: the top curve is the total, and no band goes below the one under it."""
+    s = _signed_series(gravity)
+    strip = PlotStrip([s], 0.0, 1.0, (400, 600))
+    ax = strip.axes[0]
+    lines = {ln.get_label(): np.asarray(ln.get_ydata(), float) for ln in ax.get_lines()
+             if not ln.get_label().startswith("_")}
+    total = lines.pop("total E + D")
+    np.testing.assert_allclose(total, s.total)
+    comps = np.array([lines[n] for n in lines])
+    np.testing.assert_allclose(comps[-1], s.total, rtol=1e-12)  # (D: the last band)
+    np.testing.assert_allclose(comps.max(axis=0), s.total, rtol=1e-12)
+    # the bands: gravity's from 0 to U_g, each other one from the sum below it
+    np.testing.assert_allclose(lines["gravity"], s.energy["gravity"])
+    assert (np.diff(comps[1:], axis=0) >= -1e-12).all()

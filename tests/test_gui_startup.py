@@ -179,3 +179,56 @@ def test_an_unknown_scheme_asked_for_is_not_shown_and_the_worker_says_why(qtbot,
     qtbot.waitUntil(lambda: w.loaded is not None, timeout=WAIT)
     assert c.integrator.currentData() == w.loaded.integrators[0]
     w.close()
+
+
+def test_the_cold_start_line_fits_the_status_bar_and_its_bar_moves_from_the_start(
+        qtbot, settings, monkeypatch):
+    """Issue #42 item 7: on a cold start the status line with its estimate ran off the
+    status bar (a QLabel of ~1100 pixels of text in a 900-pixel window), and the bar,
+    at "step 1 of 4", stayed empty for the whole first step (~30 s).  The line is
+    elided to the room it has (the start and the time left kept), never under the bar,
+    and the bar shows progress from the first report: busy without an estimate,
+    filled by the estimate's time with one."""
+    import app.gui.kernel_stages as ks
+
+    monkeypatch.setattr(ks, "run_kernels_cached", lambda scheme, family: False)
+    seen: list[dict] = []
+    progress = MainWindow._on_progress
+
+    def on_progress(self, k, n, text):
+        progress(self, k, n, text)
+        st, bar = self.status, self.build_bar
+        shown = getattr(st, "shown_text", st.text)()  # (what the label draws)
+        seen.append({"k": k, "full": st.text(), "shown": shown,
+                     "wide": st.fontMetrics().horizontalAdvance(shown),
+                     "room": st.contentsRect().width(),
+                     "right": st.mapTo(self, st.rect().topRight()).x(),
+                     "bar_left": bar.mapTo(self, bar.rect().topLeft()).x(),
+                     "bar": (bar.minimum(), bar.maximum(), bar.value()),
+                     "window": self.width()})
+
+    monkeypatch.setattr(MainWindow, "_on_progress", on_progress)
+    for estimate in (None, "[20, 30, 5, 1]"):
+        if estimate:
+            settings.setValue("cold_start/torus|rrp-newmark|4", estimate)
+        del seen[:]
+        w = MainWindow(LoadRequest("torus"), settings=settings)
+        w.resize(900, 700)
+        w.show()
+        qtbot.addWidget(w)
+        qtbot.waitUntil(lambda w=w: w.loaded is not None, timeout=WAIT)
+        w.close()
+        assert [s["k"] for s in seen] == [1, 2, 3, 4]
+        for s in seen:
+            assert s["wide"] <= s["room"], s
+            assert s["right"] < s["bar_left"] <= s["window"], s
+            lo, hi, value = s["bar"]
+            assert hi == 0 or value > lo, s  # busy, or some progress shown
+        first = seen[0]
+        assert first["shown"].startswith("loading Particle-binder torus")
+        if estimate:
+            assert "about 55 s left" in first["full"] or "about 56 s left" in first["full"]
+            assert first["shown"].endswith("(the last cold start took 56 s)")
+            assert first["bar"][1] > 0 and first["bar"][2] > 0  # (not busy: a share)
+        else:
+            assert first["bar"][1] == 0  # (busy: nothing to measure by yet)

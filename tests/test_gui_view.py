@@ -117,7 +117,8 @@ def test_pendulum_axes_are_scaled_to_the_body_and_adjustable(qtbot, make_window)
 # ------------------------------------------------------------------ stacked energy colours
 def _synthetic(rows: int = 60_000) -> tuple[Loaded, Frame]:
     """Constant components over t ∈ [0, 10]: translational 1, rotational 2, gravity
-    −0.5 (signed: a line), enough rows for the peak downsampling to act."""
+    −0.5 (signed: the bottom of the stack), enough rows for the peak downsampling to
+    act."""
     names = ["translational", "rotational", "gravity"]
     t = np.linspace(0.0, 10.0, rows)
     e = np.zeros((rows, len(ENERGY_NAMES)))
@@ -155,15 +156,90 @@ def test_stacked_energy_bands_have_one_colour_from_left_to_right(qtbot):
         p = panel.energy_plot.mapFromScene(p)
         return img[p.y(), p.x()].astype(int)
 
-    for band, e in (("translational", 0.5), ("rotational", 2.0), ("rotational", 2.85)):
+    # gravity (−0.5) is the stack's bottom: translational from −0.5 to 0.5 (over
+    # gravity's band, which is below 0), rotational from 0.5 to the total, 2.5
+    for band, e in (("translational", -0.25), ("translational", 0.3),
+                    ("rotational", 1.5), ("rotational", 2.4)):
         want = np.array([int(_light(energy_colour(band))[k:k + 2], 16) for k in (1, 3, 5)])
         left, right = pixel(0.3, e), pixel(9.7, e)
         assert np.abs(left - right).max() <= 3, (band, e, left, right)
         assert np.abs(right - want).max() <= 3, (band, e, right, want)
-    # the signed component is a line, not a band: below 0 only the gravity line
-    assert not panel._curves["energy"]["gravity"].opts["fillLevel"]
-    below = pixel(5.0, -0.25)
-    assert np.abs(below - np.array([255, 255, 255])).max() <= 3
+    for e in (-0.8, 2.85):  # below the stack and above its top (the total): nothing
+        assert np.abs(pixel(5.0, e) - np.array([255, 255, 255])).max() <= 3, e
+
+
+def _signed_frame(gravity: float, rows: int = 200) -> tuple[Loaded, Frame]:
+    """A chain with gravity (``gravity`` plus a swing) and hard contacts (D)."""
+    names = ["translational", "rotational", "gravity", "contact", "dissipated"]
+    t = np.linspace(0.0, 10.0, rows)
+    e = np.zeros((rows, len(ENERGY_NAMES)))
+    for k, n in enumerate(names):
+        e[:, ENERGY_NAMES.index(n)] = 0.5 + 0.2 * k + 0.3 * np.sin(t + k)
+    e[:, ENERGY_NAMES.index("gravity")] = gravity + np.cos(t)
+    total = e.sum(axis=1)
+    ld = Loaded("drop", "drop", None, {}, ["rrp-exact"], 1e-3, names, (), None)
+    s = Series(t, e, total, np.zeros(rows), np.zeros((rows, 3)), np.zeros((rows, 3)))
+    fr = Frame(10.0, rows, "rrp-exact", 1e-3, np.zeros((1, 3)), np.zeros((1, 4)),
+               np.zeros((1, 3)), np.zeros((1, 3)), [], {"energy": s}, [], None, 0.0, 0.0, 0.0)
+    return ld, fr
+
+
+@pytest.mark.parametrize("gravity", [-3.0, 4.0])
+def test_the_stack_adds_up_to_the_total(qtbot, gravity):
+    """Issue #42 item 7: gravity was a line beside the stacked areas, whose top was
+    then the total less gravity.  It is the first band of the stack now (from 0, below
+    it when negative), the others on it: the top curve is the total, the curves rise
+    from gravity's, and each band is filled from the curve under it."""
+    panel = PlotPanel()
+    qtbot.addWidget(panel)
+    ld, fr = _signed_frame(gravity)
+    panel.reset(ld)
+    panel.append(fr)
+    panel.redraw()
+    curves = panel._curves["energy"]
+    ys = np.array([c.getData()[1] for c in curves.values()])
+    total = fr.series["energy"].total
+    np.testing.assert_allclose(ys.max(axis=0), total, rtol=1e-12)
+    np.testing.assert_allclose(ys[-1], total, rtol=1e-12)
+    assert list(curves)[0] == "gravity" and list(curves)[-1] == "dissipated"
+    np.testing.assert_allclose(ys[0], fr.series["energy"].energy[:, ENERGY_NAMES.index(
+        "gravity")])
+    assert (np.diff(ys, axis=0)[1:] >= 0).all()
+    _, top = panel._curves["total"].getData()
+    np.testing.assert_allclose(top, total)
+
+
+@pytest.mark.parametrize("at", [1.0, 9.0, 9.9])
+def test_a_switchs_label_shows_inside_the_energy_plot(qtbot, at):
+    """Issue #42 item 7: the marker's label was drawn along its line from 92 % of the
+    plot's height upwards, i.e. above the plot, where it was clipped away.  It lies
+    inside the plot now, wherever the switch is (right of the line, or left of it near
+    the right edge)."""
+    from types import SimpleNamespace
+
+    panel = PlotPanel()
+    qtbot.addWidget(panel)
+    panel.resize(480, 860)
+    panel.show()
+    ld, fr = _signed_frame(-3.0)
+    panel.reset(ld)
+    panel.append(fr)
+    panel.add_marker(SimpleNamespace(t=at, step=int(at * 1000),
+                                     label="integrator: rrp-newmark → pfc-verlet"))
+    panel.redraw()
+    qtbot.wait(100)
+    vb = panel.energy_plot.getPlotItem().vb
+    lines = [ln for w, ln in panel.markers if w is panel.energy_plot]
+    assert len(lines) == 1 and lines[0].label is not None
+    label = lines[0].label
+    assert label.isVisible() and label.toPlainText().startswith("integrator:")
+    box, view = label.sceneBoundingRect(), vb.sceneBoundingRect()
+    assert view.contains(box), (at, box, view)
+    assert box.width() > 100  # (the whole text, horizontal)
+    # the legend (nine entries, a long one) under the plot, as wide as it is at most
+    legend = panel.energy_plot.getPlotItem().legend.sceneBoundingRect()
+    assert 0 <= legend.left() and legend.right() <= panel.energy_plot.width(), legend
+    assert legend.top() >= view.bottom()
 
 
 # ------------------------------------------------------------------ picking

@@ -102,33 +102,34 @@ class PlotStrip:
         canvas = FigureCanvasAgg(fig)
         font = max(5.0, min(8.0, h / 95))
         axes = fig.subplots(4, 1, sharex=True)
-        fig.subplots_adjust(left=0.14, right=0.97, top=0.955, bottom=0.105, hspace=0.66)
+        fig.subplots_adjust(left=0.14, right=0.97)  # (top to bottom: _layout)
         self.axes = axes
         self.titles: list[str] = []
         self.legends: list[list[str]] = []
         curves: list = []
         first = runs[0]
         win = (first.t >= self.t0 - 1e-12) & (first.t <= self.t1 + 1e-12)
-        # 1. energy components, stacked (as the app's default)
+        # 1. energy components, stacked (as the app's default): the signed potentials
+        # (gravity) at the bottom, from 0, the others on them, D last: the top is the total
         ax = axes[0]
         names = list(first.energy)
-        stack = [n for n in names if n not in SIGNED_ENERGY]
-        stack.sort(key=lambda n: n == style.DISSIPATED)
+        stack = style.stack_order(names)
+        n_signed = sum(n in SIGNED_ENERGY for n in stack)
         t, cols = first.t[win], np.zeros((int(win.sum()), 0))
         if stack:
             cols = np.cumsum(np.stack([first.energy[n][win] for n in stack], axis=1), axis=1)
         td, yd = decimate(t, cols) if cols.shape[1] else (t, cols)
+        base = yd[:, n_signed - 1] if n_signed else np.zeros(len(td))
         for k, n in enumerate(stack):
             light = _light(style.energy_colour(n), 0.6 if n == style.DISSIPATED else 0.45)
-            curves.append(ax.fill_between(td, 0.0, yd[:, k], color=light, lw=0,
-                                          zorder=len(stack) - k))
-            curves += ax.plot(td, yd[:, k], color=style.energy_colour(n), lw=0.8,
-                              label=style.LEGEND_NAMES.get(n, n), zorder=len(stack) - k)
-        for n in names:
-            if n in SIGNED_ENERGY:
-                td1, y1 = decimate(t, first.energy[n][win])
-                curves += ax.plot(td1, y1, color=style.energy_colour(n), lw=1.6, label=n,
-                                  zorder=len(stack) + 1)
+            if k < n_signed:  # a signed band: between the running sums below and at it
+                lo, z = (yd[:, k - 1] if k else np.zeros(len(td))), 1 + k
+            else:  # from the signed sum up, the lower bands drawn over the upper ones
+                lo, z = base, 10 + len(stack) - k
+            curves.append(ax.fill_between(td, lo, yd[:, k], color=light, lw=0, zorder=z))
+            curves += ax.plot(td, yd[:, k], color=style.energy_colour(n),
+                              lw=1.6 if k < n_signed else 0.8,
+                              label=style.LEGEND_NAMES.get(n, n), zorder=40 + len(stack) - k)
         td1, y1 = decimate(t, first.total[win])
         curves += ax.plot(td1, y1, color="k", lw=1.6, zorder=100,
                           label="total E + D" if style.DISSIPATED in names else "total")
@@ -162,6 +163,9 @@ class PlotStrip:
                                   color=style.AXIS_COLOURS[j], label=f"Δ{sym}_{c}")
             self._style(ax, ttl, sym, font)
         axes[-1].set_xlabel("t", fontsize=font, labelpad=1)
+        span = self.t1 - self.t0
+        for ax in axes:
+            ax.set_xlim(self.t0, self.t1 if span > 0 else self.t0 + 1.0)
         # the change markers (in every plot, labelled in the energy plot; the changes
         # made at one instant share a marker, their labels one under the other)
         marks: dict[float, list[str]] = {}
@@ -170,21 +174,20 @@ class PlotStrip:
                 key = next((k for k in marks if abs(k - te) <= 1e-9 * max(1.0, abs(te))), te)
                 marks.setdefault(key, []).append(lab)
         self.marker_times = list(marks)
+        notes = []
         for te, labs in marks.items():
-            for j, ax in enumerate(axes):
+            for ax in axes:
                 ax.axvline(te, color=MARKER_COLOUR, lw=0.9, ls="--", zorder=150)
-                if j == 0:
-                    ax.annotate("\n".join(labs), (te, 0.95), xycoords=("data", "axes fraction"),
-                                xytext=(3, 0), textcoords="offset points",
-                                fontsize=font - 0.5, color="#333", zorder=160, va="top",
-                                bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1})
-        span = self.t1 - self.t0
-        for ax in axes:
-            ax.set_xlim(self.t0, self.t1 if span > 0 else self.t0 + 1.0)
-            leg = ax.legend(fontsize=font - 1, loc="upper center", ncol=4, frameon=False,
-                            bbox_to_anchor=(0.5, -0.14 if ax is not axes[-1] else -0.33),
-                            handlelength=1.2, columnspacing=0.8, borderaxespad=0.0)
-            self.legends.append([tx.get_text() for tx in leg.get_texts()])
+            notes.append(axes[0].annotate(
+                "\n".join(labs), (te, 0.95), xycoords=("data", "axes fraction"),
+                xytext=(3, 0), textcoords="offset points", fontsize=font - 0.5, color="#333",
+                zorder=160, va="top", bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1}))
+        renderer = canvas.get_renderer()
+        legends = [self._legend(fig, ax, font, renderer) for ax in axes]
+        self._layout(fig, axes, legends, renderer)
+        for note in notes:
+            _place_note(note, axes[0], renderer)
+        self.legends = [[tx.get_text() for tx in leg.get_texts()] for leg in legends]
         # drawn with the curves (full), then without them (empty): same axes, same layout
         canvas.draw()
         self._full = np.asarray(canvas.buffer_rgba())[:, :, :3].copy()
@@ -199,6 +202,56 @@ class PlotStrip:
                                 int(round(bb.x0)), int(round(bb.x1)) + 1))
         self._x0, self._x1 = axes[0].get_xlim()
         fig.clear()
+
+    @staticmethod
+    def _legend(fig, ax, font: float, renderer):
+        """``ax``'s legend under it: in as few rows as fit the figure's width (at most
+        six columns)."""
+        handles, labels = ax.get_legend_handles_labels()
+        room = fig.bbox.width - 6
+        for ncol in range(min(6, max(len(labels), 1)), 0, -1):
+            leg = ax.legend(handles, labels, fontsize=font - 1, loc="upper center",
+                            ncol=ncol, frameon=False, handlelength=1.2, columnspacing=0.8,
+                            borderaxespad=0.0, borderpad=0.1)
+            if ncol == 1 or leg.get_window_extent(renderer).width <= room:
+                return leg
+        return leg  # (never reached: one column is always taken)
+
+    @staticmethod
+    def _layout(fig, axes, legends, renderer) -> None:
+        """Stack the axes from the top, each with the room its title (and the y axis's
+        offset text) needs above it and its x axis and legend need below it — so that no
+        legend row reaches the next plot's title (issue #42 item 7: a third legend row,
+        with gravity, did) — sharing what height is left equally; each legend centred
+        under its axes' tick labels."""
+        width, height = fig.bbox.width, fig.bbox.height
+        pad, gap = 3.0, 4.0
+        above, below = [], []
+        for ax, leg in zip(axes, legends, strict=True):
+            top = ax.get_window_extent(renderer)
+            heads = [ax.title.get_window_extent(renderer).y1]
+            off = ax.yaxis.get_offset_text()
+            if off.get_text():
+                heads.append(off.get_window_extent(renderer).y1)
+            above.append(max(0.0, max(heads) - top.y1) + 1.0)
+            xaxis = ax.xaxis.get_tightbbox(renderer)
+            under = max(0.0, top.y0 - xaxis.y0) if xaxis is not None else 0.0
+            below.append(max(under, 3.0) + 1.0 + leg.get_window_extent(renderer).height + gap)
+        free = height - 2 * pad - sum(above) - sum(below)
+        each = max(free / len(axes), 8.0)
+        y = height - pad
+        x0, x1 = fig.subplotpars.left, fig.subplotpars.right
+        for ax, leg, a, b in zip(axes, legends, above, below, strict=True):
+            y -= a
+            ax.set_position([x0, (y - each) / height, x1 - x0, each / height])
+            y -= each
+            lw = leg.get_window_extent(renderer).width
+            under = b - gap - leg.get_window_extent(renderer).height
+            # centred under the axes, or as near as keeps it inside the figure
+            xc = min(max((x0 + x1) / 2 * width, lw / 2 + pad), width - lw / 2 - pad)
+            leg.set_bbox_to_anchor((xc / width, (y - under) / height),
+                                   transform=fig.transFigure)
+            y -= b
 
     @staticmethod
     def _style(ax, title: str, left: str, font: float) -> None:
@@ -222,3 +275,28 @@ class PlotStrip:
             img[r0:r1, c0:x + 1] = self._full[r0:r1, c0:x + 1]
             img[r0:r1, max(c0, x - 1):min(c1, x + 1)] = (255, 176, 0)  # the cursor
         return img
+
+
+def _place_note(note, ax, renderer) -> None:
+    """A change marker's label inside ``ax`` (issue #42 item 7: at the right of its line
+    it ran out of the figure past ~60 % of the window): right of the line where it
+    fits, else left of it, else broken into lines (after ``": "``), else smaller."""
+    box = ax.get_window_extent(renderer)
+
+    def fits() -> bool:
+        bb = note.get_window_extent(renderer)
+        return bb.x0 >= box.x0 and bb.x1 <= box.x1 and bb.y0 >= box.y0 and bb.y1 <= box.y1
+
+    text = note.get_text()
+    for variant in (text, text.replace(": ", ":\n")):
+        note.set_text(variant)
+        for ha, dx in (("left", 3), ("right", -3)):
+            note.set_horizontalalignment(ha)
+            note.xyann = (dx, 0)
+            if fits():
+                return
+    while note.get_fontsize() > 3.0 and not fits():
+        note.set_fontsize(note.get_fontsize() - 0.5)
+        bb = note.get_window_extent(renderer)
+        note.set_horizontalalignment("left" if bb.x1 <= box.x1 else "right")
+        note.xyann = (3, 0) if bb.x1 <= box.x1 else (-3, 0)

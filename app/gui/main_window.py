@@ -34,7 +34,7 @@ from .perf import perf_line
 from .plots import PlotPanel, TimedPlotWidget, error_title
 from .recorder import Recorder
 from .replay import Recording, TimelineBar
-from .startup import LoadStatus
+from .startup import ElidedLabel, LoadStatus
 from .window_menus import AXES_DETAIL_LABELS, MenusMixin
 from .window_recording import RecordingMixin
 from .window_replay import ReplayMixin
@@ -146,12 +146,13 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         split.setSizes([300, 620, 480])
         self.splitter = split
         self.setCentralWidget(split)
-        self.status = QLabel()
+        self.status = ElidedLabel()  # (never wider than the bar leaves it, issue #42.7)
         self.statusBar().addWidget(self.status, 1)
         self.perf = QLabel()
         self.statusBar().addPermanentWidget(self.perf)
         self.build_bar = QProgressBar()  # kernels being built: k of n, or busy
         self.build_bar.setMaximumWidth(160)
+        self.build_bar.setMinimumWidth(110)  # (room for "~55 s left" on it)
         self.build_bar.setTextVisible(False)
         self.build_bar.hide()
         self.statusBar().addPermanentWidget(self.build_bar)

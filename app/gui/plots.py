@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters
-from PyQt6.QtCore import Qt, QTimer
+from PyQt6.QtCore import QPointF, Qt, QTimer
+from PyQt6.QtGui import QPolygonF
 from PyQt6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from engine.diagnostics import INVARIANT_NAMES, model_invariant_names
@@ -37,14 +38,19 @@ from ..plot_style import (
     error_labels,
     light,
     peak_decimate,
+    stack_order,
 )
 from .worker import Frame, Loaded, Series
 
 SIGNED_COMPONENTS = frozenset(SIGNED_ENERGY)
-"""Potentials that go negative: drawn as lines beside the stacked (non-negative) areas."""
+"""Potentials that may go negative: the bottom of the stack (:func:`app.plot_style.stack_order`),
+from 0 to their sum, the non-negative areas stacked on it."""
 CURSOR_MS = 300
 """Least interval between two moves of the plots' cursor line (see
 :meth:`PlotPanel.set_cursor`)."""
+LEGEND_FREE = 140
+"""A plot's share of the panel's height is this plus its legend's height (pixels, as
+weights): its title, axes and plotting area, then the legend."""
 MAX_BUCKETS = 2000
 """Most time buckets a curve is decimated to (:func:`decimate`): each gives its minimum
 and its maximum, so a curve gets at most ``2 * MAX_BUCKETS`` points — about twice the
@@ -244,6 +250,19 @@ class TimedPlotWidget(pg.PlotWidget):
             TimedPlotWidget.paint_seconds += time.perf_counter() - t0
 
 
+class AreaSample(pg.ItemSample):
+    """A legend sample that shows a stacked band's fill when another item paints it
+    (the curve's ``area_brush``), as the samples of curves filled to 0 show theirs."""
+
+    def paint(self, p, *args) -> None:
+        super().paint(p, *args)
+        brush = getattr(self.item, "area_brush", None)
+        if brush is not None and self.item.isVisible():
+            p.setBrush(brush)
+            p.setPen(pg.mkPen(self.item.opts["pen"]))
+            p.drawPolygon(QPolygonF([QPointF(2, 18), QPointF(18, 2), QPointF(18, 18)]))
+
+
 class OutsideLegend(pg.LegendItem):
     """A legend in its own row of the plot's layout, below the axes — never over the
     data.  (A legend anchored inside the view box with a translucent white background
@@ -251,26 +270,64 @@ class OutsideLegend(pg.LegendItem):
     energy areas, looked lighter than the rest.)"""
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(offset=None, frame=False, **kwargs)
+        super().__init__(offset=None, frame=False, sampleType=AreaSample, **kwargs)
         self.layout.setContentsMargins(0, 0, 0, 0)
+
+    def fit_columns(self, width: float, most: int = 6) -> int:
+        """As many columns (up to ``most``) as fit ``width`` pixels: the fewest rows, so
+        that the legend leaves the plot its height (issue #42 item 7: with gravity and
+        D, three columns made four rows, and the energy plot a strip of ~30 pixels)."""
+        samples = [sample.preferredWidth() + 3 for sample, _ in self.items]
+        labels = [label.preferredWidth() + 3 for _, label in self.items]
+        ncol = 1
+        for n in range(min(most, len(labels)), 0, -1):
+            if sum(max(samples[c::n]) + max(labels[c::n]) for c in range(n)) <= width:
+                ncol = n
+                break
+        self.setColumnCount(ncol)
+        return ncol
 
     def updateSize(self) -> None:  # noqa: N802 (pyqtgraph name)
         # in a layout: ask it for the room instead of setting our own geometry
-        height = width = 0.0
+        # (the grid's columns are as wide as their widest item: a sum over the columns,
+        # not the widest row — that left a long label's row running off the plot)
+        height = 0.0
+        widths = [0.0] * self.layout.columnCount()
         for row in range(self.layout.rowCount()):
-            row_height = col_width = 0.0
+            row_height = 0.0
             for col in range(self.layout.columnCount()):
                 item = self.layout.itemAt(row, col)
                 if item:
-                    col_width += item.preferredWidth() + 3
+                    widths[col] = max(widths[col], item.preferredWidth() + 3)
                     row_height = max(row_height, item.preferredHeight())
-            width = max(width, col_width)
             height += row_height
+        width = sum(widths)
         self.setMinimumHeight(height)
         self.setMaximumHeight(height)
         self.setPreferredWidth(width)
         self.setMaximumWidth(max(width, 1.0))
         self.updateGeometry()
+
+
+class MarkerLabel(pg.InfLineLabel):
+    """A change marker's label: horizontal, hanging from the top of the plot beside its
+    line — right of it where the text fits in the plot, else left of it (issue #42 item
+    7: rotated along the line from 92 % of its height, it ran out of the plot's top and
+    was hidden)."""
+
+    def __init__(self, line: pg.InfiniteLine, text: str) -> None:
+        super().__init__(line, text=text, position=0.98, anchors=[(0, 0), (1, 0)],
+                         color="#333", fill=(255, 255, 255, 210))
+
+    def updatePosition(self) -> None:  # noqa: N802 (pyqtgraph name)
+        super().updatePosition()
+        vb = self.getViewBox()
+        if vb is None or not hasattr(vb, "viewRange"):
+            return
+        (x0, x1), width = vb.viewRange()[0], vb.width()
+        x = (self.line.value() - x0) / (x1 - x0) * width if x1 > x0 else 0.0
+        fits = x + self.textItem.boundingRect().width() + 2 <= width
+        self.setAnchor((0, 0) if fits else (1, 0))
 
 
 def error_title(energy_names: list[str] | tuple[str, ...], scale: str = "|E₀|"
@@ -315,8 +372,9 @@ class PlotPanel(QWidget):
 
         self.stacked = QCheckBox("stacked")
         self.stacked.setChecked(True)
-        self.stacked.setToolTip("stack the non-negative components (areas); negative ones "
-                                "(gravity) and the total are drawn as lines")
+        self.stacked.setToolTip("stack the components as areas, gravity at the bottom (from "
+                                "0, below 0 when negative): the top of the stack is the "
+                                "total")
         self.log_error = QCheckBox("log |ΔE|")
         self.log_error.setToolTip("logarithmic axis of |relative energy error|")
         self.drift = QCheckBox("drift c(t) − c(0)")
@@ -352,6 +410,11 @@ class PlotPanel(QWidget):
         """The model's invariants plotted instead of ``P`` (the pendulum's, which has no
         translation: ``P ≡ 0``), keys of :data:`engine.diagnostics.INVARIANT_NAMES`."""
         self.markers: list[tuple[pg.PlotWidget, pg.InfiniteLine]] = []
+        self._fills: list = []
+        """The stacked bands drawn apart from their curves (with a signed component):
+        the ``FillBetweenItem`` items, and the first signed band's ``(column, PlotCurveItem)``
+        in :attr:`_shadows`."""
+        self._shadows: list[tuple[int, pg.PlotCurveItem]] = []
         self.events: list = []
         self._curves: dict = {}
         self._dirty = False
@@ -461,12 +524,10 @@ class PlotPanel(QWidget):
         self.events.append(ev)
         for w in self.plots:
             line = pg.InfiniteLine(pos=ev.t, angle=90, movable=False,
-                                   pen=pg.mkPen("#555", width=1, style=Qt.PenStyle.DashLine),
-                                   label=ev.label if w is self.energy_plot else None,
-                                   labelOpts={"position": 0.92, "color": "#333",
-                                              "fill": (255, 255, 255, 200),
-                                              "rotateAxis": (1, 0), "anchors": [(0, 0),
-                                                                                (0, 0)]})
+                                   pen=pg.mkPen("#555", width=1, style=Qt.PenStyle.DashLine))
+            line.setZValue(150)  # (over the stacked areas, as in the export)
+            if w is self.energy_plot:
+                line.label = MarkerLabel(line, ev.label)
             line.setToolTip(f"t = {ev.t:.6g}, step {ev.step}: {ev.label}")
             w.addItem(line)
             self.markers.append((w, line))
@@ -481,12 +542,11 @@ class PlotPanel(QWidget):
         return list(self._curves.get("error", {}))
 
     def _stack_order(self) -> list[str]:
-        """The stacked components, bottom first (the dissipated energy on top)."""
+        """The stacked components, bottom first: the signed ones (gravity), the others,
+        the dissipated energy on top (:func:`app.plot_style.stack_order`)."""
         if self.loaded is None:
             return []
-        stack = [n for n in self.loaded.energy_names if n not in SIGNED_COMPONENTS]
-        stack.sort(key=lambda n: n == DISSIPATED)
-        return stack
+        return stack_order(self.loaded.energy_names)
 
     def _stack_columns(self) -> tuple[int, ...]:
         return tuple(ENERGY_NAMES.index(n) for n in self._stack_order())
@@ -499,32 +559,16 @@ class PlotPanel(QWidget):
                 pi.removeItem(item)
             if pi.legend is not None:
                 pi.legend.clear()
+        for item in self._fills:
+            self.energy_plot.getPlotItem().removeItem(item)
+        self._fills, self._shadows = [], []
         self._curves = {"energy": {}, "error": {}, "P": [], "L": [], "gap": {}}
         if self.loaded is None:
             return
         names = self.loaded.energy_names
         ep = self.energy_plot
-        # the legend is a row under the plot: as few lines as fit its width
-        cols = 3 if DISSIPATED in names else 5 if len(names) >= 7 else 4  # (D: long label)
-        ep.getPlotItem().legend.setColumnCount(cols)
         if self.stacked.isChecked():
-            # cumulative sums, each filled down to 0; the lower ones drawn on top, so the
-            # band between two curves shows the upper one's colour (no FillBetweenItem:
-            # its polygons are not downsampled and cost O(rows) to paint)
-            stack = self._stack_order()  # D on top of the stack
-            for k, n in enumerate(stack):
-                # D in neutral grey: energy that has left the system (a hatch pattern
-                # would scale with the view's transform and paint solid)
-                brush = pg.mkBrush(_light(energy_colour(n), 0.6 if n == DISSIPATED else 0.45))
-                c = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=1),
-                            name=LEGEND_NAMES.get(n, n), fillLevel=0.0, brush=brush)
-                c.setZValue(len(stack) - k)
-                self._curves["energy"][n] = c
-            for n in names:
-                if n in SIGNED_COMPONENTS:
-                    g = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=2), name=n)
-                    g.setZValue(len(stack) + 1)
-                    self._curves["energy"][n] = g
+            self._stack_curves(ep)
         else:
             for n in names:
                 pen = pg.mkPen(energy_colour(n), width=1.5)
@@ -567,8 +611,66 @@ class PlotPanel(QWidget):
         for k, c in enumerate("xyz"):
             self._curves["L"].append(self.L_plot.plot(
                 [], [], pen=pg.mkPen(AXIS_COLOURS[k], width=1.5), name=f"{pre}L_{c}"))
+        self._fit_legends()
         self._dirty = True
         self.redraw()
+
+    def _fit_legends(self) -> None:
+        """Each legend in as few rows as the plot's width allows, and each plot's share
+        of the height grown by its legend's, so that the plotting areas stay alike (a
+        legend of four rows took ~60 % of the energy plot)."""
+        lay = self.layout()
+        for w in self.plots:
+            legend = w.getPlotItem().legend
+            legend.fit_columns(max(w.width() - 40, 100))
+            share = int(LEGEND_FREE + legend.minimumHeight())
+            if lay.stretch(lay.indexOf(w)) != share:
+                lay.setStretchFactor(w, share)
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(ev)
+        self._fit_legends()
+
+    def _stack_curves(self, ep: pg.PlotWidget) -> None:
+        """The stacked energy plot: the running sums of :meth:`_stack_order`, so that the
+        top curve is the total.  Without a signed component every curve is filled down
+        to 0, the lower ones drawn over the upper ones, so the band between two curves
+        shows the upper one's colour (one item per curve: cheap to paint).  With one
+        (gravity, at the bottom) its band runs from 0 to its curve and the others fill
+        from it up (``FillBetweenItem``, on the decimated curves), drawn over its band:
+        where gravity is negative the stack starts below 0 and covers that band's lower
+        part, gravity's line the stack's lower edge."""
+        stack = self._stack_order()
+        n_signed = sum(n in SIGNED_COMPONENTS for n in stack)
+        pi = ep.getPlotItem()
+        for k, n in enumerate(stack):
+            # D in neutral grey: energy that has left the system (a hatch pattern would
+            # scale with the view's transform and paint solid)
+            brush = pg.mkBrush(_light(energy_colour(n), 0.6 if n == DISSIPATED else 0.45))
+            name = LEGEND_NAMES.get(n, n)
+            if not n_signed:
+                c = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=1), name=name,
+                            fillLevel=0.0, brush=brush)
+                c.setZValue(len(stack) - k)
+                self._curves["energy"][n] = c
+                continue
+            signed = k < n_signed
+            c = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=2 if signed else 1),
+                        name=name)
+            c.setZValue(40 + len(stack) - k)
+            if k == 0:  # the first signed band: from 0 to its curve
+                fill = pg.PlotCurveItem(pen=pg.mkPen(None), fillLevel=0.0, brush=brush)
+                self._shadows.append((k, fill))
+            else:
+                below = list(self._curves["energy"].values())[k - 1 if signed else n_signed - 1]
+                fill = pg.FillBetweenItem(below, c, brush=brush)
+            fill.setZValue(1 + k if signed else 10 + len(stack) - k)
+            c.area_brush = brush  # (its legend sample shows the band's colour)
+            # (a click on the sample hides the curve: its band too)
+            c.visibleChanged.connect(lambda c=c, f=fill: f.setVisible(c.isVisible()))
+            pi.addItem(fill)
+            self._fills.append(fill)
+            self._curves["energy"][n] = c
 
     def _first_plot_names(self) -> list[str]:
         """Retitle the momentum plot for the model and name its curves: the invariants
@@ -627,6 +729,8 @@ class PlotPanel(QWidget):
         for j, c in enumerate([*curves.values(), self._curves["total"]]):
             c.setData(td, yd[:, j])
             handed += len(td)
+        for j, fill in self._shadows:
+            fill.setData(td, yd[:, j])
         log = self.log_error.isChecked()
         for lab, c in self._curves["error"].items():
             d = self.runs.get(lab)

@@ -11,6 +11,14 @@ last cold start of the same load was timed, an estimate of what is left.
 
 The estimate is kept in the window's settings (``cold_start/<scenario>|<scheme>|<steps>``:
 the seconds of each step of the last load that took :data:`COLD_SECONDS` or more).
+
+The status line is an :class:`ElidedLabel` (issue #42 item 7: the line with its estimate
+ran off the status bar): elided in the middle to the room it has, so that what is loaded
+(its start) and the time left (its end) stay in view, the whole line in its tooltip.
+The bar shows progress from the start: with an estimate, the share of the last cold
+start's time that this one has reached (time-based: the first step alone was ~30 s of
+an empty bar); without one, a busy bar until the first step is done, then the steps
+done.
 """
 
 from __future__ import annotations
@@ -20,7 +28,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from PyQt6.QtCore import QTimer
+from PyQt6.QtCore import QSize, Qt, QTimer
+from PyQt6.QtGui import QPainter
+from PyQt6.QtWidgets import QLabel, QSizePolicy
 
 from engine.integrators import get_integrator
 
@@ -29,6 +39,34 @@ COLD_SECONDS = 3.0
 cold start's estimate (a warm load takes a fraction of a second)."""
 VIEW_TEXT = "rrp-loading"
 """Name of the view's text actor while a scenario is loaded."""
+
+
+BAR_STEPS = 1000
+"""The bar's range while it follows an estimate (per mille of the estimated time)."""
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that never asks for more width than it is given: its text is
+    drawn elided in the middle to its width (:meth:`shown_text`); :meth:`text` stays
+    the whole line."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(text)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        return QSize(0, super().minimumSizeHint().height())
+
+    def shown_text(self) -> str:
+        """What is drawn: the text, elided in the middle to the label's width."""
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle,
+                                             self.contentsRect().width())
+
+    def paintEvent(self, ev) -> None:  # noqa: N802 (Qt name)
+        p = QPainter(self)
+        p.setPen(self.palette().color(self.foregroundRole()))
+        p.drawText(self.contentsRect(), int(self.alignment().value), self.shown_text())
+        p.end()
 
 
 @dataclass(frozen=True)
@@ -133,8 +171,6 @@ class LoadStatus:
             self.estimate = self._stored()
         if n:
             self.steps.append(time.perf_counter())
-        self.w.build_bar.setRange(0, n)
-        self.w.build_bar.setValue(max(0, k - 1))
         self.w.build_bar.show()
         self.stage_text = text
         self._show()
@@ -160,6 +196,7 @@ class LoadStatus:
             self.w.settings.setValue(self._key(), json.dumps(secs))
         self.t0 = 0.0
         self.timer.stop()
+        self.w.status.setToolTip("")
         self._caption(None)
 
     # ------------------------------------------------------------------ internals
@@ -187,17 +224,57 @@ class LoadStatus:
         if self.steps:
             spent = now - self.steps[0]
             msg += f" {spent:.0f} s so far"
-            est = self.estimate
-            if est is not None:
-                k = len(self.steps)
-                left = max(0.0, est[k - 1] - (now - self.steps[-1])) + sum(est[k:])
+            left = self.left()
+            if left is not None:
                 msg += (f", about {left:.0f} s left (the last cold start took "
-                        f"{sum(est):.0f} s)")
+                        f"{sum(self.estimate):.0f} s)")
         return msg
+
+    def left(self) -> float | None:
+        """The seconds left by the last cold start's times (``None``: not known)."""
+        est = self.estimate
+        if est is None or not self.steps:
+            return None
+        k = len(self.steps)
+        return (max(0.0, est[k - 1] - (time.perf_counter() - self.steps[-1]))
+                + sum(est[k:]))
+
+    def fraction(self) -> float | None:
+        """How far the build has come by the estimate (the last cold start's time of
+        each step: the steps done, and the time in this one, at most 95 % of its
+        estimate), or ``None`` without an estimate."""
+        est = self.estimate
+        if est is None or not self.steps or not sum(est) > 0:
+            return None
+        k = len(self.steps)
+        now = time.perf_counter()
+        done = sum(est[:k - 1]) + min(now - self.steps[-1], 0.95 * est[k - 1])
+        return min(done / sum(est), 1.0)
+
+    def _bar(self) -> None:
+        """The bar: the share of the estimate (at least 2 %) with the seconds left on
+        it, else the steps done, busy while none is."""
+        bar = self.w.build_bar
+        share = self.fraction()
+        bar.setTextVisible(share is not None)
+        if share is not None:
+            bar.setRange(0, BAR_STEPS)
+            bar.setValue(max(int(share * BAR_STEPS), BAR_STEPS // 50))
+            left = self.left()
+            bar.setFormat(f"~{left:.0f} s left" if left >= 0.5 else "finishing…")
+        elif self.n and len(self.steps) > 1:
+            bar.setRange(0, self.n)
+            bar.setValue(len(self.steps) - 1)
+        else:
+            bar.setRange(0, 0)  # (busy)
 
     def _show(self) -> None:
         if self.active:
-            self.w.status.setText(self.text())
+            line = self.text()
+            self.w.status.setText(line)
+            self.w.status.setToolTip(line)
+            if self.loading or self.n:
+                self._bar()
 
     def _caption(self, text: str | None) -> None:
         """The view's caption while nothing of the new scenario is drawn (removed when

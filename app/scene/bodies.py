@@ -28,8 +28,8 @@ from .style import (
     CMAP,
     COLOUR_MODES,
     FOLLOW_FILL,
-    GROUP_CMAP,
     GROUP_COLOURS,
+    GROUP_PALETTE,
     PIVOT_AXIS_REACH,
     SPHERE_COLOUR,
     SPRITE_MIN_SPHERES,
@@ -124,7 +124,9 @@ class BodyScene(SceneDecorations, SceneCamera):
                 diffuse=0.8, ambient=0.15, name="rrp-spheres", reset_camera=False)
             self._sphere_actor.prop.interpolation = "gouraud"
         self._lut = pv.LookupTable(CMAP)
-        self._group_lut = pv.LookupTable(GROUP_CMAP, n_values=GROUP_COLOURS)
+        self._group_lut = pv.LookupTable(values=np.array(
+            [[int(c[k:k + 2], 16) for k in (1, 3, 5)] + [255] for c in GROUP_PALETTE],
+            dtype=np.uint8))
         self._sphere_actor.mapper.lookup_table = self._lut
 
         # body-frame axes: points [c, c + L e1, c + L e2, c + L e3] per body

@@ -18,9 +18,27 @@ draw as the spheres themselves)."""
 SPRITE_MIN_SPHERES = 400
 """From this many drawn spheres on they are point impostors (see the module docstring);
 below, a mesh of low-poly spheres (the torus, the pendulum, the dumbbells)."""
-GROUP_CMAP = "tab20"
-GROUP_COLOURS = 20
-""""body group" colours: group index modulo this many, in :data:`GROUP_CMAP`."""
+GROUP_BASE = ("#1f77b4", "#17becf", "#7b4173", "#dcd300", "#e41a1c", "#008856", "#fdae6b",
+              "#8c6d31", "#de9ed6", "#969696")
+"""The first ten "body group" colours (blue, cyan, plum, yellow, red, green, light orange,
+ochre, pink, grey): picked for their pairwise CIEDE2000 distance, at least 24 between
+any two (issue #42 item 7: ``tab20`` gave groups 2 and 3 its orange and light orange,
+15 apart, hardly told apart on shaded spheres); groups 1 and 2 (an assembly's usual
+two) in colours far from the body axes' red, green and blue and from the inspected
+body's amber halo (:data:`HIGHLIGHT_COLOUR`)."""
+
+
+def _lighter(hex_colour: str, white: float = 0.5) -> str:
+    rgb = [int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)]
+    return "#" + "".join(f"{round(c + (255 - c) * white):02x}" for c in rgb)
+
+
+GROUP_PALETTE = (*GROUP_BASE, *(_lighter(c) for c in GROUP_BASE))
+"""The "body group" colours: group ``k`` gets ``GROUP_PALETTE[k % GROUP_COLOURS]``; the
+ten of :data:`GROUP_BASE`, then the same mixed half with white (groups 10–19: a pile of
+many rings)."""
+GROUP_COLOURS = len(GROUP_PALETTE)
+""""body group" colours: group index modulo this many, in :data:`GROUP_PALETTE`."""
 SPHERE_SPLAT = (
     "//VTK::Color::Impl\n"
     "float rr = dot(offsetVCVSOutput.xy, offsetVCVSOutput.xy);\n"
