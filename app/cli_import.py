@@ -166,10 +166,17 @@ def _step_of_draft(out: Path, bodies_csv: Path, bonds_csv: Path, table, d,
     is touched before all is known (issue #46 item 2)."""
     import tempfile
 
+    from engine.io.atomic import OutputError
+
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.stem}-draft-") as tmp:
         t = Path(tmp)
-        _write_files((t / bodies_csv.name, t / bonds_csv.name, t / out.name), table, d,
-                     text)
+        try:
+            _write_files((t / bodies_csv.name, t / bonds_csv.name, t / out.name), table, d,
+                         text)
+        except OSError as exc:  # (a full disk, a quota: one line, exit 1)
+            kept = f"{out} is unchanged" if out.exists() else f"{out} was not created"
+            raise OutputError(f"cannot write {out}: {exc.strerror or exc}; nothing was "
+                              f"written ({kept})", exc.errno) from None
         return _step(t / out.name)
 
 
