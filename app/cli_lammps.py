@@ -54,7 +54,7 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
                          "(--to lammps writes a directory)")
     k = -1 if getattr(args, "frame", None) is None else int(args.frame)
     try:
-        with RunFile(run) as rf:
+        with RunFile(run, series=False) as rf:  # (frames only: issue #47 item 4)
             fr = rf.frame(k)
             params = dict(rf.params)
             model_name, h = rf.model_name, rf.h

@@ -133,8 +133,13 @@ class RunFile:
     (one line), whatever is damaged in the file.  Use as a context manager or
     :meth:`close` it."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, series: bool = True) -> None:
         self.path = Path(path)
+        self._series = bool(series)
+        """``series=False``: the series (``/time``, ``/energy``, ``/momentum``) are neither
+        read nor checked (:attr:`times`, :attr:`energy`, :attr:`P`, :attr:`L` empty): a
+        converter of frames opens a file whose frames are whole though a series is
+        damaged, in every format alike (issue #47 item 4)."""
         self._f = _open(self.path)
         try:
             self._read_header()
@@ -193,14 +198,17 @@ class RunFile:
                 message = (f"interrupted (file not closed): the run stopped at t = {t:.6g} "
                            "without closing its file")
         self.status, self.message = status, message
-        self.times = f["time"][()]
         self.components = [c for c in f["energy"]
                            if c not in ("total", "relative_error", TERRACE_GAP)]
         self.components.sort(key=lambda c: ENERGY_NAMES.index(c) if c in ENERGY_NAMES
                              else len(ENERGY_NAMES))
-        self.energy = {k: f["energy"][k][()] for k in f["energy"]}
-        self.P = f["momentum/linear"][()] if "linear" in f["momentum"] else None
-        self.L = f["momentum/angular"][()] if "angular" in f["momentum"] else None
+        if self._series:
+            self.times = f["time"][()]
+            self.energy = {k: f["energy"][k][()] for k in f["energy"]}
+            self.P = f["momentum/linear"][()] if "linear" in f["momentum"] else None
+            self.L = f["momentum/angular"][()] if "angular" in f["momentum"] else None
+        else:
+            self.times, self.energy, self.P, self.L = np.zeros(0), {}, None, None
         gb = f.get("bodies")
         need = [f"/bodies/{c}" for c in ("position", "quaternion", "omega", "time")
                 if gb is None or c not in gb]
@@ -217,9 +225,10 @@ class RunFile:
                                                           "omega", "time")]
                                 + ([self._checks[0].shape[0]] if self._checks else []))
             self.frame_times = gb["time"][:self.n_frames]
-        digests.check_series(f, {"time": self.times, "momentum/linear": self.P,
-                                 "momentum/angular": self.L,
-                                 **{f"energy/{k}": v for k, v in self.energy.items()}})
+        if self._series:
+            digests.check_series(f, {"time": self.times, "momentum/linear": self.P,
+                                     "momentum/angular": self.L,
+                                     **{f"energy/{k}": v for k, v in self.energy.items()}})
         self.events: list[Event] = []
         if "events" in f:
             for r in f["events"][()]:

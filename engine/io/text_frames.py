@@ -84,7 +84,7 @@ def open_run(run_path: str | Path) -> RunFile:
     if not path.is_file():
         raise TrajectoryError(f"no such run file: {str(path)!r}")
     try:
-        rf = RunFile(path)
+        rf = RunFile(path, series=False)  # (frames only: issue #47 item 4)
     except RunFileError as exc:
         raise TrajectoryError(str(exc)) from None
     except OSError as exc:
