@@ -69,7 +69,18 @@ def register(sub) -> None:
                    help="override a scenario parameter; the value is TOML")
     p.add_argument("--out", "-o", required=True, help="output file: .mp4 or .gif")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="start an export estimated to take over an hour without asking "
+                        "(asked only when stdin is a terminal)")
     p.set_defaults(handler=_run)
+
+
+LONG_NOTE = 60.0
+"""An export estimated to take longer (seconds) says its frame count and time first."""
+LONG_ASK = 3600.0
+"""An export estimated to take longer (seconds) needs ``--yes`` when stdin is a terminal
+(issue #47 item 7: ``--speed 3.4e-5`` set off 882 000 frames, about 70 hours, without a
+word)."""
 
 
 def is_run_source(text: str) -> bool:
@@ -133,6 +144,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
     try:
         layout = check_layout(args.layout or ("view+plots" if run_src else "view"))
         size = parse_size(args.size or ("1280x720" if layout == "view+plots" else "800x600"))
+        args.before = _announcer(args, size, warn)
         out = check_output(args.out)
         check_camera(args.camera)
         if args.colour_by not in COLOUR_MODES:
@@ -194,7 +206,37 @@ def _from_run(args, out, size, layout, check, warn):
                       interpolate=not args.no_interpolate, title=args.title,
                       colour_by=args.colour_by, camera=args.camera, compare=args.compare,
                       progress=sys.stderr.isatty() and not args.quiet, check=check,
-                      warn=warn)
+                      warn=warn, before=args.before)
+
+
+def _announcer(args: argparse.Namespace, size: tuple[int, int],
+               warn: Callable[[str], None]) -> Callable[[int], None]:
+    """What an export calls with its frame count before it starts (issue #47 item 7):
+    beyond :data:`LONG_NOTE` seconds of estimated work a note says how many frames and
+    how long; beyond :data:`LONG_ASK` an export whose stdin is a terminal is refused in
+    one line unless ``--yes`` (a script's export goes on, with the note)."""
+    from .export import MAX_FRAMES, ExportError
+    from .export.common import duration, estimate_seconds
+
+    def before(n: int) -> None:
+        secs = estimate_seconds(n, size)
+        if secs < LONG_NOTE or n > MAX_FRAMES:  # (too many frames: refused as such)
+            return
+        what = (f"{n:,} frames of {size[0]}x{size[1]}, about {duration(secs)} to render "
+                "and encode")
+        if secs > LONG_ASK and not args.yes and _stdin_is_terminal():
+            raise ExportError(f"this export would write {what}: pass --yes to start it, "
+                              "or lower --fps, raise --speed or narrow --t0/--t1")
+        warn(f"{what} (lower --fps, raise --speed or narrow --t0/--t1 for less)")
+
+    return before
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):
+        return False
 
 
 def _from_scenario(args, out, size, layout, check, warn):
@@ -205,7 +247,7 @@ def _from_scenario(args, out, size, layout, check, warn):
 
     from engine.scenarios import parse_sets
 
-    from .export import ExportError, export_animation, export_run
+    from .export import MAX_FRAMES, ExportError, export_animation, export_run, frame_count
     from .export.scenario import simulate_to_file
 
     overrides = parse_sets(args.set)
@@ -216,6 +258,8 @@ def _from_scenario(args, out, size, layout, check, warn):
     if args.no_interpolate:
         warn("--no-interpolate applies to run files: a scenario is drawn at each frame's "
              "time")
+    if t_end * args.fps / args.speed < 2 * MAX_FRAMES:  # (before simulating anything)
+        args.before(frame_count(t0, t_end, args.fps, args.speed))
     if layout == "view":
         return export_animation(args.scenario, integrator=args.integrator, h=args.h,
                                 t0=t0, t_end=t_end, fps=args.fps, speed=args.speed,
@@ -232,5 +276,5 @@ def _from_scenario(args, out, size, layout, check, warn):
                          speed=args.speed, size=size, layout=layout, title=args.title,
                          colour_by=args.colour_by, camera=args.camera,
                          progress=sys.stderr.isatty() and not args.quiet, check=check,
-                         warn=warn)
+                         warn=warn)  # (its frames announced above, once)
     return dataclasses.replace(res, failure=failure)

@@ -371,3 +371,41 @@ def test_an_unknown_camera_is_one_line(tmp_path, capsys):
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "unknown camera 'orbit': use fixed or follow" in err
     assert not list(tmp_path.iterdir())
+
+
+def test_a_long_export_asks_for_yes_on_a_terminal(tmp_path):
+    """An export estimated at over an hour (882 353 frames: ``--speed 3.4e-5`` over one
+    simulated second) with stdin a terminal is one line naming its frames, the time and
+    ``--yes``, exit 2, nothing written — it started without a word (issue #47 item 7)."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        res = subprocess.run([sys.executable, "-m", "app", "export", "pendulum", "--t-end",
+                              "1", "--speed", "3.4e-5", "--out", "x.mp4"], cwd=tmp_path,
+                             stdin=slave, capture_output=True, text=True, timeout=120)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.splitlines()
+    assert "882,353 frames of 800x600, about" in line and " h to render" in line, line
+    assert "pass --yes to start it" in line, line
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("layout", ["view", "view+plots"])
+def test_an_export_says_its_frames_and_time_before_it_starts(can_render, tmp_path, capsys,
+                                                             monkeypatch, layout):
+    """Beyond ``LONG_NOTE`` of estimated work (lowered here) an export first says how
+    many frames and about how long, once, then goes on (a scenario drawn as it is
+    simulated, and one recorded first for its plots; issue #47 item 7)."""
+    from app import cli_export
+
+    monkeypatch.setattr(cli_export, "LONG_NOTE", 0.0)
+    code = main(["export", "pendulum", "--t-end", "0.1", "--size", "64x48", "--layout",
+                 layout, "--out", str(tmp_path / "a.gif")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "rrp: note: 4 frames of 64x48, about 0 s to render and encode" in err, err
+    assert err.count("frames of 64x48") == 1

@@ -31,6 +31,28 @@ FORMATS = (".mp4", ".gif")
 MIN_SIZE, MAX_SIZE = 16, 4096
 MAX_FPS = 120
 MAX_FRAMES = 10**6
+SECONDS_PER_MEGAPIXEL = 0.07
+"""Wall seconds an export takes to render and encode a frame, per million pixels
+(BENCHMARKS.md, "Export": view+plots at 1280x720 renders and encodes 15 frames/s on the
+2-core box): what :func:`estimate_seconds` says before an export starts."""
+
+
+def estimate_seconds(n_frames: int, size: tuple[int, int]) -> float:
+    """About how long an export of ``n_frames`` frames of ``size`` takes to render and
+    encode (issue #47 item 7: an 882 000-frame export started without a word); a
+    scenario's simulation comes on top."""
+    return float(n_frames) * SECONDS_PER_MEGAPIXEL * size[0] * size[1] / 1e6
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` as a person says it: 40 s, 12 min, 3.5 h, 2.9 days."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
 """Exports of more frames are refused (over nine hours of video at 30 fps)."""
 SCREENSHOT_RATE = 60.0
 """Scene updates per simulated second on the way to a screenshot (for the trail)."""

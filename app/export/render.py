@@ -182,13 +182,16 @@ def export_run(run_file: str | Path, *, out: Path | str, t0: float | None = None
                labels: Sequence[str] = (), progress: bool = False,
                check: Callable[[], None] | None = None,
                on_frame: Callable[[FrameInfo], None] | None = None,
-               warn: Callable[[str], None] | None = None) -> ExportResult:
+               warn: Callable[[str], None] | None = None,
+               before: Callable[[int], None] | None = None) -> ExportResult:
     """Render the run file ``run_file`` (complete, failed, interrupted or ``.partial``)
     into ``out`` (.mp4 or .gif), frame ``k`` at ``t0 + k · speed / fps`` (issue #37
     item 2); between recorded frames positions are interpolated and attitudes slerped
     (``interpolate=False``: the nearest earlier frame).  ``compare``: run files drawn as
     ghosts, their error curves beside the primary's (``labels``: the runs' names in the
-    plots); ``check``: called before each frame, may raise to stop (nothing is left);
+    plots); ``before``: called with the number of frames once it is known, before
+    anything is written (may raise :class:`ExportError`: ``rrp export``'s long-export
+    check); ``check``: called before each frame, may raise to stop (nothing is left);
     ``on_frame``: called with each frame's :class:`FrameInfo`; ``warn``: one-line
     notes (a rounded size, sparse frames).  Bad input raises :class:`ExportError`
     before anything is written."""
@@ -226,6 +229,8 @@ def export_run(run_file: str | Path, *, out: Path | str, t0: float | None = None
                               f"is {MAX_FRAMES:.0e}); choose --t0/--t1, lower --fps or raise "
                               "--speed")
         n_frames = frame_count(a, b, fps, speed)
+        if before is not None:
+            before(n_frames)
         dt = speed / fps
         for line in (note, sparse_note(track, dt, interpolate)):
             if line:
