@@ -126,6 +126,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
+    from engine.io import RunFileError
     from engine.io.outlock import OutputBusyError, OutputLock
 
     from .errors import UsageError
@@ -180,6 +181,13 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
                else _from_scenario(args, out, size, layout, check, warn))
     except (ExportError, OutputBusyError) as exc:
         raise UsageError(str(exc)) from None
+    except RunFileError as exc:  # (a frame that cannot be read, met while drawing: what
+        if run_src:              # the deep check names, as convert says it; issue #42
+            from .cli_convert import _check_integrity  # item 4)
+
+            for src in (args.scenario, *args.compare):
+                _check_integrity(src, warn, deep=True, verb="export")
+        raise UsageError(f"cannot export: {exc}; nothing was written") from None
     finally:
         for r in reading:
             r.__exit__()

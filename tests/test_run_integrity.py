@@ -417,6 +417,30 @@ def test_every_format_converts_whole_frames_beside_a_damaged_series(tmp_path, fm
         assert "12 atoms" in (out / "run.data").read_text() and (out / "in.run").exists()
 
 
+def test_export_of_a_damaged_frame_or_a_gone_csv_is_one_line(good, tmp_path):
+    """``rrp export`` of a run file whose frames fail their checksum, and of an assembly
+    run whose CSV has moved, is one line, exit 2, nothing written — as ``rrp convert``
+    refuses them ("internal error: RunFileError", exit 1, before: issue #42 item 4)."""
+    pytest.importorskip("pyvista")
+    shutil.copy(good, tmp_path / "run.h5")
+    flip(tmp_path / "run.h5", "bodies/position", row=5)
+    res = rrp(tmp_path, "export", "run.h5", "--size", "64x48", "--out", "x.gif")
+    line = one_line(res)
+    assert res.returncode == 2 and line.startswith("rrp: error: cannot export: run.h5: a "
+                                                   "checksum error in /bodies/position"), line
+    assert "nothing was exported" in line and not (tmp_path / "x.gif").exists()
+    (tmp_path / "s.csv").write_text("x,y,z,diameter,density\n0,0,1,1,1\n1,0,1,1,1\n")
+    (tmp_path / "b.csv").write_text("i,j,type\n0,1,1\n")
+    (tmp_path / "a.toml").write_text('model = "assembly"\nbodies = "s.csv"\n'
+                                     'bonds = "b.csv"\n[run]\nt_end = 0.01\n')
+    assert rrp(tmp_path, "run", "a.toml", "--out", "a.h5", "-q").returncode == 0
+    (tmp_path / "s.csv").rename(tmp_path / "moved.csv")
+    res = rrp(tmp_path, "export", "a.h5", "--size", "64x48", "--out", "a.gif")
+    line = one_line(res)
+    assert res.returncode == 2 and "s.csv" in line and "is gone" in line, line
+    assert "internal error" not in line and not (tmp_path / "a.gif").exists()
+
+
 # ------------------------------------------------------------------ rrp gui FILE
 def _no_display() -> dict:
     env = {k: v for k, v in os.environ.items()

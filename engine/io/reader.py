@@ -343,6 +343,11 @@ class RunFile:
         try:
             model = spec.make(self.params)
         except ParameterError as exc:
+            if "No such file" in str(exc):  # (an assembly's CSV or data file moved away:
+                raise RunFileError(        # issue #42 item 4)
+                    f"{self.path}: its model is read from a file beside it that is gone "
+                    f"({exc}): put the file back where it was when the run was made"
+                ) from None
             raise RunFileError(f"{self.path}: written by RRP Studio {self.version}; its "
                                f"parameters do not fit this version: {exc}") from None
         mass, bonds = self._f.get("bodies/mass"), np.asarray(model.forcefield.bonds)
