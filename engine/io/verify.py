@@ -41,6 +41,7 @@ import h5py
 import numpy as np
 
 from .. import __version__
+from ..rotations import not_attitudes
 from . import digests
 from .digests import SCHEMA_VERSION, sha_digest
 from .schema import CHECKPOINT_GROUPS, open_run_file
@@ -131,9 +132,12 @@ def _serial(g: h5py.Group) -> int:
         return -1
 
 
-def read_checkpoint(g: h5py.Group) -> tuple[dict[str, Any], dict[str, Any], CheckpointCheck]:
+def read_checkpoint(g: h5py.Group, need_digest: bool = False,
+                    ) -> tuple[dict[str, Any], dict[str, Any], CheckpointCheck]:
     """Read a checkpoint group: its datasets, its attributes (raw, as h5py gives them)
-    and what was found (:class:`CheckpointCheck`; nothing is raised for a damaged one)."""
+    and what was found (:class:`CheckpointCheck`; nothing is raised for a damaged one).
+    ``need_digest``: the file was written with checkpoint digests (issue #46 item 3), so
+    one without is damaged, not *unverifiable*."""
     name = g.name.lstrip("/")
     serial = _serial(g)
     arrays: dict[str, Any] = {}
@@ -164,6 +168,10 @@ def read_checkpoint(g: h5py.Group) -> tuple[dict[str, Any], dict[str, Any], Chec
             name, serial, "damaged",
             f"it lacks the attribute {'n_records' if n is None else 't'}", t, n)
     stored = attrs.get(DIGEST_ATTR)
+    if stored is None and need_digest:
+        return arrays, attrs, CheckpointCheck(
+            name, serial, "damaged", "its digest is missing (the file was written with "
+            "one)", t, n)
     if stored is None:
         return arrays, attrs, CheckpointCheck(name, serial, "unverifiable", "", t, n)
     stored = stored.decode() if isinstance(stored, bytes) else str(stored)
@@ -195,8 +203,9 @@ def choose_checkpoint(f: h5py.File, rows: int | None = None,
     checks: list[CheckpointCheck] = []
     chosen = None
     choice: CheckpointCheck | None = None
+    need = "checkpoints" in digests.written_with(f)
     for g in found:
-        arrays, attrs, c = read_checkpoint(g)
+        arrays, attrs, c = read_checkpoint(g, need)
         if c.usable and rows is not None and c.n_records is not None and c.n_records > rows:
             c = CheckpointCheck(c.name, c.serial, "damaged",
                                 _PAST_THE_RECORDS.format(c.n_records, rows), c.t, c.n_records)
@@ -303,11 +312,14 @@ def _dataset(f: h5py.File, name: str) -> h5py.Dataset | None:
     return obj if isinstance(obj, h5py.Dataset) else None
 
 
-def _first_bad_row(ds: h5py.Dataset, check: tuple | None = None) -> tuple[int, str] | None:
+def _first_bad_row(ds: h5py.Dataset, check: tuple | None = None, strict: int = 0,
+                   valid=None) -> tuple[int, str] | None:
     """The first row of ``ds`` that cannot be read (``checksum``: a checksum error,
     damaged compressed data) or reads other values than were written (``digest``: its
-    row digest, ``check`` = (checks dataset, column), differs: a damaged chunk index),
-    or ``None``; read in blocks of about :data:`SCAN_BLOCK_BYTES`."""
+    row digest, ``check`` = (checks dataset, column), differs: a damaged chunk index;
+    ``strict``: :func:`~engine.io.digests.first_mismatch`), or that ``valid`` (rows →
+    a mask of the bad ones) refuses (``value``), or ``None``; read in blocks of about
+    :data:`SCAN_BLOCK_BYTES`."""
     if ds.shape is None:
         return None
     if ds.shape == ():
@@ -337,10 +349,20 @@ def _first_bad_row(ds: h5py.Dataset, check: tuple | None = None) -> tuple[int, s
                 stored = check[0][a:a + len(values), check[1]]
             except OSError:
                 continue  # (the checks' own scan names it)
-            r = digests.first_mismatch(values, a, stored)
+            r = digests.first_mismatch(values, a, stored, strict)
             if r is not None:
                 return a + r, "digest"
+        if valid is not None:
+            wrong = np.nonzero(valid(values))[0]
+            if len(wrong):
+                return a + int(wrong[0]), "value"
     return None
+
+
+_VALID = {"bodies/quaternion": lambda q: not_attitudes(q).reshape(len(q), -1).any(axis=1)}
+"""Rows a deep check refuses whatever their digests say (issue #46 item 3): a frame's
+quaternions must be attitudes (zeros are the fill value of a damaged chunk index)."""
+
 
 
 _SERIES_TOP = ("time", "energy", "momentum")
@@ -402,6 +424,8 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> N
         return
     for text in digests.header_problems(f):
         bad(Problem("header", text))
+    for part, text in digests.checks_problems(f):  # (issue #46 item 3)
+        bad(Problem(part, text))
     n_bodies = None  # the bodies of /bodies/mass: the frames' second axis
     mass = _dataset(f, "bodies/mass")
     if mass is not None and mass.shape is not None and len(mass.shape) == 1:
@@ -487,10 +511,12 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> N
         n_frames = min(n_frames, frames.get(digests.FRAME_CHECKS, n_frames))
     if deep or scan_series:
         small = {*series, "events", *_MODEL, digests.SERIES_CHECKS}
+        strict = digests.strict_rows(f)
         for name, ds in _datasets(f):
             if not deep and name not in small:
                 continue
-            found = _first_bad_row(ds, digests.checks_for(f, name))
+            found = _first_bad_row(ds, digests.checks_for(f, name), strict,
+                                   _VALID.get(name))
             if found is None:
                 continue
             r, kind = found
@@ -498,6 +524,8 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> N
             at = f" at {unit} {r}" if ds.shape and len(ds.shape) and ds.shape[0] > 1 else ""
             part = "series" if name in series or name == "events" else _part(name)
             bad(Problem(part, f"a checksum error in /{name}{at}" if kind == "checksum" else
+                        f"/{name} holds no attitude{at} (a quaternion of norm 0 or not "
+                        "finite: zeros where data was written)" if kind == "value" else
                         f"/{name} reads other values than were written{at} (they do not "
                         "match their digest: damaged metadata)"))
             if name in series:
@@ -581,7 +609,7 @@ def _events_problem(f: h5py.File) -> str | None:
     if ds is None:
         return None
     if digests.DIGEST_ATTR not in ds.attrs:  # (written before events had one?)
-        return ("/events has lost its digest" if digests.HEADER_DIGEST in f.attrs
+        return ("/events has lost its digest" if "events" in digests.written_with(f)
                 else None)
     try:
         rows = ds[()]
