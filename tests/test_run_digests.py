@@ -1,12 +1,15 @@
-"""Digests that cannot be switched off (issue #46 item 3; docs/output.md, "Integrity"
+"""Digests that cannot be switched off (issue #46 item 3), and a resume that cannot write
+a ``complete`` file failing its checks (issue #47 item 2; docs/output.md, "Integrity"
 and "Guarantees"): a digest attribute renamed or lost, one byte of what says which
 datasets the row digests cover, row digests that read as zeros, a frame's quaternions
-read as zeros.  Real files of the pendulum (:func:`test_run_damage.pend`), damaged on
-disk."""
+read as zeros, a chunk index entry redirected onto a copy of its bytes inside another
+object, and the check a writer makes before it marks its file ``complete``.  Real files
+of the pendulum (:func:`test_run_damage.pend`), damaged on disk."""
 
 from __future__ import annotations
 
 import json
+import struct
 import types
 
 import h5py
@@ -15,9 +18,10 @@ import pytest
 from test_run_damage import chunk_key, copy, poke, write_pend
 from test_run_integrity import one_line, rrp, without_checks
 
-from engine.io import RunFile, RunFileError, read_run
+from engine.io import OutputWriteError, RunFile, RunFileError, RunWriter, read_run
 from engine.io.digests import SERIES_CHECKS, header_digest
 from engine.io.verify import verify_run
+from engine.scenarios import load_scenario
 from engine.simulation import Simulation, SimulationError
 
 
@@ -228,3 +232,79 @@ def test_zero_quaternions_are_never_a_state(pend, tmp_path):
                                               "quaternion of norm 0"):
         Simulation.from_frame(model, zero, "rrp-exact", 1e-2)
 
+
+# ------------------------------------------------------------------ #47.2: overlapping chunks
+def _redirected(pend, d, name="run.h5"):
+    """The pendulum with the chunk index entry of ``/momentum/linear`` (all zeros: the
+    pivot holds the bob) redirected into the zero tail of ``/time``'s chunk (4096 rows,
+    21 written): the same bytes, so it reads, passes its checksum and its digests, until
+    the next rows of /time are written there."""
+    bad = copy(pend, d, name)
+    with h5py.File(bad, "r") as f:
+        assert not f["momentum/linear"][()].any()
+        t = f["time"].id.get_chunk_info_by_coord((0,)).byte_offset + 8 * len(f["time"])
+    at, info = chunk_key(bad, "momentum/linear", 0)
+    data = bad.read_bytes()
+    assert data[t:t + info.size] == data[info.byte_offset:info.byte_offset + info.size]
+    poke(bad, at + 8 + 3 * 8, struct.pack("<Q", t))
+    with h5py.File(bad, "r") as f:
+        assert not f["momentum/linear"][()].any()  # (it reads, and passes its checksum)
+    return bad
+
+
+def test_a_chunk_redirected_onto_a_copy_of_its_bytes_is_refused(pend, tmp_path):
+    """Before, the deep check passed and ``rrp run --resume bad.h5 --out x.h5`` exited
+    0 with ``x.h5`` marked complete whose own deep check found a checksum error (its
+    appended times written over /momentum/linear); chunks that overlap another object
+    are damage, found from the chunk index alone."""
+    bad = _redirected(pend, tmp_path, "bad.h5")
+    what = ("the chunk of /momentum/linear at record 0 overlaps the chunk of /time at "
+            "record 0")
+    report = verify_run(bad, deep=True)
+    assert what in report.what() and not report.resumable
+    assert what in verify_run(bad).what()  # (metadata only: the shallow check too)
+    res = rrp(tmp_path, "run", "--resume", "bad.h5", "--out", "x.h5", "--t-end", "0.2")
+    line = one_line(res)
+    assert res.returncode == 2 and what in line, line
+    nothing_written(tmp_path, "bad.h5")
+
+
+def test_a_resume_verifies_its_file_before_marking_it_complete(pend, tmp_path):
+    """A writer that continued a file (here a ``.partial`` resumed in place through the
+    API, whose source is not checked first) reads it back whole before it marks it
+    ``complete``: the overlap, and the checksum error its writes made, file it as
+    ``failed`` with what is wrong, never ``complete``."""
+    from engine.drivers import simulation_from_resume_state
+
+    src = _redirected(pend, tmp_path, "p.h5.4242.partial")  # (its output: p.h5)
+    with RunFile(src) as rf:
+        d, n = rf.resume_state()
+        model = rf.build_model()
+    sim = simulation_from_resume_state(model, d)
+    w = RunWriter.resume(tmp_path / "p.h5", sim, src, n)
+    assert sim.advance(10).ok
+    with pytest.raises(OutputWriteError, match="fails its checks once written") as exc:
+        w.close()
+    assert exc.value.damaged and "a checksum error in /time" in str(exc.value)
+    with h5py.File(exc.value.path, "r") as f:
+        assert f.attrs["status"] == "failed" and "not marked complete" in f.attrs["message"]
+
+
+def test_a_new_file_is_checked_before_it_is_marked_complete(tmp_path):
+    """A new run's file too (without reading its rows back: the header and status
+    digests, the structure, the checkpoints, the overlaps): a constant changed on disk
+    while the run was written is found at the close, and the file is ``failed``."""
+    path = tmp_path / "n.h5"
+    sim = Simulation(load_scenario("pendulum").build_model(), "rrp-exact", 1e-2)
+    w = RunWriter(path, sim, scenario="pendulum")
+    assert sim.advance(10).ok
+    w.flush()
+    info = w.f["bodies/mass"].id.get_chunk_info(0)
+    with open(w.partial, "r+b") as fh:  # (the bytes of the mass, behind HDF5's back)
+        fh.seek(info.byte_offset)
+        fh.write(struct.pack("<d", 7.0))
+    with pytest.raises(OutputWriteError, match="fails its checks once written"):
+        w.close()
+    with h5py.File(path, "r") as f:
+        assert f.attrs["status"] == "failed"
+    assert w.seconds["verify"] > 0

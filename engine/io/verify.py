@@ -364,6 +364,69 @@ _VALID = {"bodies/quaternion": lambda q: not_attitudes(q).reshape(len(q), -1).an
 quaternions must be attitudes (zeros are the fill value of a damaged chunk index)."""
 
 
+def overlaps(f: h5py.File) -> list[tuple[str, int, str]]:
+    """Where the stored data of two objects of ``f`` overlap (issue #47 item 2): every
+    chunk of every chunked dataset, every contiguous dataset's data, every object
+    header's address and the superblock's, as byte ranges of the file; in a whole file
+    none overlaps another, but a chunk index entry redirected onto other bytes that hold
+    the same values (HDF5 writes edge chunks from an uninitialised buffer, so copies
+    exist) reads, and passes its checksum and digests, until a write to either object
+    damages the other.  A range past the end of the file counts too.  Returns
+    ``(name, row, text)`` for each (``name``: a dataset whose data is in question from
+    its row ``row`` on).  Metadata only: no value is read."""
+    spans: list[tuple[int, int, str, Any, int]] = [(0, 1, "", "the superblock", 0)]
+
+    def chunk(name: str, row: int) -> str:  # (its words: only for one that overlaps)
+        top = name.split("/")[0]
+        unit = ("record" if top in _SERIES_TOP else "frame"
+                if top in ("bodies", "generalized") else "row")
+        return f"the chunk of /{name} at {unit} {row}"
+
+    def visit(name: str, obj: Any) -> None:
+        try:
+            addr = h5py.h5o.get_info(obj.id).addr
+            spans.append((int(addr), int(addr) + 1, "", f"the object header of /{name}", 0))
+        except READ_ERRORS:
+            pass
+        if not isinstance(obj, h5py.Dataset):
+            return
+        if obj.chunks:
+            def add(info, name=name) -> None:
+                if info.byte_offset is None or info.size == 0:
+                    return
+                row = int(info.chunk_offset[0]) if info.chunk_offset else 0
+                spans.append((int(info.byte_offset), int(info.byte_offset + info.size), name,
+                              chunk, row))
+            try:
+                obj.id.chunk_iter(add)
+            except AttributeError:  # (an HDF5 without H5Dchunk_iter)
+                for i in range(obj.id.get_num_chunks()):
+                    add(obj.id.get_chunk_info(i))
+        else:
+            off = obj.id.get_offset()
+            if off is not None and obj.id.get_storage_size():
+                spans.append((int(off), int(off) + int(obj.id.get_storage_size()), name,
+                              f"the data of /{name}", 0))
+
+    f.visititems(visit)
+    spans.sort()
+    out: list[tuple[str, int, str]] = []
+    end, owner = -1, None
+    size = f.id.get_filesize()
+    for a, b, name, what, row in spans:
+        if callable(what):
+            what = what(name, row)
+        if b > size and name:
+            out.append((name, row, f"{what} lies past the end of the file (a damaged "
+                                   "index)"))
+        if a < end and owner is not None:
+            bad = (name, row) if name else owner[:2]
+            out.append((*bad, f"{what} overlaps {owner[2]} (a damaged chunk index or "
+                              "object address: writing either would damage the other)"))
+        if b > end:
+            end, owner = b, (name, row, what)
+    return out
+
 
 _SERIES_TOP = ("time", "energy", "momentum")
 _MODEL = frozenset(digests.CONSTANTS)
@@ -396,16 +459,21 @@ def future_schema(f: h5py.File, path: Path) -> str | None:
 
 
 def check_run(f: h5py.File, path: str | Path, *, deep: bool = False,
-              series: bool = False) -> Integrity:
+              series: bool = False, closing: bool = False,
+              checkpoints: bool = True) -> Integrity:
     """Check the open run file ``f`` (see the module docstring).  ``deep``: also read
     every chunk of every dataset (a resume does; a reader meets a bad chunk when it reads
     it) and compare every row with its digest; ``series``: the same for the series, the
     events and the constants only (``rrp convert``, which checks each frame as it
     reads it).  Reads only; never raises for damage (:class:`Integrity` says what it is),
-    HDF5 metadata that cannot be read included (issue #36 item 4)."""
+    HDF5 metadata that cannot be read included (issue #36 item 4).  ``closing``: the
+    file of a writer about to mark it ``complete`` (issue #47 item 2): checked as a
+    closed one (every dataset's rows agree), whatever its status says yet;
+    ``checkpoints=False``: the checkpoints are not read (a new file's writer wrote them,
+    from the values it digested)."""
     out = Integrity(Path(path), deep=deep)
     try:
-        _check_run(f, out, deep, series)
+        _check_run(f, out, deep, series, closing, checkpoints)
     except READ_ERRORS as exc:
         out.problems.append(Problem("metadata", f"HDF5 cannot read its metadata "
                                                 f"({type(exc).__name__}: {first_line(exc)})"))
@@ -414,9 +482,10 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False,
     return out
 
 
-def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> None:
+def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool,
+               closing: bool = False, checkpoints: bool = True) -> None:
     out.status = digests.read_status(f)[0]  # ("running" where unconfirmed: issue #36)
-    strict = out.status in STRICT_STATUSES
+    strict = out.status in STRICT_STATUSES or closing
     bad = out.problems.append
     future = future_schema(f, out.path)
     if future is not None:
@@ -509,6 +578,13 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> N
         n_frames = min(frames[k] for k in FRAME_REQUIRED) \
             if all(k in frames for k in FRAME_REQUIRED) else 0
         n_frames = min(n_frames, frames.get(digests.FRAME_CHECKS, n_frames))
+    for name, row, text in overlaps(f):  # (metadata only: issue #47 item 2)
+        part = "checkpoint" if name.split("/")[0] in CHECKPOINT_GROUPS else _part(name)
+        bad(Problem(part, text))
+        if name in series:
+            series_rows = min(series_rows, row)
+        elif name in frames and n_frames is not None:
+            n_frames = min(n_frames, row)
     if deep or scan_series:
         small = {*series, "events", *_MODEL, digests.SERIES_CHECKS}
         strict = digests.strict_rows(f)
@@ -546,6 +622,8 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> N
             out.t_series = None
 
     # ---- the checkpoints
+    if not checkpoints:
+        return
     rows = row_count(f)
     _, choice, checks = choose_checkpoint(f, rows)
     out.checkpoint, out.checkpoints = choice, checks
