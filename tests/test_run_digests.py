@@ -212,7 +212,9 @@ def test_zero_quaternions_are_never_a_state(pend, tmp_path):
     """A file without any digest (written before them) whose quaternions of frames
     16–19 read as zeros: the frame is refused (``RunFile.frame``, ``can_branch``), the
     deep check names it, and ``Simulation.from_frame`` refuses such a frame whatever
-    gives it."""
+    gives it, as a resume refuses such a checkpoint."""
+    from engine.drivers import simulation_from_resume_state
+
     bad = tmp_path / "old.h5"
     without_checks(pend, bad)
     at, _ = chunk_key(bad, "bodies/quaternion", 16)
@@ -227,10 +229,15 @@ def test_zero_quaternions_are_never_a_state(pend, tmp_path):
         ok, why = rf.can_branch(17)
         assert not ok and "norm 0" in why
         model = rf.build_model()
+        saved, _ = rf.resume_state()
     zero = types.SimpleNamespace(**{**good.__dict__, "q": np.zeros_like(good.q)})
     with pytest.raises(SimulationError, match="the frame is not a state: body 0 has a "
                                               "quaternion of norm 0"):
         Simulation.from_frame(model, zero, "rrp-exact", 1e-2)
+    saved["s0_2"] = np.zeros_like(saved["s0_2"])
+    with pytest.raises(SimulationError, match="the saved state is not one: body 0 has a "
+                                              "quaternion of norm 0"):
+        simulation_from_resume_state(model, saved)
 
 
 # ------------------------------------------------------------------ #47.2: overlapping chunks

@@ -408,21 +408,23 @@ def overlaps(f: h5py.File) -> list[tuple[str, int, str]]:
                 spans.append((int(off), int(off) + int(obj.id.get_storage_size()), name,
                               f"the data of /{name}", 0))
 
+    def words(name: str, row: int, what: Any) -> str:
+        return what(name, row) if callable(what) else what
+
     f.visititems(visit)
-    spans.sort()
+    spans.sort(key=lambda s: (s[0], s[1]))
     out: list[tuple[str, int, str]] = []
     end, owner = -1, None
     size = f.id.get_filesize()
     for a, b, name, what, row in spans:
-        if callable(what):
-            what = what(name, row)
         if b > size and name:
-            out.append((name, row, f"{what} lies past the end of the file (a damaged "
-                                   "index)"))
+            out.append((name, row, f"{words(name, row, what)} lies past the end of the "
+                                   "file (a damaged index)"))
         if a < end and owner is not None:
             bad = (name, row) if name else owner[:2]
-            out.append((*bad, f"{what} overlaps {owner[2]} (a damaged chunk index or "
-                              "object address: writing either would damage the other)"))
+            out.append((*bad, f"{words(name, row, what)} overlaps {words(*owner)} (a "
+                              "damaged chunk index or object address: writing either "
+                              "would damage the other)"))
         if b > end:
             end, owner = b, (name, row, what)
     return out
