@@ -127,6 +127,8 @@ def outcome_line(out: Outcome, sim, t_end: float, writer) -> str | None:
             return f"rrp: error: {msg}: free some space, then run it again"
         if getattr(writer, "abandoned", False):
             return f"rrp: error: {msg}"
+        if getattr(exc, "damaged", False):  # (it fails its checks: issue #47 item 2)
+            return f"rrp: error: {msg}; it is in {path} (status failed)"
         fix = ("free some space (or raise the file-size limit), then continue with"
                if exc.errno in _SPACE_ERRORS else "then continue with")
         return f"rrp: error: {msg}; it is in {path} (status failed): {fix}: {cont}"

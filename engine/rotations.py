@@ -416,3 +416,31 @@ def orthogonality_error(r: np.ndarray) -> np.ndarray:
     r = np.asarray(r, dtype=np.float64)
     e = np.einsum("...ki,...kj->...ij", r, r) - np.eye(3)
     return np.sqrt(np.einsum("...ij,...ij->...", e, e))
+
+
+# --------------------------------------------------------------------------------------
+# what a stored attitude must be (issue #46 item 3)
+# --------------------------------------------------------------------------------------
+ATTITUDE_NORM = (0.5, 2.0)
+"""The norms a stored quaternion may have and still be an attitude: the schemes keep it
+unit (``rk4`` lets it drift, by far less than this); zeros (the fill value a damaged run
+file reads where data was written), a non-finite value or a stray scale are not one."""
+
+
+def not_attitudes(q: np.ndarray) -> np.ndarray:
+    """Over the leading axes of quaternions ``q`` (``(..., 4)``): where one is not an
+    attitude (its norm outside :data:`ATTITUDE_NORM`, or not finite)."""
+    n2 = np.einsum("...k,...k->...", q, q)
+    lo, hi = ATTITUDE_NORM
+    return ~((n2 >= lo * lo) & (n2 <= hi * hi))
+
+
+def attitude_problem(q: np.ndarray) -> str | None:
+    """``None`` when every quaternion of ``q`` (``(N, 4)``, a state's) is an attitude,
+    else a phrase naming the first that is not: "body 3 has a quaternion of norm 0"."""
+    bad = np.nonzero(not_attitudes(np.asarray(q, dtype=np.float64)).reshape(-1))[0]
+    if not len(bad):
+        return None
+    i = int(bad[0])
+    norm = float(np.sqrt(np.sum(np.asarray(q, dtype=np.float64).reshape(-1, 4)[i] ** 2)))
+    return f"body {i} has a quaternion of norm {norm:.3g}, not an attitude"

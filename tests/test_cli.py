@@ -124,7 +124,7 @@ def test_torus_output_layout(torus_run):
                           "model", "checkpoint", "checkpoint_alt",
                           "checks"}  # schema 2 (output.md); /checks: the row digests (#36)
         assert "checks" in f and {"series", "frames"} <= set(f["checks"])
-        assert f.attrs["schema_version"] == 2
+        assert f.attrs["schema_version"] == 3  # (issue #46 item 3)
         np.testing.assert_array_equal(f["model/bonds"][()], model.forcefield.bonds)
         t = f["time"][()]
         k = len(t)

@@ -192,8 +192,9 @@ def test_schema1_like_file_replays_but_cannot_branch(qtbot, window, torus_run, t
     shutil.copy(torus_run, old)
     with h5py.File(old, "r+") as f:
         del f["bodies/velocity"]
-        for k in ("layout", "header_digest"):  # (nor these, added by issue #36)
+        for k in ("layout", "header_digest", "digests"):  # (nor these: issues #36, #46)
             del f.attrs[k]
+        f.attrs["schema_version"] = 2
     w = window(run=old)
     assert w.recording is not None
     w.timeline.slider.setValue(4)

@@ -178,7 +178,7 @@ def test_frames_hold_the_full_state_and_a_run_starts_from_any(tmp_path):
     with RunWriter(tmp_path / "t.h5", sim, scenario="torus"):
         assert sim.advance(60).ok
     with RunFile(tmp_path / "t.h5") as rf:
-        assert rf.schema_version == SCHEMA_VERSION == 2
+        assert rf.schema_version == SCHEMA_VERSION == 3
         assert rf.status == "complete" and rf.model_name == "torus"
         assert rf.integrator == "lgvi" and rf.h == 1e-3 and rf.n_frames == 13
         assert rf.components[0] == "translational" and "total" in rf.energy
@@ -235,7 +235,7 @@ def _as_schema_1(path):
             if k in f:
                 del f[k]
         for k in ("schema_version", "writer_pid", "writer_host", "coordinates", "layout",
-                  "header_digest", "status_digest"):
+                  "header_digest", "status_digest", "digests"):
             if k in f.attrs:
                 del f.attrs[k]
 

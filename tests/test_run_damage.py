@@ -44,7 +44,11 @@ several chunks: frames 16–19 share one, frame 20 is alone in the last)."""
 def pend(tmp_path_factory) -> Path:
     """The pendulum, 21 records and frames (h changed half way: an event), chunks of
     :data:`K` frames."""
-    path = tmp_path_factory.mktemp("pend") / "p.h5"
+    return write_pend(tmp_path_factory.mktemp("pend") / "p.h5")
+
+
+def write_pend(path: Path) -> Path:
+    """:func:`pend`'s file, written at ``path``."""
     sim = Simulation(load_scenario("pendulum").build_model(), "rrp-exact", 1e-2)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(file_layout, "FRAME_CHUNK_FRAMES", K)
@@ -454,6 +458,14 @@ def test_the_campaigns_bad_local_heap_is_one_line_in_resume_and_gui(pend, tmp_pa
 
 
 # ------------------------------------------------------------------ item 8: structure
+def as_before_issue_36(f: h5py.File) -> None:
+    """The open file ``f`` as written before its layout and header digest were kept
+    (schema 2, no record of its digests: issue #46 item 3)."""
+    for k in ("layout", "header_digest", "digests"):
+        del f.attrs[k]
+    f.attrs["schema_version"] = 2
+
+
 @pytest.mark.parametrize("gone", ["bodies/mass", "bodies/inertia_tensor"])
 def test_a_constant_the_model_needs_missing_is_refused(pend, tmp_path, gone):
     bad = copy(pend, tmp_path)
@@ -466,8 +478,7 @@ def test_a_constant_the_model_needs_missing_is_refused(pend, tmp_path, gone):
     assert "cannot be resumed" in line
     if gone == "bodies/mass":  # a file written before the layout was recorded: too
         with h5py.File(bad, "r+") as f:
-            for k in ("layout", "header_digest"):
-                del f.attrs[k]
+            as_before_issue_36(f)
         assert "/bodies/mass is missing" in verify_run(bad).what()
         with RunFile(bad) as rf, pytest.raises(RunFileError, match="/bodies/mass is missing"):
             rf.build_model()
@@ -484,8 +495,7 @@ def test_the_bonds_of_the_torus_missing_are_refused(tmp_path):
     with RunFile(path) as rf, pytest.raises(RunFileError, match="/model is missing"):
         rf.check_resumable()
     with h5py.File(path, "r+") as f:  # as written before the layout was recorded
-        for k in ("layout", "header_digest"):
-            del f.attrs[k]
+        as_before_issue_36(f)
     with RunFile(path) as rf, pytest.raises(RunFileError,
                                             match=r"/model/bonds is missing \(the model has"):
         rf.build_model()
@@ -504,8 +514,7 @@ def test_the_springs_of_a_frictional_run_missing_are_refused(tmp_path):
         with h5py.File(bad, "r+") as f:
             del f["springs"]
             if old:  # a file written before the layout was recorded
-                for k in ("layout", "header_digest"):
-                    del f.attrs[k]
+                as_before_issue_36(f)
         with RunFile(bad) as rf:
             ok, why = rf.can_branch(3)
             assert not ok and "lost its friction springs" in why

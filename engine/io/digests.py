@@ -23,8 +23,18 @@ and no attribute is covered at all.  So the writer keeps, and every reader check
   ``status_digest``, stamped with each change (:func:`stamp_status`); ``/events``
   under its attribute ``digest``.
 
-Files written before have none of these; they read and resume as before.  This module
-reads and writes only what it is given (no import of the rest of :mod:`engine.io`).
+Since issue #46 item 3 (schema 3) no digest can be switched off by damage: the root
+attribute ``digests`` (:data:`DIGESTS`, under the header digest) records which digests
+the file is written with (:data:`KINDS`), and a file missing one of them is refused
+(:func:`written_with`, :func:`header_problems`); the header digest also covers the
+``columns`` attributes of ``/checks`` (what the row digests cover), which must name
+exactly the row datasets of the ``layout`` (:func:`checks_problems`); a row digest
+that reads 0 (the fill value) is a mismatch (:func:`strict_rows`), and ``t_end`` is
+under the status digest.
+Files of schema 2 written with the digests of issue #36 (they have a ``layout``) must
+keep them too (no record: all of :data:`KINDS`); files written before have none of
+these; they read and resume as before.  This module reads and writes only what it is
+given (no import of the rest of :mod:`engine.io`).
 """
 
 from __future__ import annotations
@@ -39,17 +49,27 @@ import numpy as np
 
 HEADER_ATTRS = ("schema_version", "scenario", "model", "integrator", "h", "version",
                 "parameters", "record_every", "energy_reference", "energy_scale",
-                "conserved", "coordinates", "layout")
+                "conserved", "coordinates", "layout", "digests")
 """Root attributes written once, when the file is created, under ``header_digest``."""
 STATUS_ATTRS = ("status", "message", "steps", "t_final", "writer_pid", "writer_host",
                 "output_name")
 """Root attributes a writer changes (a resume, the close), under ``status_digest``."""
+STATUS_ATTRS_2 = (*STATUS_ATTRS, "t_end")
+"""The same since issue #46 item 3: with ``t_end`` (where a resume without ``--t-end``
+goes); a status digest of either kind is read (files written before keep theirs)."""
 CONSTANTS = ("bodies/mass", "bodies/inertia", "bodies/inertia_tensor", "bodies/diameter",
              "bodies/group", "model/bonds")
 """The model's constant datasets, under ``header_digest``."""
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The newest layout of a run file (:class:`engine.io.RunWriter` writes it; 1: the first
-one, without the state); a file of a newer one is refused in one line (item 8)."""
+one, without the state; 2: with the state, and since issue #36 the digests; 3: the record
+of the digests, issue #46 item 3); a file of a newer one is refused in one line (item 8)."""
+DIGESTS = "digests"
+"""Root attribute (schema 3, under the header digest): JSON list of the digests the file
+is written with (:data:`KINDS`); one missing later is damage, not a file without it."""
+KINDS = ("header", "status", "rows", "events", "checkpoints")
+"""``header_digest``, ``status_digest``, the row digests of ``/checks`` (every row dataset
+of the ``layout`` has its column), ``/events``' ``digest``, each checkpoint's ``digest``."""
 DIGEST_ATTR = "digest"
 """The attribute of ``/events`` (and of each checkpoint group) that holds its digest."""
 HEADER_DIGEST = "header_digest"
@@ -189,14 +209,86 @@ def _header_parts(f: h5py.File) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def header_digest(f: h5py.File) -> str:
     """The digest of the header: :data:`HEADER_ATTRS`, ``/parameters``' attributes and
-    the :data:`CONSTANTS`, as stored in ``f``."""
+    the :data:`CONSTANTS`, as stored in ``f``; in a file with the record :data:`DIGESTS`
+    (schema 3) also the ``columns`` attribute of each ``/checks`` dataset (what the row
+    digests cover: its absence, or the dataset's, changes the digest)."""
     arrays, attrs = _header_parts(f)
-    return sha_digest(b"rrp-header-1", arrays, attrs)
+    if DIGESTS not in f.attrs:
+        return sha_digest(b"rrp-header-1", arrays, attrs)
+    for path in (SERIES_CHECKS, FRAME_CHECKS, SPRING_CHECKS):
+        ds = f.get(path)
+        if isinstance(ds, h5py.Dataset) and "columns" in ds.attrs:
+            attrs[f"{path}/columns"] = ds.attrs["columns"]
+    return sha_digest(b"rrp-header-2", arrays, attrs)
 
 
-def status_digest(f: h5py.File) -> str:
+def status_digest(f: h5py.File, legacy: bool = False) -> str:
+    """The digest of :data:`STATUS_ATTRS_2` (``legacy``: of :data:`STATUS_ATTRS`, as
+    files written before issue #46 item 3 keep it)."""
     a = f.attrs
-    return sha_digest(b"rrp-status-1", {}, {k: a[k] for k in STATUS_ATTRS if k in a})
+    names, domain = ((STATUS_ATTRS, b"rrp-status-1") if legacy else
+                     (STATUS_ATTRS_2, b"rrp-status-2"))
+    return sha_digest(domain, {}, {k: a[k] for k in names if k in a})
+
+
+def status_matches(f: h5py.File, stored: Any) -> bool:
+    """Whether ``stored`` is the status digest of ``f`` (either kind)."""
+    stored = _s(stored)
+    return stored == status_digest(f) or stored == status_digest(f, legacy=True)
+
+
+def written_with(f: h5py.File) -> frozenset[str]:
+    """The digests (:data:`KINDS`) the run file ``f`` was written with, each of which it
+    must still have: its record (:data:`DIGESTS`, schema 3); in a file of schema 2 with a
+    ``layout`` or a ``header_digest`` (issue #36), all of them; else (written before, or
+    a schema-3 file that lost its record: :func:`header_problems` says so) none, or all."""
+    a = f.attrs
+    raw = a.get(DIGESTS)
+    if raw is not None:
+        try:
+            kinds = json.loads(_s(raw))
+            return frozenset(str(k) for k in kinds)
+        except (ValueError, TypeError):
+            return frozenset(KINDS)  # (damaged: the header digest says so)
+    if LAYOUT in a or HEADER_DIGEST in a or _schema(f) >= 3:
+        return frozenset(KINDS)
+    return frozenset()
+
+
+ALL_ROWS = 1 << 62
+
+
+def strict_rows(f: h5py.File) -> int:
+    """The rows below which a row digest stored as 0 (the fill value: ``/checks`` read
+    through a damaged index) is a mismatch, not "not checked": in files with the record
+    :data:`DIGESTS` (their writer fills every column; files of issue #36 left a column it
+    did not append to at 0: none), every row of a file closed ``complete`` or ``paused``
+    (:data:`ALL_ROWS`), else the rows of its newest complete checkpoint: a writer killed
+    while it appended the digests of its last rows (after them, before that write's
+    checkpoint) may leave them 0, a ragged tail that a resume drops."""
+    if DIGESTS not in f.attrs:
+        return 0
+    if read_status(f)[0] in ("complete", "paused"):
+        return ALL_ROWS
+    rows, newest = 0, -1
+    for name in ("checkpoint", "checkpoint_alt"):
+        g = f.get(name)
+        if not isinstance(g, h5py.Group):
+            continue
+        try:
+            serial, n = int(g.attrs.get("serial", -1)), int(g.attrs.get("n_records", 0))
+        except (TypeError, ValueError, OSError):
+            continue
+        if serial > newest:
+            rows, newest = n, serial
+    return rows
+
+
+def _schema(f: h5py.File) -> int:
+    try:
+        return int(f.attrs.get("schema_version", 1))
+    except (TypeError, ValueError):
+        return 1
 
 
 def stamp_status(f: h5py.File) -> None:
@@ -222,7 +314,9 @@ def read_status(f: h5py.File) -> tuple[str, str]:
         a = f.attrs
         status, message = _s(a.get("status", "unknown")), _s(a.get("message", ""))
         stored = a.get(STATUS_DIGEST)
-        if stored is not None and _s(stored) != status_digest(f):
+        if stored is None and "status" in written_with(f):
+            return "running", ""  # (its digest lost: unconfirmed; header_problems names it)
+        if stored is not None and not status_matches(f, stored):
             return "running", ""
     except OSError:
         return "running", ""
@@ -241,19 +335,58 @@ def seal(f: h5py.File) -> None:
 
     f.visititems(visit)
     f.attrs[LAYOUT] = json.dumps(sorted(names))
-    rows = {SERIES_CHECKS: [n for n in names if n.split("/")[0] in _SERIES_GROUPS],
+    for path, cols in check_columns(names).items():
+        if cols:
+            ds = f.create_dataset(path, (0, len(cols)), maxshape=(None, len(cols)),
+                                  dtype="u8", chunks=(256, len(cols)), fletcher32=True)
+            ds.attrs["columns"] = json.dumps(cols)
+    f.attrs[DIGESTS] = json.dumps(list(KINDS))  # (issue #46 item 3: before the digest)
+    f.attrs[HEADER_DIGEST] = header_digest(f)
+    stamp_status(f)
+
+
+def check_columns(names: Iterable[str]) -> dict[str, list[str]]:
+    """The columns of each ``/checks`` dataset of a file whose ``layout`` is ``names``:
+    one for every dataset with one row per record (the series, the frames) or per
+    spring (the springs' lists)."""
+    names = list(names)
+    return {SERIES_CHECKS: [n for n in names if n.split("/")[0] in _SERIES_GROUPS],
             FRAME_CHECKS: [n for n in names if n.split("/")[0] in ("bodies", "generalized")
                            and n not in CONSTANTS]
             + [n for n in ("springs/start", "springs/count") if n in names],
             SPRING_CHECKS: [n for n in ("springs/sphere", "springs/partner", "springs/xi")
                             if n in names]}
-    for path, cols in rows.items():
-        if cols:
-            ds = f.create_dataset(path, (0, len(cols)), maxshape=(None, len(cols)),
-                                  dtype="u8", chunks=(256, len(cols)), fletcher32=True)
-            ds.attrs["columns"] = json.dumps(cols)
-    f.attrs[HEADER_DIGEST] = header_digest(f)
-    stamp_status(f)
+
+
+def checks_problems(f: h5py.File) -> list[tuple[str, str]]:
+    """``(part, text)`` for each ``/checks`` dataset that a file written with row digests
+    lacks, or whose ``columns`` do not name exactly the row datasets of its ``layout``
+    (one changed byte there left a dataset unchecked: issue #46 item 3); ``part``:
+    ``series`` or ``frames``."""
+    if "rows" not in written_with(f) or f.attrs.get(LAYOUT) is None:
+        return []
+    try:
+        expected = check_columns(json.loads(_s(f.attrs[LAYOUT])))
+    except (ValueError, TypeError):
+        return []  # (a damaged layout: the header digest says so)
+    out = []
+    for path, cols in expected.items():
+        if not cols:
+            continue
+        part = "series" if path == SERIES_CHECKS else "frames"
+        ds = f.get(path)
+        if not isinstance(ds, h5py.Dataset):
+            out.append((part, f"/{path} is missing (the row digests of {len(cols)} "
+                              "datasets)"))
+            continue
+        try:
+            got = json.loads(_s(ds.attrs["columns"]))
+        except (KeyError, ValueError, TypeError, OSError):
+            got = None
+        if got != cols:
+            out.append((part, f"/{path} does not name the datasets it checks (its "
+                              "attribute columns is damaged)"))
+    return out
 
 
 def header_problems(f: h5py.File) -> list[str]:
@@ -262,17 +395,28 @@ def header_problems(f: h5py.File) -> list[str]:
     check, which names it)."""
     out = []
     a = f.attrs
+    kinds = written_with(f)
+    if _schema(f) >= 3 and DIGESTS not in a:
+        out.append(f"its record of the digests it is written with (the attribute "
+                   f"{DIGESTS}) is missing")
     stored = a.get(HEADER_DIGEST)
     gone = missing_from_layout(f) or ()
-    if any(c in gone for c in CONSTANTS):
+    if stored is None and "header" in kinds:  # (issue #46 item 3: never skipped)
+        out.append(f"its header digest ({HEADER_DIGEST}) is missing, and the file was "
+                   "written with one: its attributes, parameters and constants cannot be "
+                   "checked")
+    elif any(c in gone for c in CONSTANTS):
         pass  # (a constant removed: the structure check names it)
     elif stored is not None and _s(stored) != header_digest(f):
         out.append("its header (the run's attributes, parameters and constants) does not "
                    "match its digest: changed after writing")
-    if not str(f.filename).endswith(".partial"):
+    if "status" in kinds and STATUS_DIGEST not in a:
+        out.append(f"its status digest ({STATUS_DIGEST}) is missing, and the file was "
+                   "written with one")
+    elif not str(f.filename).endswith(".partial"):
         try:
             stored = a.get(STATUS_DIGEST)
-            ok = stored is None or _s(stored) == status_digest(f)
+            ok = stored is None or status_matches(f, stored)
         except OSError:
             ok = False
         if not ok:
@@ -324,16 +468,19 @@ def checks_for(f: h5py.File, name: str) -> tuple[h5py.Dataset, int] | None:
     return None
 
 
-def first_mismatch(values: np.ndarray, first_row: int, stored: np.ndarray) -> int | None:
+def first_mismatch(values: np.ndarray, first_row: int, stored: np.ndarray,
+                   strict: int = 0) -> int | None:
     """The first row of ``values`` (rows ``first_row…``) whose digest is not the one
     ``stored`` (offset in ``values``), or ``None``; rows past ``stored`` are not
-    checked, nor rows stored as 0 (a dataset the writer did not append to: not
-    checked)."""
+    checked, nor rows from ``strict`` on (:func:`strict_rows`) stored as 0 (a dataset
+    the writer did not append to, a digest a killed writer had not written)."""
     k = min(len(values), len(stored))
     if k == 0:
         return None
     stored = np.asarray(stored[:k], np.uint64)
-    bad = np.nonzero((row_digests(values[:k], first_row) != stored) & (stored != 0))[0]
+    differ = row_digests(values[:k], first_row) != stored
+    zero_ok = np.arange(first_row, first_row + k) >= strict
+    bad = np.nonzero(differ & ((stored != 0) | ~zero_ok))[0]
     return int(bad[0]) if len(bad) else None
 
 
@@ -400,18 +547,20 @@ def check_series(f: h5py.File, arrays: Mapping[str, Any]) -> None:
         return
     ds, cols = found
     stored = ds[()]
+    strict = strict_rows(f)
     for name, v in arrays.items():
         if v is not None and name in cols:
-            r = first_mismatch(np.asarray(v), 0, stored[:, cols[name]])
+            r = first_mismatch(np.asarray(v), 0, stored[:, cols[name]], strict)
             if r is not None:
                 raise DigestMismatch(f"/{name} reads other values than were written at "
                                      f"record {r}")
 
 
 def check_rows(found: tuple[h5py.Dataset, dict[str, int]] | None, first_row: int,
-               rows: Mapping[str, Any]) -> None:
+               rows: Mapping[str, Any], strict: int = 0) -> None:
     """:class:`DigestMismatch` if rows ``first_row…`` read (name → rows, as read) are
-    not what was written; ``found``: :func:`columns` of their checks."""
+    not what was written; ``found``: :func:`columns` of their checks; ``strict``: see
+    :func:`first_mismatch`."""
     if found is None:
         return
     ds, cols = found
@@ -421,7 +570,7 @@ def check_rows(found: tuple[h5py.Dataset, dict[str, int]] | None, first_row: int
     stored = ds[first_row:first_row + k]
     for name, v in rows.items():
         if name in cols:
-            r = first_mismatch(np.asarray(v), first_row, stored[:, cols[name]])
+            r = first_mismatch(np.asarray(v), first_row, stored[:, cols[name]], strict)
             if r is not None:
                 raise DigestMismatch(f"/{name} reads other values than were written at "
                                      f"row {first_row + r} (they do not match their digest)")

@@ -17,6 +17,7 @@ import h5py
 import numpy as np
 
 from ..layout import ENERGY_NAMES
+from ..rotations import attitude_problem
 from ..simulation import Event
 from . import digests
 from .digests import DigestMismatch, read_status
@@ -172,6 +173,10 @@ class RunFile:
         for text in digests.header_problems(f):  # (issue #36 item 2b)
             raise RunFileError(f"{p}: {text}: the file is refused (what it says of its "
                                "model and clock cannot be trusted)")
+        for _, text in digests.checks_problems(f):  # (issue #46 item 3)
+            raise RunFileError(f"{p}: {text}: the file is refused (its rows cannot be "
+                               "checked)")
+        self._strict = digests.strict_rows(f)
         self.schema_version = int(a.get("schema_version", 1))
         self.model_name = _s(a["model"])
         self.scenario = _s(a.get("scenario", self.model_name))
@@ -236,8 +241,9 @@ class RunFile:
                                          _s(r["old"]), _s(r["new"])))
         self.bonds = f["model/bonds"][()] if "model" in f and "bonds" in f["model"] \
             else np.zeros((0, 2), dtype=np.int64)
-        if "events" in f and (DIGEST_ATTR in f["events"].attrs or digests.HEADER_DIGEST
-                              in a) and _s(f["events"].attrs.get(DIGEST_ATTR, "")) != \
+        if "events" in f and (DIGEST_ATTR in f["events"].attrs or "events" in
+                              digests.written_with(f)) and \
+                _s(f["events"].attrs.get(DIGEST_ATTR, "")) != \
                 digests.events_digest((e.step, e.t, e.kind, e.old, e.new) for e in self.events):
             raise DigestMismatch("/events does not match its digest")
 
@@ -271,7 +277,13 @@ class RunFile:
             ds = f.get(name)
             if ds is not None and ds.shape[0] > k:
                 raw[name] = ds[k:k + 1]
-        digests.check_rows(self._checks, k, raw)
+        digests.check_rows(self._checks, k, raw, self._strict)
+        if "bodies/quaternion" in raw:  # (zeros are never a state: issue #46 item 3)
+            why = attitude_problem(raw["bodies/quaternion"][0])
+            if why is not None:
+                raise RunFileError(f"{self.path}: frame {k} cannot be read: {why} (zeros "
+                                   "where data was written: the file is damaged there); "
+                                   "the other frames may still be read")
         row = {name.split("/")[1] if name.startswith("bodies/") else name: v[0]
                for name, v in raw.items()}
         D = row.get("dissipated")
@@ -284,7 +296,8 @@ class RunFile:
             b = a + int(row["springs/count"])
             if all(gs[c].shape[0] >= b for c, _, _ in _SPRING_LISTS):
                 lists = {f"springs/{c}": gs[c][a:b] for c, _, _ in _SPRING_LISTS}
-                digests.check_rows(digests.columns(f, digests.SPRING_CHECKS), a, lists)
+                digests.check_rows(digests.columns(f, digests.SPRING_CHECKS), a, lists,
+                                   self._strict)
                 springs = tuple(lists.values())
         step = row.get("step")
         return Frame(k, float(row["time"]), None if step is None else int(step),

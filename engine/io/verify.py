@@ -41,6 +41,7 @@ import h5py
 import numpy as np
 
 from .. import __version__
+from ..rotations import not_attitudes
 from . import digests
 from .digests import SCHEMA_VERSION, sha_digest
 from .schema import CHECKPOINT_GROUPS, open_run_file
@@ -131,9 +132,12 @@ def _serial(g: h5py.Group) -> int:
         return -1
 
 
-def read_checkpoint(g: h5py.Group) -> tuple[dict[str, Any], dict[str, Any], CheckpointCheck]:
+def read_checkpoint(g: h5py.Group, need_digest: bool = False,
+                    ) -> tuple[dict[str, Any], dict[str, Any], CheckpointCheck]:
     """Read a checkpoint group: its datasets, its attributes (raw, as h5py gives them)
-    and what was found (:class:`CheckpointCheck`; nothing is raised for a damaged one)."""
+    and what was found (:class:`CheckpointCheck`; nothing is raised for a damaged one).
+    ``need_digest``: the file was written with checkpoint digests (issue #46 item 3), so
+    one without is damaged, not *unverifiable*."""
     name = g.name.lstrip("/")
     serial = _serial(g)
     arrays: dict[str, Any] = {}
@@ -164,6 +168,10 @@ def read_checkpoint(g: h5py.Group) -> tuple[dict[str, Any], dict[str, Any], Chec
             name, serial, "damaged",
             f"it lacks the attribute {'n_records' if n is None else 't'}", t, n)
     stored = attrs.get(DIGEST_ATTR)
+    if stored is None and need_digest:
+        return arrays, attrs, CheckpointCheck(
+            name, serial, "damaged", "its digest is missing (the file was written with "
+            "one)", t, n)
     if stored is None:
         return arrays, attrs, CheckpointCheck(name, serial, "unverifiable", "", t, n)
     stored = stored.decode() if isinstance(stored, bytes) else str(stored)
@@ -195,8 +203,9 @@ def choose_checkpoint(f: h5py.File, rows: int | None = None,
     checks: list[CheckpointCheck] = []
     chosen = None
     choice: CheckpointCheck | None = None
+    need = "checkpoints" in digests.written_with(f)
     for g in found:
-        arrays, attrs, c = read_checkpoint(g)
+        arrays, attrs, c = read_checkpoint(g, need)
         if c.usable and rows is not None and c.n_records is not None and c.n_records > rows:
             c = CheckpointCheck(c.name, c.serial, "damaged",
                                 _PAST_THE_RECORDS.format(c.n_records, rows), c.t, c.n_records)
@@ -303,11 +312,14 @@ def _dataset(f: h5py.File, name: str) -> h5py.Dataset | None:
     return obj if isinstance(obj, h5py.Dataset) else None
 
 
-def _first_bad_row(ds: h5py.Dataset, check: tuple | None = None) -> tuple[int, str] | None:
+def _first_bad_row(ds: h5py.Dataset, check: tuple | None = None, strict: int = 0,
+                   valid=None) -> tuple[int, str] | None:
     """The first row of ``ds`` that cannot be read (``checksum``: a checksum error,
     damaged compressed data) or reads other values than were written (``digest``: its
-    row digest, ``check`` = (checks dataset, column), differs: a damaged chunk index),
-    or ``None``; read in blocks of about :data:`SCAN_BLOCK_BYTES`."""
+    row digest, ``check`` = (checks dataset, column), differs: a damaged chunk index;
+    ``strict``: :func:`~engine.io.digests.first_mismatch`), or that ``valid`` (rows →
+    a mask of the bad ones) refuses (``value``), or ``None``; read in blocks of about
+    :data:`SCAN_BLOCK_BYTES`."""
     if ds.shape is None:
         return None
     if ds.shape == ():
@@ -337,10 +349,85 @@ def _first_bad_row(ds: h5py.Dataset, check: tuple | None = None) -> tuple[int, s
                 stored = check[0][a:a + len(values), check[1]]
             except OSError:
                 continue  # (the checks' own scan names it)
-            r = digests.first_mismatch(values, a, stored)
+            r = digests.first_mismatch(values, a, stored, strict)
             if r is not None:
                 return a + r, "digest"
+        if valid is not None:
+            wrong = np.nonzero(valid(values))[0]
+            if len(wrong):
+                return a + int(wrong[0]), "value"
     return None
+
+
+_VALID = {"bodies/quaternion": lambda q: not_attitudes(q).reshape(len(q), -1).any(axis=1)}
+"""Rows a deep check refuses whatever their digests say (issue #46 item 3): a frame's
+quaternions must be attitudes (zeros are the fill value of a damaged chunk index)."""
+
+
+def overlaps(f: h5py.File) -> list[tuple[str, int, str]]:
+    """Where the stored data of two objects of ``f`` overlap (issue #47 item 2): every
+    chunk of every chunked dataset, every contiguous dataset's data, every object
+    header's address and the superblock's, as byte ranges of the file; in a whole file
+    none overlaps another, but a chunk index entry redirected onto other bytes that hold
+    the same values (HDF5 writes edge chunks from an uninitialised buffer, so copies
+    exist) reads, and passes its checksum and digests, until a write to either object
+    damages the other.  A range past the end of the file counts too.  Returns
+    ``(name, row, text)`` for each (``name``: a dataset whose data is in question from
+    its row ``row`` on).  Metadata only: no value is read."""
+    spans: list[tuple[int, int, str, Any, int]] = [(0, 1, "", "the superblock", 0)]
+
+    def chunk(name: str, row: int) -> str:  # (its words: only for one that overlaps)
+        top = name.split("/")[0]
+        unit = ("record" if top in _SERIES_TOP else "frame"
+                if top in ("bodies", "generalized") else "row")
+        return f"the chunk of /{name} at {unit} {row}"
+
+    def visit(name: str, obj: Any) -> None:
+        try:
+            addr = h5py.h5o.get_info(obj.id).addr
+            spans.append((int(addr), int(addr) + 1, "", f"the object header of /{name}", 0))
+        except READ_ERRORS:
+            pass
+        if not isinstance(obj, h5py.Dataset):
+            return
+        if obj.chunks:
+            def add(info, name=name) -> None:
+                if info.byte_offset is None or info.size == 0:
+                    return
+                row = int(info.chunk_offset[0]) if info.chunk_offset else 0
+                spans.append((int(info.byte_offset), int(info.byte_offset + info.size), name,
+                              chunk, row))
+            try:
+                obj.id.chunk_iter(add)
+            except AttributeError:  # (an HDF5 without H5Dchunk_iter)
+                for i in range(obj.id.get_num_chunks()):
+                    add(obj.id.get_chunk_info(i))
+        else:
+            off = obj.id.get_offset()
+            if off is not None and obj.id.get_storage_size():
+                spans.append((int(off), int(off) + int(obj.id.get_storage_size()), name,
+                              f"the data of /{name}", 0))
+
+    def words(name: str, row: int, what: Any) -> str:
+        return what(name, row) if callable(what) else what
+
+    f.visititems(visit)
+    spans.sort(key=lambda s: (s[0], s[1]))
+    out: list[tuple[str, int, str]] = []
+    end, owner = -1, None
+    size = f.id.get_filesize()
+    for a, b, name, what, row in spans:
+        if b > size and name:
+            out.append((name, row, f"{words(name, row, what)} lies past the end of the "
+                                   "file (a damaged index)"))
+        if a < end and owner is not None:
+            bad = (name, row) if name else owner[:2]
+            out.append((*bad, f"{words(name, row, what)} overlaps {words(*owner)} (a "
+                              "damaged chunk index or object address: writing either "
+                              "would damage the other)"))
+        if b > end:
+            end, owner = b, (name, row, what)
+    return out
 
 
 _SERIES_TOP = ("time", "energy", "momentum")
@@ -374,16 +461,21 @@ def future_schema(f: h5py.File, path: Path) -> str | None:
 
 
 def check_run(f: h5py.File, path: str | Path, *, deep: bool = False,
-              series: bool = False) -> Integrity:
+              series: bool = False, closing: bool = False,
+              checkpoints: bool = True) -> Integrity:
     """Check the open run file ``f`` (see the module docstring).  ``deep``: also read
     every chunk of every dataset (a resume does; a reader meets a bad chunk when it reads
     it) and compare every row with its digest; ``series``: the same for the series, the
     events and the constants only (``rrp convert``, which checks each frame as it
     reads it).  Reads only; never raises for damage (:class:`Integrity` says what it is),
-    HDF5 metadata that cannot be read included (issue #36 item 4)."""
+    HDF5 metadata that cannot be read included (issue #36 item 4).  ``closing``: the
+    file of a writer about to mark it ``complete`` (issue #47 item 2): checked as a
+    closed one (every dataset's rows agree), whatever its status says yet;
+    ``checkpoints=False``: the checkpoints are not read (a new file's writer wrote them,
+    from the values it digested)."""
     out = Integrity(Path(path), deep=deep)
     try:
-        _check_run(f, out, deep, series)
+        _check_run(f, out, deep, series, closing, checkpoints)
     except READ_ERRORS as exc:
         out.problems.append(Problem("metadata", f"HDF5 cannot read its metadata "
                                                 f"({type(exc).__name__}: {first_line(exc)})"))
@@ -392,9 +484,10 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False,
     return out
 
 
-def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> None:
+def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool,
+               closing: bool = False, checkpoints: bool = True) -> None:
     out.status = digests.read_status(f)[0]  # ("running" where unconfirmed: issue #36)
-    strict = out.status in STRICT_STATUSES
+    strict = out.status in STRICT_STATUSES or closing
     bad = out.problems.append
     future = future_schema(f, out.path)
     if future is not None:
@@ -402,6 +495,8 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> N
         return
     for text in digests.header_problems(f):
         bad(Problem("header", text))
+    for part, text in digests.checks_problems(f):  # (issue #46 item 3)
+        bad(Problem(part, text))
     n_bodies = None  # the bodies of /bodies/mass: the frames' second axis
     mass = _dataset(f, "bodies/mass")
     if mass is not None and mass.shape is not None and len(mass.shape) == 1:
@@ -485,12 +580,21 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> N
         n_frames = min(frames[k] for k in FRAME_REQUIRED) \
             if all(k in frames for k in FRAME_REQUIRED) else 0
         n_frames = min(n_frames, frames.get(digests.FRAME_CHECKS, n_frames))
+    for name, row, text in overlaps(f):  # (metadata only: issue #47 item 2)
+        part = "checkpoint" if name.split("/")[0] in CHECKPOINT_GROUPS else _part(name)
+        bad(Problem(part, text))
+        if name in series:
+            series_rows = min(series_rows, row)
+        elif name in frames and n_frames is not None:
+            n_frames = min(n_frames, row)
     if deep or scan_series:
         small = {*series, "events", *_MODEL, digests.SERIES_CHECKS}
+        strict = digests.strict_rows(f)
         for name, ds in _datasets(f):
             if not deep and name not in small:
                 continue
-            found = _first_bad_row(ds, digests.checks_for(f, name))
+            found = _first_bad_row(ds, digests.checks_for(f, name), strict,
+                                   _VALID.get(name))
             if found is None:
                 continue
             r, kind = found
@@ -498,6 +602,8 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> N
             at = f" at {unit} {r}" if ds.shape and len(ds.shape) and ds.shape[0] > 1 else ""
             part = "series" if name in series or name == "events" else _part(name)
             bad(Problem(part, f"a checksum error in /{name}{at}" if kind == "checksum" else
+                        f"/{name} holds no attitude{at} (a quaternion of norm 0 or not "
+                        "finite: zeros where data was written)" if kind == "value" else
                         f"/{name} reads other values than were written{at} (they do not "
                         "match their digest: damaged metadata)"))
             if name in series:
@@ -518,6 +624,8 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool) -> N
             out.t_series = None
 
     # ---- the checkpoints
+    if not checkpoints:
+        return
     rows = row_count(f)
     _, choice, checks = choose_checkpoint(f, rows)
     out.checkpoint, out.checkpoints = choice, checks
@@ -581,7 +689,7 @@ def _events_problem(f: h5py.File) -> str | None:
     if ds is None:
         return None
     if digests.DIGEST_ATTR not in ds.attrs:  # (written before events had one?)
-        return ("/events has lost its digest" if digests.HEADER_DIGEST in f.attrs
+        return ("/events has lost its digest" if "events" in digests.written_with(f)
                 else None)
     try:
         rows = ds[()]

@@ -234,6 +234,7 @@ class RunWriter(WriterClosing):
         """The time of the last checkpoint in the file (what a resume starts from)."""
         self.abandoned = False
         self.closed = False
+        self._resumed = False  # (a resume: its close verifies every chunk, issue #47)
 
     def _init_accounting(self, keep_frames: bool, checkpoint_budget: float,
                          background: bool) -> None:
@@ -243,7 +244,8 @@ class RunWriter(WriterClosing):
         self.keep_frames = bool(keep_frames)
         self.checkpoint_budget = float(checkpoint_budget)
         self.seconds = {"records": 0.0, "checkpoint": 0.0, "blocked": 0.0,
-                        "records_cpu": 0.0}  # (its thread's CPU in the records)
+                        "records_cpu": 0.0,  # (its thread's CPU in the records)
+                        "verify": 0.0}  # (the close's check, issue #47 item 2)
         self.checkpoints_written = 0
         self._pending: threading.Thread | None = None
         self._error: BaseException | None = None
@@ -294,6 +296,7 @@ class RunWriter(WriterClosing):
             output_of_partial(source, _output_name_attr(source)), self.path)
         self._start(lock, keep_complete,
                     extends=in_place or _same_file(source, self.path))
+        self._resumed = True
         try:
             if in_place:
                 self.partial = source

@@ -10,14 +10,20 @@ import time
 from pathlib import Path
 from typing import Any, Self
 
+import h5py
 import numpy as np
 
 from .. import __version__
 from .closing import _close_step, _sync_dir
-from .file_layout import _CHECKPOINT_OWN_ATTRS, CHECKPOINT_CHEAP, VARIABLE_CHECKPOINT_ARRAYS
+from .file_layout import (
+    _CHECKPOINT_OWN_ATTRS,
+    _CHUNK_CACHE_BYTES,
+    CHECKPOINT_CHEAP,
+    VARIABLE_CHECKPOINT_ARRAYS,
+)
 from .paths import _is_complete_run
-from .schema import CHECKPOINT_GROUPS
-from .verify import DIGEST_ATTR, checkpoint_digest
+from .schema import CHECKPOINT_GROUPS, open_run_file
+from .verify import DIGEST_ATTR, check_run, checkpoint_digest
 from .writer_files import _ABANDONED, CLOSE_RESERVE, OutputWriteError, _first_line, mark_file
 
 
@@ -139,6 +145,8 @@ class WriterClosing:
             except OSError as exc:
                 self._fail(exc.errno, f"cannot write {self.partial}: {exc.strerror}")
         _close_step("synced")
+        if self.failure is None and status == "complete":
+            self._verify_written()  # (issue #47 item 2: before it is marked complete)
         if self.failure is None:
             try:
                 self._write_status(status, message, self.sim.step_index, self.sim.t)
@@ -181,6 +189,51 @@ class WriterClosing:
             self.failure.path = self._where
             raise self.failure
         return self._where
+
+    def _verify_written(self) -> None:
+        """Before a file is marked ``complete`` (issue #47 item 2): close it, check it as
+        a reader opening it anew does (no chunk comes from this writer's cache) and open
+        it again to mark it.  Every writer checks the header and status digests, the
+        structure and the lengths (as a closed file's) and that no two objects' data
+        overlap (:func:`~engine.io.verify.overlaps`: metadata only); a writer that
+        continued an existing file (a resume: it appended to chunks and rewrote
+        checkpoints that file's index placed) also reads every chunk and row, and both
+        checkpoints (``deep``), as the resume did before it wrote.  A file that fails is marked
+        ``failed``, not ``complete``, with what is wrong (:attr:`failure`)."""
+        t0 = time.perf_counter()
+        report = why = None
+        try:
+            self.f.close()
+            self._ds.clear()
+        except Exception as exc:  # noqa: BLE001
+            self._healthy = False
+            self._fail(getattr(exc, "errno", None), f"cannot close {self.partial}: "
+                       f"{_first_line(getattr(exc, 'strerror', None) or exc)}")
+            return
+        try:  # (a new file's datatypes and checkpoints are what this writer wrote)
+            with (open_run_file(self.partial) if self._resumed else
+                  h5py.File(self.partial, "r", locking=False)) as g:
+                report = check_run(g, self.partial, deep=self._resumed, closing=True,
+                                   checkpoints=self._resumed)
+        except Exception as exc:  # noqa: BLE001 - (a RunFileError: one line)
+            why = _first_line(exc)
+        try:
+            self.f = h5py.File(self.partial, "r+", locking=False,
+                               rdcc_nbytes=_CHUNK_CACHE_BYTES)
+        except Exception as exc:  # noqa: BLE001
+            self._healthy = False
+            self._fail(getattr(exc, "errno", None), f"cannot open {self.partial} again "
+                       f"to mark it: {_first_line(getattr(exc, 'strerror', None) or exc)}")
+            return
+        finally:
+            self.seconds["verify"] = self.seconds.get("verify", 0.0) + (
+                time.perf_counter() - t0)
+        if report is not None and report.problems:
+            why = report.what()
+        if why is not None:
+            self._fail(errno.EIO, f"{self.partial} fails its checks once written ({why}): "
+                       "it is not marked complete")
+            self.failure.damaged = True
 
     def _write_status(self, status: str, message: str, steps: int, t: float) -> None:
         mark_file(self.f, status, message, steps, t)

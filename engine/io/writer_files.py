@@ -37,6 +37,9 @@ class OutputWriteError(OSError):
         self.path: Path = partial
         self.safe_t: float | None = None
         self.file_t: float | None = None
+        self.damaged = False
+        """The file was written but fails its checks (issue #47 item 2): not resumable
+        as it is."""
 
     def __str__(self) -> str:
         return self.message

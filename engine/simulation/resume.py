@@ -13,6 +13,7 @@ import numpy as np
 from ..integrators.registry import DEFAULT_EPS_REL, ENERGY_STEPPING, energy_stepping_name
 from ..layout import ENERGY_NAMES, NL_COUNT
 from ..models.base import Model
+from ..rotations import attitude_problem
 from ..state import State
 from .choice import SimulationError
 from .records import TimeSeries
@@ -195,6 +196,9 @@ class ResumeMixin:
             if x.shape != (n, 3):
                 raise SimulationError(f"the saved state has {x.shape[0]} bodies, model "
                                       f"{model.name!r} has {n}")
+            why = attitude_problem(q)  # (zeros are never a state: issue #46 item 3)
+            if why is not None:
+                raise SimulationError(f"the saved state is not one: {why}")
             st = State(x.copy(), v.copy(), q.copy(), o.copy(),
                        {"pi": np.asarray(d["s0_7"], dtype=np.float64).copy()})
             type(self).__init__(self, model, _resumed_integrator(d), float(d["h"]), state=st,
@@ -281,6 +285,9 @@ class ResumeMixin:
         if getattr(frame, "v", None) is None:
             raise SimulationError("the frame holds no velocities (a file of schema 1, or "
                                   "recorded without the state): it cannot start a run")
+        why = attitude_problem(frame.q)  # (zeros are never a state: issue #46 item 3)
+        if why is not None:
+            raise SimulationError(f"the frame is not a state: {why}")
         pi = getattr(frame, "pi", None)
         aux = {} if pi is None or not np.all(np.isfinite(pi)) else {
             "pi": np.asarray(pi, dtype=np.float64).copy()}
