@@ -11,7 +11,7 @@ from typing import Any
 
 from .errors import UsageError
 
-__all__ = ["_Parser", "_any_float", "_positive_float", "_positive_int", "threads_arg"]
+__all__ = ["_Parser", "_any_float", "_integer", "_positive_float", "_positive_int", "threads_arg"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,6 +49,14 @@ def _int_from_1(text: str, top: int, why: str) -> int:
     if not 1 <= v <= top:
         raise argparse.ArgumentTypeError(f"must be {why}, got {text[:40]}")
     return v
+
+
+def _integer(text: str) -> int:
+    """An integer (its range is the option's own check, one message for every value)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") from None
 
 
 def _positive_int(text: str) -> int:

@@ -17,7 +17,8 @@ EXIT_FAILED = 1
 
 def register(sub) -> None:
     """Add the ``export`` sub-command to the ``rrp`` parser."""
-    from .cli import _any_float, _positive_float, _positive_int
+    from .cli import _any_float, _positive_float
+    from .cli_args import _integer
 
     p = sub.add_parser(
         "export", help="render a scenario or a run file headless to an MP4 or GIF",
@@ -27,7 +28,7 @@ def register(sub) -> None:
                     "the file; between its recorded frames positions are interpolated "
                     "linearly and attitudes slerped, --no-interpolate shows the nearest "
                     "earlier frame). Frame k shows t = t0 + k*speed/fps, k = 0 .. "
-                    "floor((t1 - t0)*fps/speed). See docs/output.md, 'Animations'.")
+                    "floor((t1 - t0)*fps/speed). See docs/export.md, 'rrp export'.")
     p.add_argument("scenario", metavar="SOURCE",
                    help="built-in scenario name (see 'rrp list'), a .toml path or a run "
                         "file (.h5 / .h5.partial)")
@@ -52,7 +53,7 @@ def register(sub) -> None:
     p.add_argument("--compare", nargs="+", default=[], metavar="RUN.h5",
                    help="run files drawn as ghosts beside SOURCE (a run file), with their "
                         "energy error curves")
-    p.add_argument("--fps", type=_positive_int, default=30,
+    p.add_argument("--fps", type=_integer, default=30,
                    help="frames per second of the video (default 30)")
     p.add_argument("--speed", type=_positive_float, default=1.0,
                    help="simulated seconds per video second (default 1)")
@@ -131,6 +132,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
 
     from .errors import UsageError
     from .export import ExportError, check_camera, check_layout, check_output, parse_size
+    from .export.common import check_fps
     from .scene import COLOUR_MODES
 
     args.signals.check()  # (one recorded while VTK was imported: issue #46 item 5)
@@ -145,6 +147,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
     try:
         layout = check_layout(args.layout or ("view+plots" if run_src else "view"))
         size = parse_size(args.size or ("1280x720" if layout == "view+plots" else "800x600"))
+        check_fps(args.fps)  # (before anything is simulated)
         args.before = _announcer(args, size, warn)
         out = check_output(args.out)
         check_camera(args.camera)

@@ -59,7 +59,9 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
             params = dict(rf.params)
             model_name, h = rf.model_name, rf.h
             bonds = np.asarray(rf.bonds, dtype=np.int64).reshape(-1, 2)
+            t_last = float(rf.frame_times[-1]) if len(rf.frame_times) else fr.t
         with h5py.File(run, "r") as f:
+            steps = int(f.attrs.get("steps", 0) or 0)
             m = np.asarray(f["bodies/mass"][()], dtype=np.float64)
             J = np.asarray(f["bodies/inertia"][()], dtype=np.float64)
             D = np.asarray(f["bodies/diameter"][()], dtype=np.float64)
@@ -74,11 +76,21 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
                               model_name, params, fr.x, fr.v, fr.omega, m, J, D, bonds, h,
                               title=f"RRP Studio: {run.name}, frame {k} (t = {fr.t:.17g})",
                               bond_damping=getattr(args, "bond_damping", NO_DAMPING),
-                              run_steps=getattr(args, "run_steps", 10_000), before=check)
+                              run_steps=getattr(args, "run_steps", None)
+                              or _run_length(steps, t_last, h), before=check)
     if not args.quiet:
         print(f"wrote {data} ({m.shape[0]} spheres, {bonds.shape[0]} bonds, t = {fr.t:.6g}) "
               f"and {deck.name} (run it with: lmp -in {deck.name})")
     return 0
+
+
+def _run_length(steps: int, t_last: float, h: float) -> int:
+    """The deck's ``run N``: as many steps as the run file's run took (its ``steps``,
+    else its last frame's time over ``h``), at least one — ``run 10000`` was written
+    whatever the run's length (issue #42 item 11)."""
+    if steps <= 0 and h > 0 and np.isfinite(t_last):
+        steps = int(round(t_last / h))
+    return max(1, int(steps))
 
 
 def write_lammps(out: Path, stem: str, model_name: str, params: dict[str, Any],

@@ -122,3 +122,35 @@ def test_the_claims_benchmark_measures_cpu_beside_wall(tmp_path):
     rec = json.loads(results[-1].read_text(encoding="utf-8"))
     cpu = rec["results"]["rrp run pendulum --t-end 1"]["cold"]["cpu_s"]
     assert f"| `rrp run pendulum --t-end 1` | 10 s | {cpu:.0f} s |" in table.group(1)
+
+
+def test_every_docs_section_the_command_line_help_names_exists():
+    """A ``docs/X.md, 'Section'`` in a command's help names a file and a heading that
+    exist (``rrp export --help`` pointed to docs/output.md, 'Animations', which does
+    not: issue #42 item 11)."""
+    import argparse
+    import re
+
+    from app.cli import build_parser
+
+    texts: list[str] = []
+
+    def walk(p: argparse.ArgumentParser) -> None:
+        texts.extend(t for t in (p.description, p.epilog) if t)
+        for a in p._actions:
+            if a.help:
+                texts.append(a.help)
+            if isinstance(a, argparse._SubParsersAction):
+                for sub in a.choices.values():
+                    walk(sub)
+
+    walk(build_parser())
+    refs = [(m.group(1), m.group(2)) for t in texts
+            for m in re.finditer(r"docs/([\w./-]+\.md)(?:,? ['\"]([^'\"]+)['\"])?", t)]
+    assert refs, "no help names a docs section"
+    for name, section in refs:
+        path = ROOT / "docs" / name
+        assert path.is_file(), name
+        if section:
+            heads = [ln for ln in path.read_text().splitlines() if ln.startswith("#")]
+            assert any(section in h for h in heads), (name, section)

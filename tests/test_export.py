@@ -409,3 +409,13 @@ def test_an_export_says_its_frames_and_time_before_it_starts(can_render, tmp_pat
     assert code == 0, err
     assert "rrp: note: 4 frames of 64x48, about 0 s to render and encode" in err, err
     assert err.count("frames of 64x48") == 1
+
+
+@pytest.mark.parametrize("fps", ["0", "100000", "-3"])
+def test_fps_out_of_range_names_one_range(tmp_path, capsys, fps):
+    """``--fps 0`` and ``--fps 100000`` name the same range, before anything is
+    simulated or written (they named "1 to 1e+10" and "[1, 120]": issue #42 item 11)."""
+    code = main(["export", "pendulum", "--fps", fps, "--out", str(tmp_path / "x.mp4")])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and f"fps must be an integer in [1, 120], got {int(fps)}" in line, line
+    assert list(tmp_path.iterdir()) == []

@@ -62,6 +62,15 @@ class ExportError(ValueError):
     """Bad export input (extension, size, fps, speed, target directory); one line."""
 
 
+def check_fps(fps: int) -> int:
+    """``fps`` if it is an integer in ``[1, MAX_FPS]``; else :class:`ExportError`, the one
+    range every route says (``--fps 0`` and ``--fps 100000`` named two: issue #42 item
+    11)."""
+    if isinstance(fps, bool) or not isinstance(fps, int) or not 1 <= fps <= MAX_FPS:
+        raise ExportError(f"fps must be an integer in [1, {MAX_FPS}], got {fps!r}")
+    return fps
+
+
 def check_layout(layout: str) -> str:
     """``layout`` if it is one of :data:`LAYOUTS`; :class:`ExportError` (one line) else."""
     if layout not in LAYOUTS:

@@ -22,12 +22,12 @@ from engine.io import RunFile, RunFileError
 from engine.io.text_frames import stem
 
 from .common import (
-    MAX_FPS,
     MAX_FRAMES,
     ExportError,
     ExportResult,
     _writer,
     check_camera,
+    check_fps,
     check_layout,
     check_output,
     check_size,
@@ -199,8 +199,7 @@ def export_run(run_file: str | Path, *, out: Path | str, t0: float | None = None
     check_layout(layout)
     check_camera(camera)
     size = check_size(size)
-    if isinstance(fps, bool) or not isinstance(fps, int) or not 1 <= fps <= MAX_FPS:
-        raise ExportError(f"fps must be an integer in [1, {MAX_FPS}], got {fps!r}")
+    check_fps(fps)
     if not (isinstance(speed, int | float) and np.isfinite(speed) and speed > 0):
         raise ExportError(f"speed must be a positive number, got {speed!r}")
     size, note = even_size(out, size)

@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 
 from .common import (
-    MAX_FPS,
     MAX_FRAMES,
     SCREENSHOT_RATE,
     ExportError,
     ExportResult,
     _writer,
     check_camera,
+    check_fps,
     check_output,
     check_size,
     close_export,
@@ -162,8 +162,7 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
     size, note = even_size(out, check_size(size))
     if note and warn is not None:
         warn(note)
-    if isinstance(fps, bool) or not isinstance(fps, int) or not 1 <= fps <= MAX_FPS:
-        raise ExportError(f"fps must be an integer in [1, {MAX_FPS}], got {fps!r}")
+    check_fps(fps)
     for name, val in (("t_end", t_end), ("speed", speed)):
         if not (isinstance(val, int | float) and math.isfinite(val) and val > 0):
             raise ExportError(f"{name} must be a positive number, got {val!r}")
