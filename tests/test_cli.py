@@ -513,3 +513,17 @@ def test_a_negative_number_as_an_options_value_is_its_value(tmp_path, capsys, ar
     assert len(err.splitlines()) == 1, err
     assert named in err and "expected one argument" not in err, err
     assert not (tmp_path / "x.mp4").exists()
+
+
+@pytest.mark.parametrize("args", [("run", "pendulum", "--t-end", "0.1", "--out", "p.h5"),
+                                  ("export", "pendulum", "--t-end", "0.1", "--out", "p.gif")])
+def test_a_lock_file_that_cannot_be_made_names_the_output_given(tmp_path, args):
+    """A refusal names the path the user gave, not an internal file alone: "Is a
+    directory: p.h5.lock" said nothing of p.h5 (issue #42 item 11)."""
+    out = args[-1]
+    (tmp_path / f"{out}.lock").mkdir()
+    res = rrp(tmp_path, *args, "-q")
+    line = assert_one_line_error(res)
+    assert res.returncode in (1, 2) and line.startswith(f"rrp: error: cannot write {out}: "
+                                                        f"its lock file {out}.lock"), line
+    assert not (tmp_path / out).exists()

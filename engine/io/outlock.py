@@ -78,7 +78,14 @@ class OutputLock:
         if self._fd is not None:
             return self
         for attempt in range(100):
-            fd = os.open(self.file, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+            try:
+                fd = os.open(self.file, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+                             0o644)
+            except OSError as exc:  # (named by the output the user gave, its lock file
+                raise OSError(     # beside: issue #42 item 11)
+                    exc.errno, f"cannot write {self.path}: its lock file {self.file.name} "
+                    f"cannot be made beside it ({exc.strerror or exc}); nothing was "
+                    "written") from None
             try:
                 fcntl.flock(fd, (fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX)
                             | fcntl.LOCK_NB)
