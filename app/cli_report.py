@@ -64,6 +64,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         "scenario": scenario,
         "model": model.name,
         "integrator": sim.integrator.name,
+        "schemes": _schemes(sim, float(a["t"][0]) if len(a["t"]) else 0.0, t_reached),
         "h": h,
         "t_end": t_end,
         "t_reached": t_reached,
@@ -106,6 +107,27 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
             print(f"rrp: the output file {outcome.path or args.out} holds the run up to "
                   f"t = {sim.t:.6g}", file=sys.stderr)
     return code
+
+
+def _schemes(sim, t_first: float, t_last: float) -> list[dict[str, Any]]:
+    """Each scheme and step of the run with the time it covered, from its switches
+    (``sim.events``, those of the file it resumed included): the summary's figures cover
+    them all, so it names each (a resume named only the new one: issue #42 item 11)."""
+    ev = [e for e in sim.events if e.kind in ("integrator", "h")]
+    integ = next((e.old for e in ev if e.kind == "integrator"), sim.integrator.name)
+    h = float(next((e.old for e in ev if e.kind == "h"), sim.h))
+    out: list[dict[str, Any]] = []
+    t0 = t_first
+    for e in ev:
+        if e.t > t0:
+            out.append({"integrator": integ, "h": h, "t0": t0, "t1": float(e.t)})
+            t0 = float(e.t)
+        if e.kind == "integrator":
+            integ = e.new
+        else:
+            h = float(e.new)
+    out.append({"integrator": integ, "h": h, "t0": t0, "t1": float(t_last)})
+    return out
 
 
 def _held_by(path) -> tuple[int, float] | None:
@@ -156,6 +178,10 @@ def _counted(sim) -> str | None:
 def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
     print(f"RRP Studio {s['version']} — {s['scenario']}: {title}")
     print(f"  integrator  {s['integrator']} ({props}), h = {s['h']:g}")
+    if len(s.get("schemes", ())) > 1:  # (a switch, or a resume with another -i/--h: the
+        print("  schemes     " + "; ".join(  # figures below cover them all)
+            f"{c['integrator']}, h = {c['h']:g} (t = {c['t0']:.6g} → {c['t1']:.6g})"
+            for c in s["schemes"]))
     simulated = ""
     if s["t_simulated"] != s["t_reached"]:  # (a write failed: the file ends earlier)
         simulated = f" in the file (simulated to {s['t_simulated']:.6g})"

@@ -527,3 +527,24 @@ def test_a_lock_file_that_cannot_be_made_names_the_output_given(tmp_path, args):
     assert res.returncode in (1, 2) and line.startswith(f"rrp: error: cannot write {out}: "
                                                         f"its lock file {out}.lock"), line
     assert not (tmp_path / out).exists()
+
+
+def test_a_resumed_runs_summary_names_each_scheme_with_its_interval(tmp_path):
+    """The summary's figures cover the whole file, so it names every scheme and step
+    with the time each covered, those before the resume too (it named only the new one:
+    issue #42 item 11)."""
+    assert rrp(tmp_path, "run", "pendulum", "--t-end", "0.1", "--out", "r.h5",
+               "-q").returncode == 0
+    res = rrp(tmp_path, "run", "--resume", "r.h5", "-i", "rrp-newmark", "--t-end", "0.2",
+              "--json")
+    assert res.returncode == 0, res.stderr
+    s = json.loads(res.stdout)
+    assert s["integrator"] == "rrp-newmark"
+    assert s["schemes"] == [
+        {"integrator": "rrp-exact", "h": 0.01, "t0": 0.0, "t1": pytest.approx(0.1)},
+        {"integrator": "rrp-newmark", "h": 0.01, "t0": pytest.approx(0.1),
+         "t1": pytest.approx(0.2)}]
+    res = rrp(tmp_path, "run", "--resume", "r.h5", "--h", "0.005", "--t-end", "0.3")
+    line = next(ln for ln in res.stdout.splitlines() if ln.lstrip().startswith("schemes"))
+    assert "rrp-exact, h = 0.01 (t = 0 → 0.1); rrp-newmark, h = 0.01 (t = 0.1 → 0.2); " \
+        "rrp-newmark, h = 0.005 (t = 0.2 → 0.3)" in line, line
