@@ -506,3 +506,107 @@ def test_the_stack_adds_up_to_the_total(kept_figure, gravity):
     # the bands: gravity's from 0 to U_g, each other one from the sum below it
     np.testing.assert_allclose(lines["gravity"], s.energy["gravity"])
     assert (np.diff(comps[1:], axis=0) >= -1e-12).all()
+
+
+# ------------------------------------------------------------------ issue #42 item 10
+@pytest.fixture(scope="module")
+def long_run(tmp_path_factory) -> Path:
+    """Pendulum, h = 1e-2 to t = 300: 30 001 records and frames (every step)."""
+    sc = load_scenario("pendulum", {})
+    sim = Simulation(sc.build_model(), "rrp-exact", 1e-2, record_every=1)
+    path = tmp_path_factory.mktemp("runs") / "long.h5"
+    with RunWriter(path, sim, scenario="pendulum", checkpoint=False) as w:
+        assert sim.advance(30_000).ok
+        w.flush()
+    return path
+
+
+class _Drawn(Exception):
+    """Raised by the capturing strip: what the export hands the plots is all we need."""
+
+
+def test_the_export_hands_the_plots_bounded_curves_with_their_peaks(monkeypatch, tmp_path,
+                                                                     long_run):
+    """``rrp export --layout view+plots`` of a long run held every series whole (the
+    reader's and then a copy), ~0.2 GB at 10⁶ records: the plots get each run's rows
+    peak-decimated to at most ``2 · BUCKETS`` per curve, the series read a block at a
+    time (never whole), and each curve's extremes are the series' own."""
+    from app.export import render
+    from app.export.plots import BUCKETS
+    from engine.io import read_run
+
+    seen = {}
+
+    def strip(runs, t0, t1, size):
+        seen["runs"], seen["window"] = runs, (t0, t1)
+        raise _Drawn
+
+    monkeypatch.setattr(render, "PlotStrip", strip)
+    opened = []
+    real = render.RunFile
+    monkeypatch.setattr(render, "RunFile",
+                        lambda *a, **k: opened.append(real(*a, **k)) or opened[-1])
+    with pytest.raises(_Drawn):
+        export_run(long_run, out=tmp_path / "x.mp4", fps=1, speed=100.0, size=(64, 48),
+                   compare=[long_run])
+    assert len(seen["runs"]) == 2 and all(len(rf.times) == 0 for rf in opened)
+    full = read_run(long_run)
+    assert len(full["time"]) == 30_001
+    for r in seen["runs"]:
+        for name in ("t", "rel", "total", "stack", "dL"):
+            assert len(getattr(r, name)) <= 2 * BUCKETS, name
+        assert r.rows == 30_001
+        rel = full["energy"]["relative_error"]
+        assert r.rel.max() == rel.max() and r.rel.min() == rel.min()
+        dL = full["momentum"]["angular"] - full["momentum"]["angular"][0]
+        np.testing.assert_array_equal(r.dL.max(axis=0), dL.max(axis=0))
+        np.testing.assert_array_equal(r.dL.min(axis=0), dL.min(axis=0))
+
+
+@pytest.mark.parametrize("window", [(0.0, 2.0), (0.37, 1.52), (1.9, 2.0)])
+def test_the_curves_read_in_blocks_are_the_series_decimated(switch_run, window):
+    """:func:`run_curves` (blocks of 7 rows, 10 buckets) gives what decimating the
+    series held whole gives (:func:`curves_of`), on the whole run and inside it."""
+    from app.export.plots import curves_of, run_curves
+
+    with RunFile(switch_run) as whole, RunFile(switch_run, series=False) as rf:
+        want = curves_of(run_series(whole), *window, buckets=10)
+        got = run_curves(rf, *window, buckets=10, block=7)
+    assert got.rows == want.rows > 0 and got.names == want.names
+    for name in ("t", "stack", "total", "rel", "dP", "dL"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), name)
+    assert got.events == want.events and got.scale == want.scale and got.gap is None
+
+
+def test_the_blockwise_decimation_keeps_a_one_row_spike():
+    """The reduction fed in blocks is :func:`app.plot_style.peak_decimate` of the whole
+    (bucket edges across blocks, NaN gaps), and a spike one row wide survives it."""
+    from app.export.plots import _Peaks
+    from app.plot_style import peak_decimate
+
+    n = 100_003
+    t = np.linspace(0.0, 1.0, n)
+    y = np.stack([np.sin(40 * t), np.cos(3 * t)], axis=1)
+    y[54_321, 0] = 50.0
+    y[1000:1500, 1] = np.nan
+    peaks = _Peaks(n, 2, 300)
+    for a in range(0, n, 4093):
+        peaks.add(t[a:a + 4093], y[a:a + 4093])
+    td, yd = peaks.result(2)
+    wt, wy = peak_decimate(t, y, 300)
+    np.testing.assert_array_equal(td, wt)
+    np.testing.assert_array_equal(yd, wy)
+    assert len(td) == 600 and yd[:, 0].max() == 50.0
+
+
+def test_the_terrace_gap_read_in_blocks_is_the_one_held_whole(tmp_path):
+    from app.export.plots import curves_of, run_curves
+
+    path = _write(tmp_path / "es.h5", "pendulum", {}, "energy-stepping:1e-3", 0.01, 1,
+                  [(40, None)])
+    with RunFile(path) as whole, RunFile(path, series=False) as rf:
+        want = curves_of(run_series(whole), 0.05, 0.3, buckets=4)
+        got = run_curves(rf, 0.05, 0.3, buckets=4, block=3)
+    assert want.gap is not None and len(want.gap) == 8
+    np.testing.assert_array_equal(got.gap, want.gap)
+    np.testing.assert_array_equal(got.t, want.t)

@@ -444,6 +444,29 @@ def test_export_of_a_damaged_frame_or_a_gone_csv_is_one_line(good, tmp_path):
     assert "internal error" not in line and not (tmp_path / "a.gif").exists()
 
 
+@pytest.mark.parametrize("name", ["time", "energy/total"])
+def test_export_of_a_damaged_series_is_refused_where_it_is_plotted(good, tmp_path, name):
+    """The export's plots read the series a block at a time (issue #42 item 10), no
+    longer whole when the file is opened: a series that fails its checksum still stops
+    ``--layout view+plots`` (exit 2, the damage named, nothing written), once the plots
+    read it; ``--layout view``, which draws no series, exports the whole frames (as
+    ``rrp convert`` does, issue #47 item 4; it was refused)."""
+    pytest.importorskip("pyvista")
+    from helpers import require_offscreen_render
+
+    shutil.copy(good, tmp_path / "run.h5")
+    flip(tmp_path / "run.h5", name)
+    res = rrp(tmp_path, "export", "run.h5", "--size", "64x48", "--out", "x.gif", "-q")
+    line = one_line(res)
+    assert res.returncode == 2 and line.startswith(f"rrp: error: cannot export: run.h5: a "
+                                                   f"checksum error in /{name}"), line
+    assert not (tmp_path / "x.gif").exists()
+    require_offscreen_render()
+    res = rrp(tmp_path, "export", "run.h5", "--size", "64x48", "--out", "v.gif", "-q",
+              "--layout", "view")
+    assert res.returncode == 0 and (tmp_path / "v.gif").exists(), res.stderr
+
+
 # ------------------------------------------------------------------ rrp gui FILE
 def _no_display() -> dict:
     env = {k: v for k, v in os.environ.items()

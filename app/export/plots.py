@@ -10,6 +10,13 @@ and without its curves, on fixed axes (the whole window of the export); each fra
 the empty picture with the drawn one's columns copied in up to the cursor's column of
 each axes (numpy slicing, no matplotlib per frame: the cost of a frame does not grow
 with the run).
+
+What is drawn of a run is its :class:`Curves`: the rows of the export's window reduced
+to at most :data:`BUCKETS` min/max pairs per curve (peak decimation, as the live plots
+do: a spike one record wide survives).  The export reads them from the run file a
+block of :data:`BLOCK` rows at a time (:func:`run_curves`), never a series whole, so
+that its memory does not grow with the records (issue #42 item 10: a 10⁶-record run
+held every series, ~0.2 GB, twice).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.diagnostics import error_scale_symbol
+from engine.io.file_layout import TERRACE_GAP
 from engine.layout import ENERGY_NAMES, SIGNED_ENERGY
 
 from .. import plot_style as style
@@ -29,6 +37,8 @@ TITLES = ("Energy components", "Relative energy error (E − E₀)/|E₀|",
           "Linear momentum P", "Angular momentum L (about the origin)")
 BUCKETS = 1500
 """Most min/max pairs a curve is decimated to (as the app's plots do)."""
+BLOCK = 1 << 16
+"""Rows of a run file's series read at once (:func:`run_curves`)."""
 
 
 _light = style.light
@@ -82,11 +92,187 @@ def run_series(rf, label: str = "") -> RunSeries:
                      error_scale_symbol(rf.e_ref, rf.e_scale))
 
 
+@dataclass
+class Curves:
+    """What the strip draws of one run on its window: the window's rows peak-decimated
+    (:func:`decimate`, one time axis ``t`` for every curve): ``names``, the energy
+    components (app order); ``stack``, their running sums in
+    :func:`app.plot_style.stack_order` (the stacked bands' tops, ``(m, k)``); ``total``,
+    ``rel``, ``gap`` (or ``None``); ``dP``, ``dL``, the momenta's drifts since the
+    window's first row (``(m, 3)``); ``rows``: the window's rows before decimation."""
+
+    label: str
+    t: np.ndarray
+    names: list[str]
+    stack: np.ndarray
+    total: np.ndarray
+    rel: np.ndarray
+    dP: np.ndarray
+    dL: np.ndarray
+    gap: np.ndarray | None = None
+    events: list[tuple[float, str]] = field(default_factory=list)
+    scale: str = "|E₀|"
+    rows: int = 0
+
+
+def _columns(names: list[str], energy: dict[str, np.ndarray], total, rel, gap, P, L,
+             P0, L0) -> np.ndarray:
+    """The curves' rows side by side: the stack's running sums, total, rel, (gap), the
+    drifts of P and L from ``P0``, ``L0`` (what :class:`_Peaks` reduces)."""
+    stack = style.stack_order(names)
+    n = len(total)
+    parts = [np.cumsum(np.stack([energy[c] for c in stack], axis=1), axis=1) if stack
+             else np.zeros((n, 0)), total[:, None], rel[:, None]]
+    if gap is not None:
+        parts.append(gap[:, None])
+    parts += [P - P0, L - L0]
+    return np.concatenate([np.asarray(p, float) for p in parts], axis=1)
+
+
+def _split(label: str, names: list[str], t: np.ndarray, cols: np.ndarray, has_gap: bool,
+           events, scale: str, rows: int) -> Curves:
+    k = len(names)
+    g = 1 if has_gap else 0
+    return Curves(label, t, list(names), cols[:, :k], cols[:, k], cols[:, k + 1],
+                  cols[:, k + 2 + g:k + 5 + g], cols[:, k + 5 + g:k + 8 + g],
+                  cols[:, k + 2] if has_gap else None, list(events), scale, rows)
+
+
+def _in(t: np.ndarray, t0: float, t1: float) -> np.ndarray:
+    return (t >= t0 - 1e-12) & (t <= t1 + 1e-12)
+
+
+def curves_of(s: RunSeries, t0: float, t1: float, buckets: int = BUCKETS) -> Curves:
+    """The :class:`Curves` of a series held in memory on ``[t0, t1]``."""
+    win = _in(s.t, t0, t1)
+    names = list(s.energy)
+    P, L = s.P[win], s.L[win]
+    zero = np.zeros(3)
+    cols = _columns(names, {c: v[win] for c, v in s.energy.items()}, s.total[win],
+                    s.rel[win], None if s.gap is None else s.gap[win], P, L,
+                    P[0] if len(P) else zero, L[0] if len(L) else zero)
+    td, cd = decimate(s.t[win], cols, buckets)
+    return _split(s.label, names, td, cd, s.gap is not None, s.events, s.scale,
+                  int(win.sum()))
+
+
+class _Peaks:
+    """:func:`app.plot_style.peak_decimate` of ``n`` rows fed a block at a time (rows in
+    order): the same buckets, minima and maxima, never more than one block and the
+    ``2 · buckets`` extremes held; ``n ≤ 2 · buckets`` rows are kept as they are."""
+
+    def __init__(self, n: int, width: int, buckets: int) -> None:
+        self.n, self.seen = n, 0
+        self.keep = n <= 2 * buckets
+        self.parts_t: list[np.ndarray] = []
+        self.parts_y: list[np.ndarray] = []
+        if not self.keep:
+            self.starts = (np.arange(buckets) * n) // buckets
+            self.ends = np.append(self.starts[1:], n) - 1
+            self.lo = np.full((buckets, width), np.nan)
+            self.hi = np.full((buckets, width), np.nan)
+            self.t_lo = np.zeros(buckets)
+            self.t_hi = np.zeros(buckets)
+
+    def add(self, t: np.ndarray, y: np.ndarray) -> None:
+        j = self.seen + np.arange(len(t))
+        self.seen += len(t)
+        if not len(t):
+            return
+        if self.keep:
+            self.parts_t.append(t)
+            self.parts_y.append(y)
+            return
+        b = np.searchsorted(self.starts, j, side="right") - 1
+        seg = np.flatnonzero(np.diff(b, prepend=-1))  # (each bucket's first row here)
+        ids = b[seg]
+        with np.errstate(invalid="ignore"):  # (a run of NaNs stays NaN: a gap)
+            self.lo[ids] = np.fmin(self.lo[ids], np.fmin.reduceat(y, seg, axis=0))
+            self.hi[ids] = np.fmax(self.hi[ids], np.fmax.reduceat(y, seg, axis=0))
+        at = self.starts[b] == j
+        self.t_lo[b[at]] = t[at]
+        at = self.ends[b] == j
+        self.t_hi[b[at]] = t[at]
+
+    def result(self, width: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.keep:
+            if not self.parts_t:
+                return np.zeros(0), np.zeros((0, width))
+            return np.concatenate(self.parts_t), np.concatenate(self.parts_y)
+        m = len(self.starts)
+        tt, yy = np.empty(2 * m), np.empty((2 * m, width))
+        tt[0::2], tt[1::2] = self.t_lo, self.t_hi
+        yy[0::2], yy[1::2] = self.lo, self.hi
+        return tt, yy
+
+
+def run_curves(rf, t0: float, t1: float, label: str = "", buckets: int = BUCKETS,
+               block: int = BLOCK) -> Curves:
+    """The :class:`Curves` of an open :class:`engine.io.RunFile` on ``[t0, t1]``, read
+    from its series ``block`` rows at a time (:meth:`~engine.io.RunFile.series_rows`,
+    checked against their digests): the same as :func:`curves_of` of
+    :func:`run_series`, in memory bounded by ``block`` and ``buckets``, whatever the
+    number of records (the file may be opened with ``series=False``)."""
+    have = rf.series_lengths()
+    comps = [c for c in rf.components if c in ENERGY_NAMES and f"energy/{c}" in have]
+    want = ["time", *(f"energy/{c}" for c in comps)]
+    opt = {k: f"energy/{k}" for k in ("total", "relative_error")}
+    opt.update(P="momentum/linear", L="momentum/angular")
+    opt = {k: v for k, v in opt.items() if v in have}
+    m = min(have[n] for n in (*want, *opt.values()))
+    gap = f"energy/{TERRACE_GAP}" if have.get(f"energy/{TERRACE_GAP}", -1) >= m else None
+    # pass 1: the window's rows, its first row's momenta; whether the gap has a value
+    n, first, finite = 0, None, False
+    for a in range(0, m, block):
+        b = min(a + block, m)
+        rows = rf.series_rows(a, b, ["time", *([gap] if gap and not finite else [])])
+        win = _in(rows["time"], t0, t1)
+        if first is None and win.any():
+            first = a + int(np.argmax(win))
+        n += int(win.sum())
+        if gap and not finite:
+            finite = bool(np.isfinite(np.asarray(rows[gap], float) / rf.e_scale).any())
+    gap = gap if finite else None
+    zero = np.zeros(3)
+    P0 = L0 = zero
+    if first is not None:
+        r = rf.series_rows(first, first + 1, [opt[k] for k in ("P", "L") if k in opt])
+        P0 = r[opt["P"]][0] if "P" in opt else zero
+        L0 = r[opt["L"]][0] if "L" in opt else zero
+    width = len(comps) + 2 + (gap is not None) + 6
+    peaks = _Peaks(n, width, buckets)
+    # pass 2: each block's window rows, their columns reduced
+    names = [*want, *opt.values(), *([gap] if gap else [])]
+    for a in range(0, m, block):
+        b = min(a + block, m)
+        rows = rf.series_rows(a, b, names)
+        win = _in(rows["time"], t0, t1)
+        if not win.any():
+            continue
+        k = int(win.sum())
+        energy = {c: np.asarray(rows[f"energy/{c}"], float)[win] for c in comps}
+        total = (np.asarray(rows[opt["total"]], float)[win] if "total" in opt else
+                 np.sum(list(energy.values()), axis=0) if energy else np.zeros(k))
+        rel = (np.asarray(rows[opt["relative_error"]], float)[win]
+               if "relative_error" in opt else np.full(k, np.nan))
+        P = np.asarray(rows[opt["P"]], float)[win] if "P" in opt else np.zeros((k, 3))
+        L = np.asarray(rows[opt["L"]], float)[win] if "L" in opt else np.zeros((k, 3))
+        g = np.asarray(rows[gap], float)[win] / rf.e_scale if gap else None
+        peaks.add(np.asarray(rows["time"], float)[win],
+                  _columns(comps, energy, total, rel, g, P, L, P0, L0))
+    td, cd = peaks.result(width)
+    return _split(label or rf.scenario, comps, td, cd, gap is not None,
+                  [(float(e.t), e.label) for e in rf.events],
+                  error_scale_symbol(rf.e_ref, rf.e_scale), n)
+
+
 class PlotStrip:
     """The four plots of ``runs`` (the first is the primary run) on ``[t0, t1]``, as an
-    RGB image of ``size = (width, height)`` for any time (:meth:`image`)."""
+    RGB image of ``size = (width, height)`` for any time (:meth:`image`).  ``runs``:
+    their :class:`Curves` (:func:`run_curves`), or series held whole
+    (:class:`RunSeries`, decimated here); :attr:`curves` keeps what was drawn."""
 
-    def __init__(self, runs: list[RunSeries], t0: float, t1: float,
+    def __init__(self, runs: list[RunSeries | Curves], t0: float, t1: float,
                  size: tuple[int, int]) -> None:
         import matplotlib
 
@@ -107,18 +293,18 @@ class PlotStrip:
         self.titles: list[str] = []
         self.legends: list[list[str]] = []
         curves: list = []
+        runs = [r if isinstance(r, Curves) else curves_of(r, self.t0, self.t1)
+                for r in runs]
+        self.curves = runs
         first = runs[0]
-        win = (first.t >= self.t0 - 1e-12) & (first.t <= self.t1 + 1e-12)
+        td = first.t
         # 1. energy components, stacked (as the app's default): the signed potentials
         # (gravity) at the bottom, from 0, the others on them, D last: the top is the total
         ax = axes[0]
-        names = list(first.energy)
+        names = first.names
         stack = style.stack_order(names)
         n_signed = sum(n in SIGNED_ENERGY for n in stack)
-        t, cols = first.t[win], np.zeros((int(win.sum()), 0))
-        if stack:
-            cols = np.cumsum(np.stack([first.energy[n][win] for n in stack], axis=1), axis=1)
-        td, yd = decimate(t, cols) if cols.shape[1] else (t, cols)
+        yd = first.stack
         base = yd[:, n_signed - 1] if n_signed else np.zeros(len(td))
         for k, n in enumerate(stack):
             light = _light(style.energy_colour(n), 0.6 if n == style.DISSIPATED else 0.45)
@@ -130,8 +316,7 @@ class PlotStrip:
             curves += ax.plot(td, yd[:, k], color=style.energy_colour(n),
                               lw=1.6 if k < n_signed else 0.8,
                               label=style.LEGEND_NAMES.get(n, n), zorder=40 + len(stack) - k)
-        td1, y1 = decimate(t, first.total[win])
-        curves += ax.plot(td1, y1, color="k", lw=1.6, zorder=100,
+        curves += ax.plot(td, first.total, color="k", lw=1.6, zorder=100,
                           label="total E + D" if style.DISSIPATED in names else "total")
         self._style(ax, TITLES[0], "E", font)
         # 2. relative energy error, a curve per run; the terrace gap dashed
@@ -139,27 +324,20 @@ class PlotStrip:
         title, err = style.error_labels(style.DISSIPATED in names, first.scale)
         scale = first.scale
         for k, r in enumerate(runs):
-            w_ = (r.t >= self.t0 - 1e-12) & (r.t <= self.t1 + 1e-12)
-            td1, y1 = decimate(r.t[w_], r.rel[w_])
-            curves += ax.plot(td1, y1, color=style.RUN_COLOURS[k % len(style.RUN_COLOURS)], lw=1.2,
-                              zorder=20, label=r.label if len(runs) > 1 else f"{err}/{scale}")
+            curves += ax.plot(r.t, r.rel, color=style.RUN_COLOURS[k % len(style.RUN_COLOURS)],
+                              lw=1.2, zorder=20,
+                              label=r.label if len(runs) > 1 else f"{err}/{scale}")
         for r in runs:
             if r.gap is not None:
-                w_ = (r.t >= self.t0 - 1e-12) & (r.t <= self.t1 + 1e-12)
-                td1, y1 = decimate(r.t[w_], r.gap[w_])
-                curves += ax.plot(td1, y1, color=style.GAP_COLOUR, lw=1.2, ls="--", zorder=10,
+                curves += ax.plot(r.t, r.gap, color=style.GAP_COLOUR, lw=1.2, ls="--", zorder=10,
                                   label=f"{style.GAP_LABEL}/{scale}" if len(runs) == 1
                                   else f"V − V_ε ({r.label})")
         self._style(ax, title, f"{err}/{scale}", font)
         # 3, 4. drifts of P and L since the window's first row
-        for ax, arr, sym, ttl in ((axes[2], first.P, "P", TITLES[2]),
-                                  (axes[3], first.L, "L", TITLES[3])):
-            a = arr[win]
-            if len(a):
-                a = a - a[0]
-            td1, y1 = decimate(t, a)
+        for ax, y1, sym, ttl in ((axes[2], first.dP, "P", TITLES[2]),
+                                 (axes[3], first.dL, "L", TITLES[3])):
             for j, c in enumerate("xyz"):
-                curves += ax.plot(td1, y1[:, j] if len(y1) else [], lw=1.2,
+                curves += ax.plot(td, y1[:, j] if len(y1) else [], lw=1.2,
                                   color=style.AXIS_COLOURS[j], label=f"Δ{sym}_{c}")
             self._style(ax, ttl, sym, font)
         axes[-1].set_xlabel("t", fontsize=font, labelpad=1)

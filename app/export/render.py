@@ -3,8 +3,9 @@ the bodies of :class:`~app.export.track.RunTrack` at ``t_k = t0 + k · speed / f
 :class:`app.scene.BodyScene` off screen, the overlay (title, scenario, the integrator
 and ``h`` in use at ``t_k``, ``t``) on the view, and with ``layout="view+plots"`` the
 app's plots beside it (:class:`app.export.plots.PlotStrip`).  Compare runs are drawn
-as ghosts and their error curves added.  Frames are streamed to ffmpeg (memory does not
-grow with the run); the file is written under a temporary name and renamed at the end.
+as ghosts and their error curves added.  Frames are streamed to ffmpeg and the plotted
+series read a block at a time and peak-decimated (memory does not grow with the run,
+issue #42 item 10); the file is written under a temporary name and renamed at the end.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from .common import (
     finish_writer,
     open_output,
 )
-from .plots import PlotStrip, run_series
+from .plots import PlotStrip, run_curves
 from .track import ExportInputError, RunTrack, fmt_h, frame_count, scheme_at, schemes_at
 
 VIEW_SHARE = 0.58
@@ -163,8 +164,10 @@ def _label(rf: RunFile) -> str:
 
 
 def _open(path: str | Path) -> RunFile:
+    # (frames only: the plots read the series a block at a time, never whole, issue #42
+    # item 10; :func:`app.export.plots.run_curves` checks them against their digests)
     try:
-        return RunFile(path)
+        return RunFile(path, series=False)
     except FileNotFoundError:
         raise ExportError(f"no such run file: {path}") from None
     except RunFileError as exc:
@@ -257,8 +260,12 @@ def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: fl
     if layout == "view+plots":
         wv = max(16, int(round(w * VIEW_SHARE)) // 2 * 2)
         names = list(labels) + [_label(t.rf) for t in (track, *others)][len(labels):]
-        runs = [run_series(t.rf, names[k]) for k, t in enumerate((track, *others))]
-        strip = PlotStrip(runs, a, max(b, a + dt * 1e-6), (w - wv, h))
+        b_ = max(b, a + dt * 1e-6)
+        try:
+            runs = [run_curves(t.rf, a, b_, names[k]) for k, t in enumerate((track, *others))]
+        except RunFileError as exc:
+            raise ExportError(f"cannot export: {exc}") from None
+        strip = PlotStrip(runs, a, b_, (w - wv, h))
     else:
         wv = w
     model = rf.build_model()

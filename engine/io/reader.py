@@ -247,6 +247,38 @@ class RunFile:
                 digests.events_digest((e.step, e.t, e.kind, e.old, e.new) for e in self.events):
             raise DigestMismatch("/events does not match its digest")
 
+    # ------------------------------------------------------------------ series in blocks
+    @_guarded("its series")
+    def series_lengths(self) -> dict[str, int]:
+        """The rows of each series dataset (``"time"``, ``"energy/NAME"``,
+        ``"momentum/linear"``, ``"momentum/angular"``), read from their shapes: nothing is
+        read (for :meth:`series_rows`, whether or not the file was opened with
+        ``series``)."""
+        f = self._f
+        out = {"time": int(f["time"].shape[0])}
+        for grp in ("energy", "momentum"):
+            for k in f[grp]:
+                out[f"{grp}/{k}"] = int(f[grp][k].shape[0])
+        return out
+
+    def series_rows(self, start: int, stop: int, names) -> dict[str, np.ndarray]:
+        """Rows ``start:stop`` of the series ``names`` (as :meth:`series_lengths` names
+        them), checked against their digests: a long run's series read a block at a
+        time, never whole (the export's plots, issue #42 item 10).  Damage is a
+        :class:`RunFileError` saying where."""
+        try:
+            rows = {n: self._f[n][start:stop] for n in names}
+            digests.check_rows(digests.columns(self._f, digests.SERIES_CHECKS), start, rows,
+                               self._strict)
+            return rows
+        except OSError:  # a chunk that fails its checksum or its digest: say which
+            report = self.verify(deep=True)
+            raise RunFileError(report.line() if report.problems else
+                               f"{self.path}: the series cannot be read: the file is "
+                               "damaged (an HDF5 read error)") from None
+        except READ_ERRORS as exc:
+            raise _damaged(self.path, "its series", exc) from None
+
     # ------------------------------------------------------------------ frames
     def frame(self, k: int) -> Frame:
         """Frame ``k`` (negative counts from the end); a frame that cannot be read (a
