@@ -262,12 +262,14 @@ def _read_lock(run_file: str, verb: str = "convert"):
     return lock, ""
 
 
-def _check_integrity(run_file: str, warn, *, deep: bool = False, verb: str = "convert"
-                     ) -> None:
+def _check_integrity(run_file: str, warn, *, deep: bool = False, verb: str = "convert",
+                     needs_series: str = "") -> None:
     """Refuse a run file whose frames, header or metadata are damaged (one line: what is
     wrong, what can still be read) before anything is written; damage elsewhere (the
     series, read whole here, a checkpoint) is one warning line, the frames being whole
-    (docs/output.md, "Integrity"; issue #36 item 11).  ``deep``: read every chunk."""
+    (docs/output.md, "Integrity"; issue #36 item 11).  ``deep``: read every chunk;
+    ``needs_series``: the fix to name when the series are damaged and the caller draws
+    them (an export's plots), refused then."""
     from pathlib import Path
 
     from engine.io import RunFileError
@@ -289,6 +291,8 @@ def _check_integrity(run_file: str, warn, *, deep: bool = False, verb: str = "co
         raise UsageError(f"cannot {verb}: {report.line()}, but its frames are damaged: "
                          f"nothing was {verb}ed" if report.damaged("frames") else
                          f"cannot {verb}: {report.line()}: nothing was {verb}ed")
+    if needs_series and report.damaged("series"):  # (one line, not a note then a refusal)
+        raise UsageError(f"cannot {verb}: {report.line()}: {needs_series}")
     damaged = [c for c in report.checkpoints if c.state == "damaged"]
     if report.problems:
         warn(f"{report.line()}; its frames are whole and are {verb}ed")

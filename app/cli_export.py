@@ -171,7 +171,9 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
             for src in (args.scenario, *args.compare):
                 if not Path(src).exists():
                     raise ExportError(f"no such run file: {src}")
-                _check_integrity(src, warn, verb="export")
+                _check_integrity(src, warn, verb="export", needs_series=(
+                    "the plots of --layout view+plots draw its series; export its whole "
+                    "frames with --layout view" if layout == "view+plots" else ""))
             rlock, _writer = _read_lock(args.scenario, verb="export")
             args.signals.check()  # (one recorded while h5py read the files)
         elif args.compare:
