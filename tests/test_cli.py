@@ -139,8 +139,9 @@ def test_torus_output_layout(torus_run):
         assert f["momentum/angular"].shape == (k, 3)
         b = f["bodies"]
         assert set(b) == {"position", "quaternion", "omega", "time", "mass", "inertia",
-                          "inertia_tensor", "diameter", "velocity", "momentum_body", "step",
-                          "dissipated"}
+                          "inertia_tensor", "diameter", "group", "velocity",
+                          "momentum_body", "step", "dissipated"}
+        assert b["group"][()].tolist() == [0] * n  # (one ring: issue #42 item 8)
         assert b["velocity"].shape == b["momentum_body"].shape == (k, n, 3)
         np.testing.assert_array_equal(b["step"][()], 10 * np.arange(k))
         assert b["position"].shape == (k, n, 3)
