@@ -117,14 +117,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
               f"{written[-1].parent}: {names} and {written[-1].name} (open the .pvd in "
               + ("ParaView)" if args.compress else "OVITO or ParaView; the bonds are in "
                  "ParaView files only: --compress)"))
+    code = written if isinstance(written, int) else 0
     if signals is not None:  # (a signal once the output is in place: it is whole)
-        signals.after = (f"rrp: convert stopped by {{signal}} after {args.target} was "
-                         "written: it is whole")
-        line = signals.late_line()
-        if line:
-            print(line, file=sys.stderr)
-            return signals.exit_code
-    return written if isinstance(written, int) else 0
+        return signals.end_with(f"rrp: convert stopped by {{signal}} after {args.target} "
+                                "was written: it is whole", code)
+    return code
 
 
 RUN_NAMES = (".h5", ".hdf5", ".partial")

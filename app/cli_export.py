@@ -117,12 +117,8 @@ def _run(args: argparse.Namespace) -> int:
             signals.restore()
             args.signals = None
     if code in (0, EXIT_FAILED):  # the file is in place (a failed run: its frames so far)
-        signals.after = (f"rrp: export stopped by {{signal}} after {args.out} was written: "
-                         "the file is whole")
-        line = signals.late_line()
-        if line:
-            print(line, file=sys.stderr)
-            return signals.exit_code
+        return signals.end_with(f"rrp: export stopped by {{signal}} after {args.out} was "
+                                "written: the file is whole", code)
     return code
 
 

@@ -59,12 +59,8 @@ def cmd_import(args: argparse.Namespace) -> int:
               "created or changed)", file=sys.stderr)
         return stop.exit_code
     if signals is not None:
-        signals.after = (f"rrp: import stopped by {{signal}} after {args.out} was written "
-                         "with its CSV files: they are whole")
-        line = signals.late_line()
-        if line:
-            print(line, file=sys.stderr)
-            return signals.exit_code
+        return signals.end_with(f"rrp: import stopped by {{signal}} after {args.out} was "
+                                "written with its CSV files: they are whole", code)
     return code
 
 

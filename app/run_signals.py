@@ -103,6 +103,17 @@ class RunSignals:
         self.reported = True
         return self.after.format(signal=self.name)
 
+    def end_with(self, after: str, code: int) -> int:
+        """The command's exit code once its output is in place: ``after`` (a line with
+        ``{signal}``) becomes :attr:`after`; a signal received meanwhile and not yet
+        reported prints that line and gives the signal's code, else ``code``."""
+        self.after = after
+        line = self.late_line()
+        if line is None:
+            return code
+        print(line, file=sys.stderr)
+        return self.exit_code
+
     # ------------------------------------------------------------------ state
     @property
     def first(self) -> int | None:

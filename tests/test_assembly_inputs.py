@@ -16,11 +16,12 @@ import warnings
 from pathlib import Path
 
 import pytest
+from test_assembly_errors import refused
 
 from engine.models import base
 from engine.models.assembly import model_of
 from engine.models.builders import chain, make_part
-from engine.scenarios import ScenarioError, load_scenario
+from engine.scenarios import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -49,17 +50,6 @@ def data_text(*, comment: str = "", atoms: str | None = None, velocities: str = 
     if nb:
         text += f"\nBonds\n\n{bonds}"
     return text
-
-
-def refused(tmp_path: Path, toml: str, files: dict[str, str] | None = None) -> str:
-    for name, text in (files or {}).items():
-        (tmp_path / name).write_text(text)
-    (tmp_path / "s.toml").write_text(toml)
-    with pytest.raises(ScenarioError) as e:
-        load_scenario(tmp_path / "s.toml")
-    msg = str(e.value)
-    assert "\n" not in msg and msg.startswith("s.toml: "), msg
-    return msg
 
 
 def source_refusal(tmp_path: Path, text: str, extra: str = "") -> str:

@@ -101,7 +101,7 @@ def bodies(rf: RunFile) -> Bodies:
     """The radii (``/bodies/diameter``, else the rebuilt model's) and groups: the run
     file's ``/bodies/group`` (the groups the user set, issue #42 item 8), else, in files
     written before it, the rebuilt model's (:func:`engine.models.base.body_groups`), else
-    the rings of ``n_particles``."""
+    each body its own."""
     ds = rf._f.get("bodies/diameter")
     model = None
     if ds is not None:
@@ -119,12 +119,7 @@ def bodies(rf: RunFile) -> Bodies:
         model = None
     if model is not None and int(model.n_bodies) == n:
         return Bodies(n, 0.5 * diam, body_groups(model))
-    n_p = rf.params.get("n_particles")
-    if isinstance(n_p, int) and n_p > 0 and n % n_p == 0:
-        group = np.arange(n) // n_p
-    else:
-        group = np.arange(n)
-    return Bodies(n, 0.5 * diam, group)
+    return Bodies(n, 0.5 * diam, np.arange(n))  # (no model to ask: each body its own)
 
 
 def frames(rf: RunFile, every: int = 1) -> Iterator[TextFrame]:
