@@ -217,7 +217,7 @@ def _convert(args: argparse.Namespace, warn, check=None):
     if args.to == "xyz":
         from engine.io.xyz import export_xyz as write
     else:
-        from engine.io.lammps_dump import export_lammps_dump as write
+        from engine.io.lammps.dump import export_lammps_dump as write
     try:
         args.target = target(Path(args.run_file), args.directory,
                              ".xyz" if args.to == "xyz" else ".dump")

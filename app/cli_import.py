@@ -67,9 +67,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from engine.io.lammps.read_data import LammpsDataError, read_data
     from engine.models.assembly import check_import
     from engine.models.assembly_input import AssemblyError
-    from engine.models.lammps_data import LammpsDataError, read_data
 
     from .errors import UsageError
 

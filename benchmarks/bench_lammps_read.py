@@ -1,6 +1,6 @@
 """Reading a large LAMMPS data file (issue #35, "Speed and scale"): an fcc block of about
 10⁶ spheres with its nearest-neighbour bonds (6 a sphere: 6·10⁶) written by
-``engine.models.lammps_data.write_data``, then read by ``read_data`` in a fresh process:
+``engine.io.lammps.write_data.write_data``, then read by ``read_data`` in a fresh process:
 its wall time and peak resident memory.  Goal: ≤ 10 s and ≤ 1.5 GB.
 
     python benchmarks/bench_lammps_read.py [--n 1000000] [--keep FILE]
@@ -24,7 +24,7 @@ _READ = """
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
 t = time.perf_counter()
-from engine.models.lammps_data import read_data
+from engine.io.lammps.read_data import read_data
 t_import = time.perf_counter() - t
 t = time.perf_counter()
 d = read_data({path!r})
@@ -38,8 +38,8 @@ print(json.dumps({{"spheres": int(d.x.shape[0]), "bonds": int(d.bonds.shape[0]),
 def make_file(path: Path, n_target: int) -> tuple[int, int]:
     import numpy as np
 
+    from engine.io.lammps.write_data import write_data
     from engine.models.builders import NEAREST, pairs_within
-    from engine.models.lammps_data import write_data
 
     side = round((n_target / 4) ** (1 / 3))
     g = np.stack(np.meshgrid(*[np.arange(side)] * 3, indexing="ij"), -1).reshape(-1, 3)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from test_assembly_errors import refused
 
-from engine.models import base
+from engine import inputs
 from engine.models.assembly import model_of
 from engine.models.builders import chain, make_part
 from engine.scenarios import load_scenario
@@ -244,7 +244,7 @@ def test_an_endless_device_is_refused_as_a_csv_and_as_a_data_file(tmp_path):
 
 
 def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(base, "MAX_INPUT_BYTES", 64)
+    monkeypatch.setattr(inputs, "MAX_INPUT_BYTES", 64)
     csv = "x,y,z,diameter,mass\n" + "".join(f"{3 * k},0,0,1,1\n" for k in range(10))
     m = refused(tmp_path, HEAD + 'bodies = "a.csv"\n', {"a.csv": csv})
     assert f"a.csv: the file has {len(csv)} bytes, more than the 64 an input file may have" \

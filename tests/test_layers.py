@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: rotations, array layout, state, the kernel cache, the family gates and constants
-    ("engine.rotations", "engine.layout", "engine.state", "engine.kernel_cache",
+    ("engine.rotations", "engine.layout", "engine.state", "engine.kernel_cache", "engine.inputs",
      "engine.specialize", "engine.solver_counts"),
     # 2: the force terms and what finds their pairs
     ("engine.potentials", "engine.neighbours", "engine.contact", "engine.parallel",
@@ -23,7 +23,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine.forcefield", "engine.stability", "engine.diagnostics"),
     # 4: integrators, energy-stepping, models, priming of the kernels
     ("engine.integrators", "engine.energy_stepping", "engine.models",
-     "engine.generalized.schemes", "engine.priming"),
+     "engine.generalized.schemes", "engine.priming",
+     # (LAMMPS data files, read by the assembly model: issue #43 item 5)
+     "engine.io.lammps.read_data", "engine.io.lammps.write_data"),
     # 5: the drivers and their parts
     ("engine.simulation", "engine.generalized", "engine.drivers", "engine.run_steps"),
     # 6: run files, scenarios

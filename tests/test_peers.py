@@ -130,7 +130,7 @@ def test_the_deck_is_the_converters_with_the_benchmarks_settings(peer, pile, tmp
     assert cmds[-1] == "thermo 0"
     assert peer.lammps_commands(folder, 2)[:2] == ["package omp 2", "suffix omp"]
     # rrp convert's own deck (no caller settings): undamped, with its run
-    from app.cli_lammps import write_lammps_model
+    from engine.io.lammps.deck import write_lammps_model
 
     _, deck = write_lammps_model(pile, tmp_path / "plain", "pile", 1e-3)
     text = deck.read_text(encoding="ascii")

@@ -15,7 +15,7 @@ This script finds ``libmpich.so.12`` itself and re-executes with a folder holdin
 The pile handed to LAMMPS is *our* model's, and so is its input: the LAMMPS data file
 (``atom_style bpm/sphere``: positions, diameters, densities from our masses, velocities,
 spins, the bonds) and the input deck are written by the engine's converter, the writer of
-``rrp convert --to lammps`` (``app/cli_lammps.py``, issue #35 item 4), from our model or
+``rrp convert --to lammps`` (``engine/io/lammps/deck.py``, issue #35 item 4), from our model or
 from a run file of it:
 
 * :func:`prepare_model` — a built model at its initial state (the path
@@ -243,11 +243,11 @@ def lammps_coefficients(data: PileData) -> dict[str, float]:
 def prepare_model(model: Any, folder: str | Path, dt: float) -> Path:
     """The LAMMPS input of a built engine model (the pile) in ``folder``: ``pile.data``
     and ``in.pile`` written by the engine's converter (``rrp convert --to lammps``'s
-    writer, :func:`app.cli_lammps.write_lammps_model`, issue #35 item 4) at the model's
+    writer, :func:`engine.io.lammps.deck.write_lammps_model`, issue #35 item 4) at the model's
     initial state with timestep ``dt``, this benchmark's bond damping and no ``run``
     line; ``pile.npz`` (:func:`save_pile`) for the coefficients reported.  Needs the
     engine importable; the folder, ready for :func:`run_lammps`."""
-    from app.cli_lammps import write_lammps_model
+    from engine.io.lammps.deck import write_lammps_model
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 """The frames of a run file as the text trajectory writers need them (issue #37 item
-7: :mod:`.xyz`, :mod:`.lammps_dump`): positions, radii, velocities, the orientation
+7: :mod:`.xyz`, :mod:`.lammps.dump`): positions, radii, velocities, the orientation
 quaternion, angular velocities, the body group, each frame's time — read one frame at a
 time through :class:`~engine.io.RunFile` (its digests checked), written to a hidden
 temporary file renamed into place at the end (a failure leaves nothing).

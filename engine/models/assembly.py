@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 from scipy.spatial import cKDTree
 
+from engine.io.lammps.read_data import LammpsData
+
 from ..layout import P_K_WALL, T_HARD_WALL, T_WALL
 from ..state import Bodies, State
 from .assembly_input import (
@@ -47,7 +49,6 @@ from .assembly_input import (
 from .base import BIG, TINY, Model, ModelSpec, Param, ParameterError
 from .builders import MAX_BONDS as _MAX_BONDS
 from .builders import MAX_SPHERES, Part
-from .lammps_data import LammpsData
 from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_energy_components, bonded_spheres
 
 SCHEMA = (

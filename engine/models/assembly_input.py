@@ -1,7 +1,7 @@
 """The geometry of an ``assembly`` scenario (issue #35 items 2, 3, 5): inline TOML tables
 (``[[bodies]]``, ``[[bonds]]``, ``[[walls]]``), CSV files next to the TOML (``bodies =
 "spheres.csv"``, ``bonds = "bonds.csv"``; the header names the columns), a LAMMPS data
-file (``source = "model.data"``, ``engine.models.lammps_data``) and builders
+file (``source = "model.data"``, ``engine.io.lammps.read_data``) and builders
 (``[[build]]``, ``engine.models.builders``), joined in that order: inline/CSV bodies,
 then the source's, then each build's.
 
@@ -25,9 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from .base import BIG, ParameterError, read_input_bytes
+from engine.io.lammps.read_data import LammpsData, LammpsDataError, read_data
+
+from ..inputs import read_input_bytes
+from .base import BIG, ParameterError
 from .builders import BUILDERS, MAX_BONDS, MAX_SPHERES, Part, join, make_part
-from .lammps_data import LammpsData, LammpsDataError, read_data
 
 
 class AssemblyError(ParameterError):
@@ -155,7 +157,7 @@ def _read_csv(path: Path, label: str, allowed: tuple[str, ...],
               required: tuple[str, ...], need_rows: str = ""
               ) -> tuple[dict[str, np.ndarray], int, np.ndarray]:
     """The columns of a CSV file with a header row (NumPy's C reader); at most
-    :data:`~engine.models.base.MAX_INPUT_BYTES` read (issue #46 item 7).  A header and
+    :data:`~engine.inputs.MAX_INPUT_BYTES` read (issue #46 item 7).  A header and
     no rows gives no rows (no NumPy warning); ``need_rows``: it is refused instead."""
     buf = read_input_bytes(path, label, AssemblyError)
     try:

@@ -28,7 +28,7 @@ from typing import TextIO
 
 import numpy as np
 
-from .text_frames import FLOAT, Bodies, TextFrame, TrajectoryError, convert, rows
+from ..text_frames import FLOAT, Bodies, TextFrame, TrajectoryError, convert, rows
 
 __all__ = ["TrajectoryError", "export_lammps_dump"]
 
