@@ -58,8 +58,12 @@ STATUS_ATTRS_2 = (*STATUS_ATTRS, "t_end")
 """The same since issue #46 item 3: with ``t_end`` (where a resume without ``--t-end``
 goes); a status digest of either kind is read (files written before keep theirs)."""
 CONSTANTS = ("bodies/mass", "bodies/inertia", "bodies/inertia_tensor", "bodies/diameter",
-             "bodies/group", "model/bonds")
-"""The model's constant datasets, under ``header_digest``."""
+             "bodies/group", "model/bonds",
+             *(f"model/assembly/{k}" for k in ("position", "velocity", "spin", "bond_type",
+                                              "bond_type_names", "bond_type_coefficients",
+                                              "walls")))
+"""The model's constant datasets, under ``header_digest`` (``model/assembly``: the
+assembly the file carries, issue #43 item 4, ``engine.models.assembly.CARRIED``)."""
 SCHEMA_VERSION = 3
 """The newest layout of a run file (:class:`engine.io.RunWriter` writes it; 1: the first
 one, without the state; 2: with the state, and since issue #36 the digests; 3: the record

@@ -64,7 +64,9 @@ def _read_all(f: h5py.File) -> dict[str, Any]:
     out["bodies"] = {k: f["bodies"][k][()] for k in f["bodies"]}
     for grp in ("generalized", "model", "springs"):
         if grp in f:
-            out[grp] = {k: f[grp][k][()] for k in f[grp]}
+            out[grp] = {k: (f[grp][k][()] if isinstance(f[grp][k], h5py.Dataset) else
+                            {j: f[grp][k][j][()] for j in f[grp][k]})  # (model/assembly)
+                        for k in f[grp]}
     if "events" in f:
         out["events"] = f["events"][()]
     return out
@@ -386,7 +388,7 @@ class RunFile:
                 f"{self.path}: written by RRP Studio {self.version} for another version of "
                 f"model {self.model_name!r} ({what})")
         try:
-            model = spec.make(self.params)
+            model = self._carried_model(spec) or spec.make(self.params)
         except ParameterError as exc:
             if "No such file" in str(exc):  # (an assembly's CSV or data file moved away:
                 raise RunFileError(        # issue #42 item 4)
@@ -405,6 +407,26 @@ class RunFile:
         if why:
             raise RunFileError(f"{self.path}: {why}: the file is damaged")
         return model
+
+    def _carried_model(self, spec):
+        """The assembly the file carries (``/model/assembly``, issue #43 item 4), built
+        without the files its parameters point to; ``None`` for a file without it (of
+        another model, or written before)."""
+        g = self._f.get("model/assembly")
+        if self.model_name != "assembly" or not isinstance(g, h5py.Group):
+            return None
+        from ..models.assembly import CARRIED, from_carried
+        from ..models.base import resolve_parameters
+
+        missing = [k for k in CARRIED if not isinstance(g.get(k), h5py.Dataset)]
+        if missing:
+            raise RunFileError(f"{self.path}: /model/assembly lacks {', '.join(missing)}: "
+                               "the file is damaged")
+        gb = self._f["bodies"]
+        p = resolve_parameters(spec.schema, self.params, self.model_name)
+        bonds = self._f["model/bonds"][()] if "model/bonds" in self._f else np.zeros((0, 2))
+        return from_carried(p, {k: g[k][()] for k in CARRIED}, gb["mass"][()],
+                            gb["inertia"][()], gb["diameter"][()], gb["group"][()], bonds)
 
     @property
     @_guarded("its checkpoint")

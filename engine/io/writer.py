@@ -173,6 +173,10 @@ class RunWriter(WriterClosing):
         bonds = np.asarray(model.forcefield.bonds).reshape(-1, 2)
         if len(bonds):
             f.create_group("model").create_dataset("bonds", data=bonds, fletcher32=True)
+        if model.carried:  # (what files gave the model, carried: issue #43 item 4)
+            gc = f.require_group("model").create_group("assembly")
+            for k, a in model.carried.items():
+                gc.create_dataset(k, data=a, fletcher32=True)
         if self.frames:
             cols = [("position", 3), ("quaternion", 4), ("omega", 3), ("velocity", 3)]
             if self._generalized:

@@ -14,8 +14,10 @@ bit (tests/test_assembly.py).
 
 The geometry (``engine.models.assembly_input``) is the parameter ``geometry``: the
 scenario's ``bodies``, ``bonds``, ``walls``, ``build``, ``source``, ``bond_types``, …
-as JSON, with the folder its files are read from — so a run file rebuilds the model
-from its parameters as for every model (the files must still be there).
+as JSON, with the folder its files are read from.  What they resolve to (the spheres,
+the bonds' types, the walls) travels with the model (:func:`carried_arrays`): a run
+file stores it under ``/model/assembly`` and rebuilds the model from it
+(:func:`from_carried`), so its files may be moved or deleted (issue #43 item 4).
 
 Bond types: type ``1`` has the parameters ``k_bend``, ``k_axial``, ``k_shear`` unless
 ``[bond_types.1]`` gives others; every other type must be in ``[bond_types]``.  When
@@ -297,10 +299,14 @@ def conserved_of(walls: list[tuple[np.ndarray, float]], g: np.ndarray,
 
 def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
                     p: dict[str, Any], k: tuple[float, float, float],
-                    per_bond: np.ndarray | None = None) -> Model:
+                    per_bond: np.ndarray | None = None, *,
+                    bond_types: dict[str, tuple[float, float, float]] | None = None
+                    ) -> Model:
     """The :class:`Model` of the spheres and bonds ``P`` (copied), the walls and the
     parameters ``p``, the bonds' coefficients ``k = (k_bend, k_axial, k_shear)``, or
-    each bond's own ``per_bond (nb, 3)`` when its types differ (issue #35 item 1)."""
+    each bond's own ``per_bond (nb, 3)`` when its types differ (issue #35 item 1);
+    ``bond_types``: the coefficients of each named type (carried with the model:
+    :func:`carried_arrays`)."""
     n = P.n
     bodies = Bodies(P.m.copy(), P.J.copy(), P.D.copy())
     x = P.x.copy()
@@ -334,14 +340,83 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
         walls=list(walls),
         contact="hard" if hard else "penalty",
         groups=P.group.copy(),
+        carried=carried_arrays(P, walls, bond_types or {}),
     )
+
+
+CARRIED = ("position", "velocity", "spin", "bond_type", "bond_type_names",
+           "bond_type_coefficients", "walls")
+"""The arrays of an assembly a run file carries under ``/model/assembly`` (issue #43
+item 4); with ``/bodies`` (mass, inertia, diameter, group) and ``/model/bonds`` they are
+the whole model, whatever files its parameters point to."""
+
+
+def carried_arrays(P: Part, walls: list[tuple[np.ndarray, float]],
+                   bond_types: dict[str, tuple[float, float, float]]
+                   ) -> dict[str, np.ndarray]:
+    """The :data:`CARRIED` arrays of the spheres and bonds ``P`` (the reference state:
+    positions, velocities and spins at t = 0; the bonds' rest vectors come from these
+    positions), the walls ``(n, d)`` as rows ``(n_x, n_y, n_z, d)`` and the bond types:
+    each bond's index into the type names (JSON bytes) and each named type's
+    ``(k_bend, k_axial, k_shear)`` (a type not named takes the parameters')."""
+    labels = np.asarray(P.bond_type).astype(str)
+    names = sorted(set(labels.tolist()) | set(bond_types))
+    index = {t: i for i, t in enumerate(names)}
+    coeff = np.array([bond_types.get(t, (np.nan, np.nan, np.nan)) for t in names],
+                     dtype=np.float64).reshape(-1, 3)
+    return {
+        "position": np.asarray(P.x, dtype=np.float64).copy(),
+        "velocity": np.asarray(P.v, dtype=np.float64).copy(),
+        "spin": np.asarray(P.omega, dtype=np.float64).copy(),
+        "bond_type": np.array([index[t] for t in labels.tolist()], dtype=np.int64),
+        "bond_type_names": np.frombuffer(json.dumps(names).encode(), dtype=np.uint8).copy(),
+        "bond_type_coefficients": coeff,
+        "walls": np.array([[*np.asarray(nv, dtype=np.float64), float(d)] for nv, d in walls],
+                          dtype=np.float64).reshape(-1, 4),
+    }
+
+
+def from_carried(p: dict[str, Any], arrays: dict[str, np.ndarray], m: np.ndarray,
+                 J: np.ndarray, D: np.ndarray, group: np.ndarray, bonds: np.ndarray
+                 ) -> Model:
+    """The model a run file carries (:func:`carried_arrays`, with its ``/bodies`` and
+    ``/model/bonds``) and its parameters ``p``: the same model, bit for bit, as the one
+    the run was made with, without reading the files ``p`` points to (issue #43 item 4).
+    The arrays were checked when the run was made and are under the file's header
+    digest; their shapes are checked here (:class:`AssemblyError`, one line)."""
+    n = int(np.asarray(m).shape[0])
+    names = json.loads(bytes(np.asarray(arrays["bond_type_names"], dtype=np.uint8)))
+    bt = np.asarray(arrays["bond_type"], dtype=np.int64)
+    bonds = np.asarray(bonds, dtype=np.int64).reshape(-1, 2)
+    coeff = np.asarray(arrays["bond_type_coefficients"], dtype=np.float64).reshape(-1, 3)
+    walls_a = np.asarray(arrays["walls"], dtype=np.float64).reshape(-1, 4)
+    shapes_ok = (all(np.asarray(arrays[k]).shape == (n, 3)
+                     for k in ("position", "velocity", "spin"))
+                 and bt.shape == (bonds.shape[0],) and len(names) == coeff.shape[0]
+                 and (bt.size == 0 or (bt.min() >= 0 and bt.max() < len(names))))
+    if not shapes_ok:
+        raise AssemblyError("the assembly carried by the run file does not fit its bodies "
+                            "and bonds (/model/assembly)")
+    labels = np.array([names[i] for i in bt.tolist()], dtype=object).astype(str) \
+        if bt.size else np.zeros(0, dtype="<U1")
+    P = Part(np.array(arrays["position"], dtype=np.float64), np.asarray(D, np.float64).copy(),
+             np.asarray(m, np.float64).copy(), np.asarray(J, np.float64).copy(),
+             np.array(arrays["velocity"], dtype=np.float64),
+             np.array(arrays["spin"], dtype=np.float64),
+             np.asarray(group, dtype=np.int64).copy(), bonds.copy(), labels)
+    types = {t: tuple(float(x) for x in coeff[i]) for i, t in enumerate(names)
+             if np.all(np.isfinite(coeff[i]))}
+    walls = [(row[:3].copy(), float(row[3])) for row in walls_a]
+    geo = Geometry(P, walls, types, [(0, n, "run file", None)],
+                   [(0, bonds.shape[0], "run file", None)], {})
+    return model_from_part(P, walls, p, *coefficients(geo, p), bond_types=types)
 
 
 def build(p: dict[str, Any]) -> Model:
     geo = geometry_of(p)
     check_geometry(geo, p)
     k, per_bond = coefficients(geo, p)
-    return model_from_part(geo.part, geo.walls, p, k, per_bond)
+    return model_from_part(geo.part, geo.walls, p, k, per_bond, bond_types=geo.bond_types)
 
 
 def geometry_json(g: dict[str, Any], folder: str | Path, label: str = "assembly") -> str:
@@ -373,7 +448,7 @@ def model_of(parts: list[Part], *, walls: list[tuple[Any, Any]] = (),
                    {t: f"bond_types[{t!r}]" for t in types})
     check_geometry(geo, p)
     geo.bond_types = {t: tuple(float(x) for x in k) for t, k in types.items()}
-    return model_from_part(P, ws, p, *coefficients(geo, p))
+    return model_from_part(P, ws, p, *coefficients(geo, p), bond_types=geo.bond_types)
 
 
 SPEC = ModelSpec("assembly", "Your own assembly of bonded spheres (issue #35)", SCHEMA, build)

@@ -229,6 +229,11 @@ class Model:
     groups: np.ndarray | None = None
     """Per body, the group it belongs to (drawn in one colour; the assembly's, issue #35);
     ``None``: the view's default (rings of ``n_particles``, else each body its own)."""
+    carried: dict[str, np.ndarray] | None = None
+    """What the model was built from that its parameters only point to (an assembly's
+    spheres, bonds' types and walls, read from CSV or LAMMPS data files or given by the
+    Python API), as plain arrays: a run file stores them, so the model is rebuilt from the
+    file alone (issue #43 item 4; ``engine.models.assembly.carried_arrays``)."""
     accuracy_c: float | None = None
     """Calibration of the accuracy guide (:func:`engine.stability.accuracy_guide`): the
     measured ``h ω_max / sqrt(ε)`` of the second-order schemes on this model (``None``: no
