@@ -317,29 +317,29 @@ def test_a_stopped_export_says_so_and_leaves_no_partial_file(can_render, tmp_pat
 
 # ------------------------------------------------------------ issue #33 item 12
 def _cameras(monkeypatch) -> list[tuple]:
-    """Record, at each exported frame, the camera's position and focal point and whether
-    every body's centre lies in the picture."""
+    """Record, at each exported frame, the view's world-to-clip matrix (the camera's
+    position, direction and zoom), whether every body's centre lies in the
+    picture, and the bodies' largest x."""
     import app.export.scenario as ex
 
     seen: list[tuple] = []
-    draw = ex._draw
+    render = ex._render
 
-    def spy(sim, scene, plotter, caption, title, line=""):
-        img = draw(sim, scene, plotter, caption, title, line)
-        cam = plotter.camera
-        ren = plotter.renderer
-        h, w = img.shape[:2]
-        inside = True
-        for p in sim.snapshot().x:
-            ren.SetWorldPoint(*p, 1.0)
-            ren.WorldToDisplay()
-            x, y, _ = ren.GetDisplayPoint()
-            inside &= 0 <= x <= w and 0 <= y <= h
-        seen.append((tuple(cam.position), tuple(cam.focal_point), inside,
-                     float(sim.snapshot().x[:, 0].max())))
-        return img
+    def spy(*args):
+        *args, on_frame = args
 
-    monkeypatch.setattr(ex, "_draw", spy)
+        def hook(f) -> None:
+            clip = np.c_[f.centres, np.ones(len(f.centres))] @ f.view.T
+            ndc = clip[:, :2] / clip[:, 3:]
+            # (rows x, y, w of the matrix: its z row follows VTK's clipping range)
+            seen.append((f.view[[0, 1, 3]], bool(np.all(np.abs(ndc) <= 1)),
+                         float(f.centres[:, 0].max())))
+            if on_frame is not None:
+                on_frame(f)
+
+        return render(*args, hook)
+
+    monkeypatch.setattr(ex, "_render", spy)
     return seen
 
 
@@ -353,16 +353,17 @@ def test_the_export_camera_is_fixed_by_default_and_follows_when_asked(can_render
     code, _, err = export(tmp_path, capsys, "torus", "--t-end", "2", "--size", "160x120",
                           "--fps", "5", "--out", str(out))
     assert code == 0, err
-    assert len(seen) == 11 and abs(seen[-1][3] - seen[0][3]) > 0.1  # (the ring moved)
-    assert all(s[:2] == seen[0][:2] for s in seen)  # the same position and focal point
-    assert all(s[2] for s in seen)
+    assert len(seen) == 11 and abs(seen[-1][2] - seen[0][2]) > 0.1  # (the ring moved)
+    # the same position, direction and zoom (to round-off)
+    assert all(np.allclose(s[0], seen[0][0], rtol=0, atol=1e-12) for s in seen)
+    assert all(s[1] for s in seen)
     del seen[:]
     code, _, err = export(tmp_path, capsys, "torus", "--t-end", "2", "--size", "160x120",
                           "--fps", "5", "--camera", "follow", "--out",
                           str(tmp_path / "follow.gif"))
     assert code == 0, err
     assert len(seen) == 11
-    assert seen[-1][1] != seen[0][1] and seen[-1][0] != seen[0][0]
+    assert not np.allclose(seen[-1][0], seen[0][0], rtol=0, atol=1e-3)  # (it moved)
 
 
 def test_an_unknown_camera_is_one_line(tmp_path, capsys):

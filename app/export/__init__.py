@@ -1,6 +1,7 @@
-"""Headless animation export (``rrp export``, issue #37): a scenario simulated frame by
-frame (:mod:`.scenario`), or a run file drawn from its recorded frames with the plots
-beside the view (:mod:`.render`, :mod:`.track`, :mod:`.plots`); both draw with
+"""Headless animation export (``rrp export``, issue #37): a scenario simulated as the
+frames ask (:mod:`.scenario`, :mod:`.sim_track`), or a run file drawn from its recorded
+frames (:mod:`.track`); both drawn by one renderer (:mod:`.render`), with the plots
+beside the view for ``view+plots`` (:mod:`.plots`); both draw with
 :class:`app.scene.BodyScene` off screen and encode MP4 or GIF with the ffmpeg bundled in
 imageio-ffmpeg.  No Qt and no X server: without ``DISPLAY`` VTK renders through EGL
 (set by :mod:`.common`, imported first).
@@ -24,10 +25,10 @@ from .common import (
     parse_size,
 )
 from .render import export_run
-from .scenario import _draw, check_length, export_animation, run_extent, screenshot
+from .scenario import _draw, check_length, export_animation, screenshot
 from .track import frame_count, frame_times
 
 __all__ = ["CAMERAS", "FORMATS", "LAYOUTS", "MAX_FPS", "MAX_FRAMES", "ExportError",
            "ExportResult", "_draw", "check_camera", "check_layout", "check_length", "check_output",
            "check_size", "export_animation", "export_run", "frame_count", "frame_times",
-           "parse_size", "run_extent", "screenshot"]
+           "parse_size", "screenshot"]

@@ -6,6 +6,8 @@ app's plots beside it (:class:`app.export.plots.PlotStrip`).  Compare runs are d
 as ghosts and their error curves added.  Frames are streamed to ffmpeg and the plotted
 series read a block at a time and peak-decimated (memory does not grow with the run,
 issue #42 item 10); the file is written under a temporary name and renamed at the end.
+The renderer (:func:`_render`) draws any :class:`Source`: a scenario's export
+(:mod:`app.export.scenario`) goes through it too (issue #42 item 9).
 """
 
 from __future__ import annotations
@@ -38,15 +40,26 @@ from .common import (
     open_output,
 )
 from .plots import PlotStrip, run_curves
-from .track import ExportInputError, RunTrack, fmt_h, frame_count, scheme_at, schemes_at
+from .track import (
+    HERMITE_BULGE,
+    ExportInputError,
+    RunTrack,
+    fmt_h,
+    frame_count,
+    scheme_at,
+    schemes_at,
+)
 
 VIEW_SHARE = 0.58
 """The 3D view's share of the width in ``view+plots`` (the plots take the rest)."""
 EXTENT_BYTES = 64 * 2**20
 """Most bytes of recorded frames read to frame a fixed camera (issue #42 item 3): every
 recorded frame of the window while its positions fit (the drawn frames lie between
-recorded ones, interpolated linearly: the box holds them all), else an even sample of
-at least :data:`EXTENT_MIN_SAMPLES` frames' positions and velocities."""
+recorded ones: the box of the records holds the linear ones, grown by the Hermite
+curves' bulge it holds the cubic ones), else an even sample of
+at least :data:`EXTENT_MIN_SAMPLES` frames' positions and velocities (with the
+velocities every frame's, read beside the positions, when the drawn frames are Hermite
+curves: they count in the budget)."""
 EXTENT_MIN_SAMPLES = 16
 EXTENT_BLOCK = 256
 """Recorded frames read at once while framing."""
@@ -102,34 +115,67 @@ def sparse_note(track: RunTrack, dt_frame: float, interpolate: bool) -> str | No
 
 def _extent(track: RunTrack, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
     """The box of the bodies' centres over the recorded frames that bracket ``[a, b]``
-    (issue #42 item 3).  Every one of them while their positions take at most
+    (issue #42 item 3), grown where the drawn frames are Hermite curves between records
+    (issue #42 item 9) by the most each curve leaves its ends' box
+    (:func:`app.export.track.hermite_margin`: linear interpolation stays inside, a cubic
+    does not).  Every one of them while their positions (and velocities) take at most
     :data:`EXTENT_BYTES`; beyond that an even sample of them, the box grown by the way
-    the fastest sampled body goes in half the time between two samples (an estimate:
-    a body that speeds up between samples can go further)."""
+    the fastest sampled body goes in half the time between two samples, plus the
+    curves' bulge at that speed (an estimate: a body that speeds up between samples can
+    go further)."""
     i0 = track.index_at(a)
     i1 = min(track.index_at(b) + 1, len(track.times) - 1)
     pos = track.rf._f["bodies/position"]  # (positions only, for the framing: the frames
     # drawn are read, and checked against their digests, by the track)
+    vel = track.rf._f.get("bodies/velocity")
+    cubic = vel is not None and getattr(track, "interpolate", True)
     frame_bytes = max(1, int(np.prod(pos.shape[1:])) * pos.dtype.itemsize)
     count = i1 - i0 + 1
     lo = hi = None
 
-    def grow(x: np.ndarray) -> None:
+    def grow(x: np.ndarray, lo_x: np.ndarray | None = None) -> None:
         nonlocal lo, hi
-        x = x.reshape(-1, 3)
-        x = x[np.all(np.isfinite(x), axis=1)]
-        if len(x):
-            lo = x.min(axis=0) if lo is None else np.minimum(lo, x.min(axis=0))
-            hi = x.max(axis=0) if hi is None else np.maximum(hi, x.max(axis=0))
+        hi_x = x.reshape(-1, 3)
+        lo_x = hi_x if lo_x is None else lo_x.reshape(-1, 3)
+        ok = np.all(np.isfinite(hi_x), axis=1) & np.all(np.isfinite(lo_x), axis=1)
+        if ok.any():
+            lo = (lo_x[ok].min(axis=0) if lo is None
+                  else np.minimum(lo, lo_x[ok].min(axis=0)))
+            hi = (hi_x[ok].max(axis=0) if hi is None
+                  else np.maximum(hi, hi_x[ok].max(axis=0)))
+
+    def bulge(x: np.ndarray, v: np.ndarray, t: np.ndarray) -> None:
+        """The Hermite curves between consecutive records (positions ``x``, velocities
+        ``v``, times ``t``)."""
+        if len(x) < 2:
+            return
+        dt = np.diff(t)[:, None, None]
+        x0, x1, v0, v1 = x[:-1], x[1:], v[:-1], v[1:]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c = np.where(dt > 0, (x1 - x0) / np.where(dt > 0, dt, 1.0), 0.0)
+            m = HERMITE_BULGE * dt * (np.abs(v0 - c) + np.abs(v1 - c))
+        m = np.where(np.isfinite(m), m, 0.0)
+        grow(np.maximum(x0, x1) + m, np.minimum(x0, x1) - m)
 
     margin = 0.0
-    if count * frame_bytes <= EXTENT_BYTES:
+    if count * frame_bytes * (2 if cubic else 1) <= EXTENT_BYTES:
+        last = None  # (the previous block's last record: every pair once, each row read once)
         for s0 in range(i0, i1 + 1, EXTENT_BLOCK):
             s1 = min(s0 + EXTENT_BLOCK, i1 + 1)
             try:
-                grow(np.asarray(pos[s0:s1], dtype=np.float64))
+                x = np.asarray(pos[s0:s1], dtype=np.float64)
+                grow(x)
+                if cubic:
+                    v = np.asarray(vel[s0:s1], dtype=np.float64)
+                    if last is None:
+                        bulge(x, v, track.times[s0:s1])
+                    else:
+                        bulge(np.concatenate([last[0], x]), np.concatenate([last[1], v]),
+                              track.times[s0 - 1:s1])
+                    last = (x[-1:], v[-1:])
             except OSError:  # (a damaged chunk: the frames around it one by one; the
-                for k in range(s0, s1):  # track says so when it draws one)
+                last = None  # track says so when it draws one)
+                for k in range(s0, s1):
                     try:
                         grow(np.asarray(pos[k], dtype=np.float64))
                     except OSError:
@@ -137,7 +183,6 @@ def _extent(track: RunTrack, a: float, b: float) -> tuple[np.ndarray, np.ndarray
     else:
         n = max(EXTENT_MIN_SAMPLES, EXTENT_BYTES // (2 * frame_bytes))
         idx = np.unique(np.linspace(i0, i1, min(n, count)).astype(int))
-        vel = track.rf._f.get("bodies/velocity")
         fastest = 0.0
         for k in idx:
             try:
@@ -152,6 +197,9 @@ def _extent(track: RunTrack, a: float, b: float) -> tuple[np.ndarray, np.ndarray
         if len(idx) > 1:
             gap = float(np.max(np.diff(track.times[idx])))
             margin = 0.5 * gap * fastest
+            if cubic:  # (|v − chord| ≤ 2·fastest at each end)
+                rec = float(np.max(np.diff(track.times[i0:i1 + 1])))
+                margin += HERMITE_BULGE * rec * 4.0 * fastest
     if lo is None:
         x = track.state(a).x
         lo, hi = x.min(axis=0), x.max(axis=0)
@@ -189,7 +237,8 @@ def export_run(run_file: str | Path, *, out: Path | str, t0: float | None = None
                before: Callable[[int], None] | None = None) -> ExportResult:
     """Render the run file ``run_file`` (complete, failed, interrupted or ``.partial``)
     into ``out`` (.mp4 or .gif), frame ``k`` at ``t0 + k · speed / fps`` (issue #37
-    item 2); between recorded frames positions are interpolated and attitudes slerped
+    item 2); between recorded frames positions follow the cubic Hermite curve of the
+    recorded velocities (linear in files without them) and attitudes are slerped
     (``interpolate=False``: the nearest earlier frame).  ``compare``: run files drawn as
     ghosts, their error curves beside the primary's (``labels``: the runs' names in the
     plots); ``before``: called with the number of frames once it is known, before
@@ -237,56 +286,98 @@ def export_run(run_file: str | Path, *, out: Path | str, t0: float | None = None
         for line in (note, sparse_note(track, dt, interpolate)):
             if line:
                 say(line)
-        result = _render(track, others, out, a, dt, n_frames, fps, size, layout, title,
-                         colour_by, camera, list(labels), progress, check, on_frame)
-    frames, t_last, times = result
+        src = _run_source(track, others, a, a + (n_frames - 1) * dt, dt, layout, camera,
+                          list(labels))
+        frames, t_last, times = _render(src, others, out, a, dt, n_frames, fps, size, title,
+                                        colour_by, progress, check, on_frame)
     return ExportResult(out, frames, t_last, b, size, fps, time.perf_counter() - t_wall,
-                        0.0, times[0], times[1], None, a)
+                        0.0, times[1], times[2], None, a)
 
 
-def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: float,
-            n_frames: int, fps: int, size: tuple[int, int], layout: str, title: str,
-            colour_by: str, camera: str, labels: list[str], progress: bool,
-            check: Callable[[], None] | None,
-            on_frame: Callable[[FrameInfo], None] | None
-            ) -> tuple[int, float, tuple[float, float]]:
-    from ..scene import BodyScene, make_plotter
-    from .scenario import _reach
+def _reach(scene) -> float:
+    """How far a drawn body reaches from its centre of mass (its spheres' offsets and
+    radii)."""
+    far = float(np.linalg.norm(scene.offset)) if scene.offset.size else 0.0
+    if scene.body_points is not None:
+        far = max(far, float(np.linalg.norm(scene.body_points, axis=-1).max()))
+    return far + 0.5 * float(scene.diameter.max())
 
+
+@dataclass
+class Source:
+    """What :func:`_render` draws, whatever it comes from (a run file,
+    :class:`~app.export.track.RunTrack`, or a scenario simulated as the frames ask,
+    :class:`~app.export.sim_track.SimTrack`: one renderer for both, issue #42 item 9):
+    ``track.state(t)`` the bodies at ``t`` (``None``: nothing more to draw; a track with
+    a ``failure`` stops after the frame it is set at); ``model``; ``name`` (the
+    overlay's); ``scheme(t)`` the integrator and ``h`` in use at ``t``; ``curves`` the
+    plots' runs (``None``: ``--layout view``); ``box`` the bodies' centres' box over the
+    window for a fixed camera (``None``: the camera follows)."""
+
+    track: object
+    model: object
+    name: str
+    scheme: Callable[[float], tuple[str, str]]
+    curves: list | None
+    box: tuple[np.ndarray, np.ndarray] | None
+
+
+def _run_source(track: RunTrack, others: list[RunTrack], a: float, b: float, dt: float,
+                layout: str, camera: str, labels: list[str]) -> Source:
+    """The :class:`Source` of a run file (with its compare runs' curves and boxes)."""
     rf = track.rf
-    b = a + (n_frames - 1) * dt
-    w, h = size
-    strip = None
+    curves = None
     if layout == "view+plots":
-        wv = max(16, int(round(w * VIEW_SHARE)) // 2 * 2)
         names = list(labels) + [_label(t.rf) for t in (track, *others)][len(labels):]
         b_ = max(b, a + dt * 1e-6)
         try:
-            runs = [run_curves(t.rf, a, b_, names[k]) for k, t in enumerate((track, *others))]
+            curves = [run_curves(t.rf, a, b_, names[k]) for k, t in
+                      enumerate((track, *others))]
         except RunFileError as exc:
             raise ExportError(f"cannot export: {exc}") from None
-        strip = PlotStrip(runs, a, b_, (w - wv, h))
+    box = None
+    if camera == "fixed":
+        lo, hi = _extent(track, a, b)
+        for o in others:
+            lo2, hi2 = _extent(o, max(a, o.t_first), min(b, o.t_last))
+            lo, hi = np.minimum(lo, lo2), np.maximum(hi, hi2)
+        box = (lo, hi)
+    start, switches = schemes_at(rf)[:2], schemes_at(rf)[2]
+    return Source(track, rf.build_model(), rf.scenario,
+                  lambda t: scheme_at(start, switches, t), curves, box)
+
+
+def _render(src: Source, others: list[RunTrack], out: Path, a: float, dt: float,
+            n_frames: int, fps: int, size: tuple[int, int], title: str, colour_by: str,
+            progress: bool, check: Callable[[], None] | None,
+            on_frame: Callable[[FrameInfo], None] | None
+            ) -> tuple[int, float, tuple[float, float, float]]:
+    """Draw frame ``k`` at ``a + k · dt`` of ``src`` (``others``: ghosts) into ``out``;
+    returns the frames drawn, the last one's time and the seconds spent getting the
+    states (a scenario: simulating), rendering and encoding."""
+    from ..scene import BodyScene, make_plotter
+
+    b = a + (n_frames - 1) * dt
+    w, h = size
+    strip = None
+    if src.curves is not None:
+        wv = max(16, int(round(w * VIEW_SHARE)) // 2 * 2)
+        strip = PlotStrip(src.curves, a, max(b, a + dt * 1e-6), (w - wv, h))
     else:
         wv = w
-    model = rf.build_model()
     plotter = make_plotter((wv, h), off_screen=True)
     tmp = open_output(out)  # (stale partials of killed exports removed: issue #46)
     gen = bar = None
-    t_render = t_encode = 0.0
+    t_state = t_render = t_encode = 0.0
     frames, t_last = 0, a
     try:
-        scene = BodyScene(plotter, model, colour_by=colour_by, follow=camera == "follow")
-        if camera == "fixed":
-            lo, hi = _extent(track, a, b)
-            for o in others:
-                lo2, hi2 = _extent(o, max(a, o.t_first), min(b, o.t_last))
-                lo, hi = np.minimum(lo, lo2), np.maximum(hi, hi2)
+        scene = BodyScene(plotter, src.model, colour_by=colour_by, follow=src.box is None)
+        if src.box is not None:
             r = _reach(scene)
-            scene.reset_camera(extent=(lo - r, hi + r))
+            scene.reset_camera(extent=(src.box[0] - r, src.box[1] + r))
         font = max(6, min(12, round(h / 55)))
         caption = plotter.add_text(" ", position="upper_left", font_size=font,
                                    color="#333333", name="rrp-caption", render=False)
-        start, switches = schemes_at(rf)[:2], schemes_at(rf)[2]
         if progress:
             from tqdm import tqdm
 
@@ -297,14 +388,18 @@ def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: fl
             if check is not None:
                 check()
             t0 = time.perf_counter()
-            t = a + k * dt
-            st = track.state(t)
+            st = src.track.state(a + k * dt)
+            t1 = time.perf_counter()
+            t_state += t1 - t0
+            if st is None:
+                break
+            t = st.t
             scene.update(st.x, st.q, st.v, st.omega)
             if others:
                 scene.set_ghosts([(s.x, s.q) for s in
                                   (o.state(min(max(t, o.t_first), o.t_last)) for o in others)])
-            integ, hh = scheme_at(start, switches, t)
-            text = f"{rf.scenario} · {integ} · h = {fmt_h(hh)} · t = {t:.3f} s"
+            integ, hh = src.scheme(t)
+            text = f"{src.name} · {integ} · h = {fmt_h(hh)} · t = {t:.3f} s"
             if title:
                 text = f"{title}\n{text}"
             caption.SetText(2, text)
@@ -315,18 +410,22 @@ def _render(track: RunTrack, others: list[RunTrack], out: Path, a: float, dt: fl
                 cursor = strip.column(t)
                 img = np.concatenate([img, strip.image(t)], axis=1)
             img = np.ascontiguousarray(img)
-            t1 = time.perf_counter()
+            t2 = time.perf_counter()
             gen.send(img)
-            t_encode += time.perf_counter() - t1
-            t_render += t1 - t0
+            t_encode += time.perf_counter() - t2
+            t_render += t2 - t1
             frames, t_last = frames + 1, t
             if on_frame is not None:
                 on_frame(FrameInfo(k, n_frames, t, scene.centres.copy(), text, integ, hh,
                                    cursor, scene.n_ghosts, scene.view_transform()))
             if bar is not None:
                 bar.update(1)
+            if getattr(src.track, "failure", None) is not None:
+                break  # (a blow-up: its last good state was this frame's)
         t_encode += finish_writer(gen, tmp, check)
         gen = None
     finally:
         close_export(bar, plotter, gen, tmp)
-    return frames, t_last, (t_render, t_encode)
+    return frames, t_last, (t_state, t_render, t_encode)
+
+

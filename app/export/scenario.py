@@ -1,22 +1,26 @@
-"""Headless animation export (``rrp export``): simulate, draw each frame with
-:class:`app.scene.BodyScene` on an off-screen plotter, encode MP4 or GIF with the ffmpeg
-bundled in imageio-ffmpeg.  No Qt and no X server: without ``DISPLAY`` VTK renders
+"""Headless animation export (``rrp export``) of a scenario: simulated as the frames ask
+(:class:`app.export.sim_track.SimTrack`: each frame at exactly ``t_k = t0 + k · speed /
+fps``, the two steps bracketing it interpolated as a run file's records are) and drawn by
+the run files' renderer (:func:`app.export.render._render`, :class:`app.scene.BodyScene`
+off screen), ``--layout view`` and ``view+plots`` alike (issue #42 item 9: one path,
+nothing written but the video).  No Qt and no X server: without ``DISPLAY`` VTK renders
 through EGL (if EGL is missing on a machine, run under ``xvfb-run -a``).
 
-Frames are ``speed / fps`` simulation seconds apart.  The camera is fixed by default,
-framing the whole run's extent (a first pass simulates the run to find it: the bodies'
-box over every frame, with the wall), so the wall stands still in the video; with
-``camera="follow"`` (``rrp export --camera follow``) it follows the bodies as the app's
-View → Follow does (issue #33 item 12).  The file is written to a
-temporary name next to the target and renamed at the end, so a failure never leaves a
-broken file and never destroys an existing one.  A blow-up mid-export stops the run,
-finishes the file with the frames so far and reports the engine's message.
+The camera is fixed by default, framing the whole run's extent, so the wall stands still
+in the video; with ``camera="follow"`` (``rrp export --camera follow``) it follows the
+bodies as the app's View → Follow does (issue #33 item 12).  A fixed camera or the plots
+need the whole window first: a first pass simulates it (the same bits) for the box of
+the bodies as drawn at every frame and for the recorded series (in memory, at most
+:data:`app.export.sim_track.SERIES_ROWS` rows).  The file is written to a temporary
+name next to the target and renamed at the end, so a failure never leaves a broken file
+and never destroys an existing one.  A blow-up mid-export stops the run, finishes the
+file with the frames so far (the last one the last good state) and reports the engine's
+message.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,16 +33,15 @@ from .common import (
     SCREENSHOT_RATE,
     ExportError,
     ExportResult,
-    _writer,
     check_camera,
     check_fps,
+    check_layout,
     check_output,
     check_size,
-    close_export,
     even_size,
-    finish_writer,
-    open_output,
 )
+from .render import FrameInfo, Source, _render
+from .sim_track import SimTrack
 from .track import frame_count
 
 
@@ -95,38 +98,6 @@ def check_length(t_end: float, h: float, fps: int, speed: float) -> int:
     return int(math.floor(t_end / (speed / fps) + 1e-9)) + 1
 
 
-def _reach(scene) -> float:
-    """How far a drawn body reaches from its centre of mass (its spheres' offsets and
-    radii)."""
-    far = float(np.linalg.norm(scene.offset)) if scene.offset.size else 0.0
-    if scene.body_points is not None:
-        far = max(far, float(np.linalg.norm(scene.body_points, axis=-1).max()))
-    return far + 0.5 * float(scene.diameter.max())
-
-
-def run_extent(sc, model, integrator: str | None, h: float | None, n_frames: int,
-               dt_frame: float, check: Callable[[], None] | None = None, t0: float = 0.0
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """The box ``(lo, hi)`` of the bodies' centres over the frames of an export (a
-    simulation of its own, the same bits as the export's), up to a blow-up."""
-    sim = _simulation(sc, model, integrator, h)
-    if t0 > 0:
-        sim.run_until(t0, chunk=10_000)
-    x = sim.snapshot().x
-    lo, hi = x.min(axis=0), x.max(axis=0)
-    for k in range(1, n_frames):
-        if check is not None:
-            check()
-        rep = sim.run_until(t0 + k * dt_frame, chunk=10_000,
-                            callback=None if check is None else lambda _s: check())
-        x = sim.snapshot().x
-        if np.all(np.isfinite(x)):
-            lo, hi = np.minimum(lo, x.min(axis=0)), np.maximum(hi, x.max(axis=0))
-        if not rep.ok:
-            break
-    return lo, hi
-
-
 def _draw(sim, scene, plotter, caption, title: str, line: str = "") -> np.ndarray:
     """Draw the simulation's state with the overlay (``line``: a title line over it)."""
     snap = sim.snapshot()
@@ -138,27 +109,58 @@ def _draw(sim, scene, plotter, caption, title: str, line: str = "") -> np.ndarra
     return np.ascontiguousarray(img[:, :, :3])
 
 
+def _first_pass(sc, integrator: str | None, h: float | None, t_end: float, a: float,
+                dt: float, n_frames: int, check: Callable[[], None] | None, plots: bool
+                ) -> tuple[tuple[np.ndarray, np.ndarray], list | None]:
+    """The box of the bodies' centres as drawn at every frame (up to a blow-up) and,
+    with ``plots``, the curves of the run's series on the window."""
+    from .plots import curves_of
+
+    track = SimTrack(sc, integrator, h, t_end, check)
+    lo = hi = None
+    for k in range(n_frames):
+        st = track.state(a + k * dt)
+        if st is None:
+            break
+        x = np.asarray(st.x).reshape(-1, 3)
+        x = x[np.all(np.isfinite(x), axis=1)]
+        if len(x):
+            lo = x.min(axis=0) if lo is None else np.minimum(lo, x.min(axis=0))
+            hi = x.max(axis=0) if hi is None else np.maximum(hi, x.max(axis=0))
+        if track.failure is not None:
+            break
+    if lo is None:
+        lo = hi = np.zeros(3)
+    b = max(a + (n_frames - 1) * dt, a + dt * 1e-6)
+    curves = [curves_of(track.series(), a, b)] if plots else None
+    return (lo, hi), curves
+
+
 def export_animation(scenario: str, *, integrator: str | None = None, h: float | None = None,
                      t0: float = 0.0, t_end: float = 2.0, fps: int = 30, speed: float = 1.0,
                      size: tuple[int, int] = (800, 600), out: Path | str,
                      overrides: dict[str, Any] | None = None, progress: bool = True,
                      colour_by: str = "none", camera: str = "fixed",
                      check: Callable[[], None] | None = None, title: str = "",
-                     warn: Callable[[str], None] | None = None) -> ExportResult:
+                     warn: Callable[[str], None] | None = None, layout: str = "view",
+                     on_frame: Callable[[FrameInfo], None] | None = None) -> ExportResult:
     """Render ``scenario`` from ``t0`` (simulated from ``t = 0``) to ``t_end`` into
-    ``out`` (.mp4 or .gif), frame ``k`` at ``t0 + k · speed / fps`` (issue #37 item 2).
+    ``out`` (.mp4 or .gif), frame ``k`` at exactly ``t0 + k · speed / fps`` (issue #37
+    item 2, issue #42 item 9).
 
     ``fps``: frames per video second; ``speed``: simulation seconds per video second
     (frames are ``speed / fps`` apart in simulation time); ``size``: ``(width, height)``
-    in pixels (odd sizes are rounded up to even for MP4); ``camera``: ``"fixed"`` (frames
+    in pixels (odd sizes are rounded up to even for MP4); ``layout``: ``"view"`` or
+    ``"view+plots"`` (the app's plots beside the view); ``camera``: ``"fixed"`` (frames
     the whole run, found by a first simulation pass) or ``"follow"`` (follows the
-    bodies, as the app's View → Follow); ``check``: called before each
-    frame, it may raise to stop the export (the partial file is removed, the target left
-    as it was).  Input errors raise
-    :class:`ExportError` (or the engine's ``ScenarioError`` / ``SimulationError``)
-    before anything is written.
+    bodies, as the app's View → Follow); ``check``: called before each frame and
+    between chunks of steps, it may raise to stop the export (the partial file is
+    removed, the target left as it was); ``on_frame``: called with each frame's
+    :class:`~app.export.render.FrameInfo`.  Input errors raise :class:`ExportError` (or
+    the engine's ``ScenarioError`` / ``SimulationError``) before anything is written.
     """
     out = check_output(out)
+    check_layout(layout)
     size, note = even_size(out, check_size(size))
     if note and warn is not None:
         warn(note)
@@ -174,63 +176,24 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
     if not 0 <= t0 < t_end:
         raise ExportError(f"t0 = {t0:g} must lie in [0, t_end = {t_end:g})")
     n_frames = frame_count(t0, t_end, fps, speed)
-    follow = camera == "follow"
-    sim, plotter, scene, caption = _setup(sc, integrator, h, size, colour_by, follow)
-    dt_frame = speed / fps
-    t_extent = 0.0
-    if not follow:  # the whole run's box, then one framing for every frame
-        w0 = time.perf_counter()
-        try:
-            lo, hi = run_extent(sc, sim.model, integrator, h, n_frames, dt_frame, check, t0)
-        except BaseException:
-            plotter.close()
-            raise
-        r = _reach(scene)
-        scene.reset_camera(extent=(lo - r, hi + r))
-        t_extent = time.perf_counter() - w0
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=n_frames, unit="frame", file=sys.stderr, leave=False,
-                   dynamic_ncols=True, desc=f"export {out.name}")
-    tmp = open_output(out)  # (stale partials of killed exports removed: issue #46)
-    t_sim = t_render = t_encode = 0.0
-    frames, failure = 0, None
-    gen = None
-    try:
-        gen = _writer(tmp, size, fps)
-        for k in range(n_frames):
-            if check is not None:
-                check()
-            if k or t0 > 0:
-                w0 = time.perf_counter()
-                rep = sim.run_until(t0 + k * dt_frame, chunk=10_000,
-                                    callback=None if check is None else lambda _s: check())
-                t_sim += time.perf_counter() - w0
-                if not rep.ok:
-                    failure = rep.failure.message
-                    if k and sim.t <= t0 + (k - 1) * dt_frame + 1e-12:
-                        break
-                    # one last frame: the last good state, as the engine kept it
-            w0 = time.perf_counter()
-            img = _draw(sim, scene, plotter, caption, sc.name, title)
-            w1 = time.perf_counter()
-            gen.send(img)
-            t_encode += time.perf_counter() - w1
-            t_render += w1 - w0
-            frames += 1
-            if bar is not None:
-                bar.update(1)
-            if failure is not None:
-                break
-        t_encode += finish_writer(gen, tmp, check)
-        gen = None
-    finally:
-        close_export(bar, plotter, gen, tmp)
-    return ExportResult(out, frames, sim.t, float(t_end), size, fps,
-                        time.perf_counter() - t_wall, t_sim + t_extent, t_render, t_encode,
-                        failure, float(t0))
+    dt = speed / fps
+    plots = layout == "view+plots"
+    box = curves = None
+    w0 = time.perf_counter()
+    if camera == "fixed" or plots:  # (the whole window first: the box, the plots' axes)
+        box, curves = _first_pass(sc, integrator, h, t_end, t0, dt, n_frames, check, plots)
+        if camera != "fixed":
+            box = None
+    t_first = time.perf_counter() - w0
+    track = SimTrack(sc, integrator, h, t_end, check)
+    src = Source(track, track.model, sc.name, track.scheme, curves, box)
+    frames, t_last, (t_sim, t_render, t_encode) = _render(
+        src, [], out, t0, dt, n_frames, fps, size, title, colour_by, progress, check,
+        on_frame)
+    t_reached = track.sim.t if track.failure is not None else t_last
+    return ExportResult(out, frames, t_reached, float(t_end), size, fps,
+                        time.perf_counter() - t_wall, t_sim + t_first, t_render, t_encode,
+                        track.failure, float(t0))
 
 
 def screenshot(scenario: str, *, t: float = 0.0, integrator: str | None = None,
@@ -261,47 +224,3 @@ def screenshot(scenario: str, *, t: float = 0.0, integrator: str | None = None,
 
     iio.imwrite(out, img)
     return out
-
-
-def simulate_to_file(scenario: str, path: Path, *, integrator: str | None = None,
-                     h: float | None = None, t_end: float = 2.0, dt_frame: float,
-                     overrides: dict[str, Any] | None = None,
-                     check: Callable[[], None] | None = None) -> tuple[Path, str | None]:
-    """Simulate ``scenario`` to ``t_end`` into the run file ``path`` (frames every
-    ``dt_frame`` when that is a whole number of steps, else every step), so that a
-    ``view+plots`` export of a scenario is drawn as a run file's is (issue #37 item 1:
-    one renderer for every source).  Returns the file written and the engine's message
-    if the run blew up (the file then holds the frames up to it)."""
-    from engine.drivers import simulation_for
-    from engine.io import RunWriter
-    from engine.run_steps import step_count
-
-    sc = _load(scenario, overrides)
-    h = h if h is not None else sc.run.h
-    check_length(t_end, h, 1, 1.0)
-    n_total = step_count(t_end, h)
-    per = dt_frame / h
-    every = max(1, int(round(per))) if abs(per - round(per)) < 1e-6 * max(per, 1) else 1
-    model = sc.build_model()
-    sim = simulation_for(model, integrator or sc.run.integrator, h, record_every=every,
-                         record_frames=True, energy_tolerance=sc.run.energy_tolerance,
-                         record_state=True)
-    sim.warm_up()
-    writer = RunWriter(path, sim, scenario=sc.name, keep_frames=False, checkpoint=False,
-                       t_end=t_end)
-    done, failure, status = 0, None, "complete"
-    try:
-        while done < n_total:
-            if check is not None:
-                check()
-            rep = sim.advance(min(2000, n_total - done))
-            done += rep.steps
-            writer.flush_when_due()
-            if not rep.ok:
-                failure, status = rep.failure.message, "failed"
-                break
-        writer.flush()
-    except BaseException:
-        writer.close("interrupted", "export stopped")
-        raise
-    return writer.close(status, failure or ""), failure

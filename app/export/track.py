@@ -1,9 +1,12 @@
 """What an export draws at each of its frames (issue #37 items 1–2): the frame times of
 the rule ``t_k = t0 + k · speed / fps``, ``k = 0 … floor((t1 − t0) · fps / speed)``,
-and, for a run file, the bodies at any time between its recorded frames — positions,
-velocities and angular velocities interpolated linearly, attitudes slerped (the
-shorter arc of ``q`` and ``−q``), so that at a recorded frame's time the drawn state is
-the recorded one exactly and in between every quaternion is unit.
+and, for a run file, the bodies at any time between its recorded frames
+(:func:`between`, also used between a scenario's steps by :mod:`.sim_track`):
+positions by the cubic Hermite curve through the two records' positions and
+velocities where the file records velocities (issue #42 item 9), linearly otherwise;
+velocities and angular velocities linearly; attitudes slerped (the shorter arc of
+``q`` and ``−q``), so that at a recorded frame's time the drawn state is the recorded
+one exactly and in between every quaternion is unit.
 
 No Qt, no VTK: the renderer (:mod:`app.export.render`) reads this.
 """
@@ -41,6 +44,26 @@ def frame_times(t0: float, t1: float, fps: int, speed: float) -> np.ndarray:
     return np.minimum(t0 + k * (speed / fps), max(t1, t0))
 
 
+HERMITE_BULGE = 4.0 / 27.0
+"""The most the cubic Hermite curve departs from the chord, per end: with ``c`` the
+chord's velocity ``(x1 − x0)/dt``, ``p(s) − chord(s) = dt·(h10(s)(v0 − c) + h11(s)(v1 −
+c))`` and ``max |h10| = max |h11| = 4/27`` (at ``s = 1/3``, ``2/3``), so every coordinate
+stays within ``4/27 · dt · (|v0 − c| + |v1 − c|)`` of the records' box (what the fixed
+camera's framing adds, :func:`app.export.render._extent`)."""
+
+
+def hermite(x0: np.ndarray, v0: np.ndarray, x1: np.ndarray, v1: np.ndarray, dt: float,
+            s: float) -> np.ndarray:
+    """The cubic Hermite interpolant at ``s ∈ [0, 1]`` of ``x0 → x1`` over ``dt`` with
+    the end slopes ``v0``, ``v1`` (``h00 = 2s³ − 3s² + 1``, ``h10 = s³ − 2s² + s``,
+    ``h01 = −2s³ + 3s²``, ``h11 = s³ − s²``): exact for motion of constant acceleration
+    (ballistic), error ``O(dt⁴)`` for smooth motion where linear is ``O(dt²)``."""
+    s2 = s * s
+    s3 = s2 * s
+    return ((2 * s3 - 3 * s2 + 1) * x0 + (s3 - 2 * s2 + s) * dt * v0
+            + (3 * s2 - 2 * s3) * x1 + (s3 - s2) * dt * v1)
+
+
 def slerp(q0: np.ndarray, q1: np.ndarray, a: float) -> np.ndarray:
     """Spherical linear interpolation of unit quaternions, row by row (scalar first),
     along the shorter arc; ``a = 0`` gives ``q0`` itself; the result is normalised."""
@@ -57,6 +80,28 @@ def slerp(q0: np.ndarray, q1: np.ndarray, a: float) -> np.ndarray:
     w1 = np.where(small, a, np.sin(a * theta) / safe)
     q = w0[:, None] * q0 + w1[:, None] * q1
     return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def between(a, b, t: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray,
+                                       np.ndarray]:
+    """The bodies at ``t`` between two recorded states ``a`` and ``b`` (each with ``t``,
+    ``x``, ``v`` (or ``None``), ``q``, ``omega``; ``a.t ≤ t ≤ b.t``): ``(x, v, q, ω)``,
+    positions by :func:`hermite` when both hold (finite) velocities, else linearly; ``v`` and ``ω``
+    linearly; ``q`` by :func:`slerp`."""
+    ta, tb = float(a.t), float(b.t)
+    dt = tb - ta
+    s = (t - ta) / dt if dt > 0 else 0.0
+    xa, xb = np.asarray(a.x, float), np.asarray(b.x, float)
+    va = None if a.v is None else np.asarray(a.v, float)
+    vb = None if b.v is None else np.asarray(b.v, float)
+    if va is not None and vb is not None and np.isfinite(va).all() and np.isfinite(vb).all():
+        x = hermite(xa, va, xb, vb, dt, s)
+        v = va + s * (vb - va)
+    else:
+        x, v = xa + s * (xb - xa), None
+    oa = np.asarray(a.omega, float)
+    om = oa + s * (np.asarray(b.omega, float) - oa)
+    return x, v, slerp(np.asarray(a.q, float), np.asarray(b.q, float), s), om
 
 
 @dataclass
@@ -121,13 +166,8 @@ class RunTrack:
             return State(t, np.asarray(a.x), np.asarray(a.q), v, np.asarray(a.omega), i,
                          t == ti)
         b = self._frame(i + 1)
-        tj = float(self.times[i + 1])
-        s = (t - ti) / (tj - ti) if tj > ti else 0.0
-        x = a.x + s * (b.x - a.x)
-        v = None if a.v is None or b.v is None else a.v + s * (b.v - a.v)
-        om = a.omega + s * (b.omega - a.omega)
-        return State(t, x, slerp(np.asarray(a.q, float), np.asarray(b.q, float), s), v, om,
-                     i, False)
+        x, v, q, om = between(a, b, t)  # (a frame's t is its entry of the times)
+        return State(t, x, q, v, om, i, False)
 
     def spacing(self) -> float:
         """The largest time between two recorded frames (0 for one frame)."""
