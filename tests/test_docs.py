@@ -158,3 +158,21 @@ def test_every_docs_section_the_command_line_help_names_exists():
         if section:
             heads = [ln for ln in path.read_text().splitlines() if ln.startswith("#")]
             assert any(section in h for h in heads), (name, section)
+
+
+def test_the_readme_gives_the_test_commands_cpu_time_beside_its_wall_time():
+    """Issue #42 item 12: a newcomer on a loaded box compares CPU time, so the README's
+    test-command figures give it beside the quiet wall time, cold and warm, as measured
+    (the newest cold and warm rows of benchmarks/results/test_command-*.json)."""
+    import json
+    import re
+
+    text = re.sub(r"\s+", " ", (ROOT / "README.md").read_text(encoding="utf-8"))
+    results = sorted((ROOT / "benchmarks" / "results").glob("test_command-*.json"))
+    rows = [r for p in results for r in json.loads(p.read_text(encoding="utf-8"))
+            ["tables"]["test_command"]["rows"]]
+    cold = [r for r in rows if "default run, cold" in r[0] and "quiet" in r[6]
+            or "default run, cold" in r[0] and "quiet box" in r[0]][-1]
+    warm = [r for r in rows if "default run, warm" in r[0]][-1]
+    assert f"the tests: {cold[3]} wall and {cold[4]} of CPU time" in text, cold
+    assert f"**{warm[3]} warm** ({warm[4]} of CPU time" in text, warm
