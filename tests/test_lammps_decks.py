@@ -235,6 +235,64 @@ def test_lammps_runs_every_bonded_scenarios_deck(scenario, tmp_path):
     assert_runs_and_starts_with_our_energies(run, deck)
 
 
+FORCES = """units si
+atom_style sphere
+atom_modify map array
+boundary m m m
+comm_modify vel yes
+read_data f.data
+velocity all set 0 0 0
+set atom 1 vx {v}
+set atom 2 vx {mv}
+set atom 3 vz {mv}
+pair_style granular
+{pairs}
+{walls}
+fix 1 all nve/sphere
+variable f1 equal fx[1]
+variable f3 equal fz[3]
+thermo_style custom step v_f1 v_f3
+thermo_modify format float %.15g
+timestep 1e-9
+run 0
+"""
+
+
+@requires_lammps
+def test_lammps_forces_with_our_damping_are_ours(tmp_path):
+    """Spheres of diameters 0.4 and 0.5 overlapping and approaching, and one against a
+    wall, with the deck's own ``pair_coeff`` and wall fix (ζ = 0.5): LAMMPS's forces at
+    step 0 are ours, ``(K/σ) δ^{3/2} + 2 ζ sqrt(m* k_N) v_N``, ``k_N = 3/2 K δ^{1/2}/σ²``
+    (``engine.potentials.friction``) — the Hertz and damping maps are exact."""
+    from engine.io.lammps.contact_map import contact_map
+
+    K, Kw, zeta, v, ov = 2100.0, 21000.0, 0.5, 0.3, 2e-3
+    d1, d2, rho = 0.4, 0.5, 1000.0
+    m1, m2 = rho * math.pi / 6 * d1 ** 3, rho * math.pi / 6 * d2 ** 3
+    x2 = 0.5 * (d1 + d2) - ov
+    (tmp_path / "f.data").write_text(
+        "t\n\n3 atoms\n2 atom types\n\n-1 2 xlo xhi\n-1 1 ylo yhi\n-1 3 zlo zhi\n\n"
+        f"Atoms # sphere\n\n1 1 {d1} {rho} 0 0 1.5\n2 2 {d2} {rho} {x2!r} 0 1.5\n"
+        f"3 1 {d1} {rho} 0 0 {0.5 * d1 - ov!r}\n")
+    cm = contact_map({"k_contact": K, "k_wall": Kw, "damping": zeta}, np.array([1, 2, 1]),
+                     np.array([d1, d2]), True, [([0.0, 0.0, 1.0], 0.0)], False)
+    (tmp_path / "in.f").write_text(FORCES.format(
+        v=v / 2, mv=-v / 2, pairs="\n".join(cm.pair_lines), walls="\n".join(cm.wall_lines)))
+    lmp = run_lammps(tmp_path / "in.f")
+    assert lmp.returncode == 0 and not lmp.errors, lmp.describe()
+    row = lmp.thermo[0]
+
+    def ours(k, sigma, m_eff, speed):
+        delta = ov / sigma
+        k_n = 1.5 * k * math.sqrt(delta) / sigma ** 2
+        return k / sigma * delta ** 1.5 + 2 * zeta * math.sqrt(m_eff * k_n) * speed
+
+    pair = ours(K, 0.5 * (d1 + d2), m1 * m2 / (m1 + m2), v)
+    wall = ours(Kw, 0.5 * d1, m1, v / 2)
+    assert -row["v_f1"] == pytest.approx(pair, rel=1e-12)
+    assert row["v_f3"] == pytest.approx(wall, rel=1e-12)
+
+
 TWO_LENGTHS = """model = "assembly"
 [run]
 h = 1e-3
