@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "follow it: '--to vtk DIR')")
     p.add_argument("--frame", type=int, default=None,
                    help="--to lammps: the frame to write (negative from the end; default "
-                        "last)")
+                        "0, the run's reference state, which LAMMPS takes as stress-free)")
     p.add_argument("--every", type=_positive_int, default=1,
                    help="write every N-th frame of the file (default 1: all)")
     p.add_argument("--compress", action="store_true",

@@ -1,6 +1,8 @@
 """``rrp convert RUN.h5 --to lammps DIR [--frame K]``: a frame of a run of bonded spheres
-as a LAMMPS data file and an input deck (issue #35 item 4), written by
-:func:`engine.io.lammps.deck.write_lammps` (docs/scenarios.md "Assemblies")."""
+(by default the first: the run's reference state, t = 0, which LAMMPS takes as its
+bonds' rest state) as a LAMMPS data file and an input deck (issue #35 item 4, issue #43
+item 2), written by :func:`engine.io.lammps.deck.write_lammps` (docs/scenarios.md
+"LAMMPS decks")."""
 
 from __future__ import annotations
 
@@ -9,12 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.io.lammps.deck import NO_DAMPING, write_lammps
+from engine.io.lammps.deck import NO_DAMPING, DeckError, write_lammps
 
 
 def convert_lammps(args: argparse.Namespace, check=None) -> int:
     """The ``--to lammps`` branch of ``rrp convert`` (``args.frame``: the frame, default
-    the last; ``args.bond_damping``, ``args.run_steps`` where a Python caller sets them:
+    the first, the run's reference state: issue #43 item 2; another frame is written with
+    our rest lengths from the first and the deck says LAMMPS rests at it;
+    ``args.bond_damping``, ``args.run_steps`` where a Python caller sets them:
     :func:`write_lammps`; ``check()``: before the files are renamed into place)."""
     import h5py
 
@@ -30,10 +34,11 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"cannot convert: {args.directory} exists and is not a directory "
                          "(--to lammps writes a directory)")
-    k = -1 if getattr(args, "frame", None) is None else int(args.frame)
+    k = 0 if getattr(args, "frame", None) is None else int(args.frame)
     try:
         with RunFile(run, series=False) as rf:  # (frames only: issue #47 item 4)
             fr = rf.frame(k)
+            ref = rf.frame(0).x if fr.index != 0 else None
             params = dict(rf.params)
             model_name, h = rf.model_name, rf.h
             bonds = np.asarray(rf.bonds, dtype=np.int64).reshape(-1, 2)
@@ -50,12 +55,16 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
     if model_name not in ("assembly", "torus", "tori-pile"):
         raise UsageError(f"cannot convert: --to lammps writes bonded spheres (assembly, "
                          f"torus, tori-pile), not {model_name!r}")
-    data, deck = write_lammps(out, run.name.removesuffix(".partial").removesuffix(".h5"),
-                              model_name, params, fr.x, fr.v, fr.omega, m, J, D, bonds, h,
-                              title=f"RRP Studio: {run.name}, frame {k} (t = {fr.t:.17g})",
-                              bond_damping=getattr(args, "bond_damping", NO_DAMPING),
-                              run_steps=getattr(args, "run_steps", None)
-                              or _run_length(steps, t_last, h), before=check)
+    try:
+        data, deck = write_lammps(
+            out, run.name.removesuffix(".partial").removesuffix(".h5"), model_name, params,
+            fr.x, fr.v, fr.omega, m, J, D, bonds, h,
+            title=f"RRP Studio: {run.name}, frame {k} (t = {fr.t:.17g})",
+            bond_damping=getattr(args, "bond_damping", NO_DAMPING),
+            run_steps=getattr(args, "run_steps", None) or _run_length(steps, t_last, h),
+            before=check, x_ref=ref, q=fr.q, t=fr.t)
+    except DeckError as exc:  # (an assembly's files gone: issue #43 item 6)
+        raise UsageError(f"cannot convert {run}: {exc}") from None
     if not args.quiet:
         print(f"wrote {data} ({m.shape[0]} spheres, {bonds.shape[0]} bonds, t = {fr.t:.6g}) "
               f"and {deck.name} (run it with: lmp -in {deck.name})")

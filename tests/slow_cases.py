@@ -20,6 +20,8 @@ RACE = ("a race tried for seconds against a live writer: its chance of meeting t
 MATRIX = "one more case of a matrix whose representative stays in the default run"
 
 SLOW_CASES: list[tuple[str, str]] = [
+    # real LAMMPS on every bonded scenario's deck: the rope stays in the default run
+    ("tests/test_lammps_decks.py::test_lammps_runs_every_bonded_scenarios_deck*", PROCESSES),
     # the large models' parallel and in-place kernels with friction: ~100 s compile each
     ("tests/test_parallel.py::test_parallel_forces_equal_the_serial_ones",
      "the large models' parallel force kernels: 25–100 s to compile"),

@@ -72,8 +72,8 @@ def test_convert_to_lammps_round_trip(tmp_path):
     run, data, deck = run_and_convert_to_lammps(tmp_path, "0.05")
     text = deck.read_text()
     for word in ("atom_style      bpm/sphere", "bond_style      bpm/rotational",
-                 "pair_style      granular", "hertz", "What differs", "fix             2 all "
-                 "gravity 1 vector 0 0 -1", "wall/gran/region",
+                 "pair_style      granular", "hertz", "What maps exactly and what approximately",
+                 "fix             2 all gravity 1.0 vector 0.0 0.0 -1.0", "wall/gran/region",
                  "fix             1 all nve/bpm/sphere", "special_bonds   lj/coul 1 1 1",
                  "bond_style      bpm/rotational overlay/pair yes", "neigh_modify    delay 0"):
         assert word in text, word
@@ -81,7 +81,7 @@ def test_convert_to_lammps_round_trip(tmp_path):
         steps = int(f.attrs["steps"])
     assert steps > 1 and f"run             {steps}\n" in text and "10000" not in text
     assert "Atoms # bpm/sphere" in data.read_text()
-    # read back: the last frame's spheres and bonds
+    # read back: the first frame's spheres and bonds (the reference: issue #43 item 2)
     (tmp_path / "lmp" / "b.toml").write_text(
         'model = "assembly"\nsource = "a.data"\n[bond_types.2]\nk_bend = 10.0\n'
         "k_axial = 200.0\nk_shear = 200.0\n")
@@ -89,7 +89,7 @@ def test_convert_to_lammps_round_trip(tmp_path):
     from engine.io.hdf5 import RunFile
 
     with RunFile(run) as rf:
-        fr = rf.frame(-1)
+        fr = rf.frame(0)
         bonds = np.asarray(rf.bonds)
     orig = load_scenario(tmp_path / "a.toml").build_model()
     assert np.array_equal(back.initial_state.x, fr.x)

@@ -15,11 +15,14 @@ def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
                v: np.ndarray, omega: np.ndarray, bonds: np.ndarray, *,
                bond_type: np.ndarray | None = None, mol: np.ndarray | None = None,
                title: str = "RRP Studio assembly", margin: float = 1.0,
-               bond_coeffs: dict[int, tuple[float, float, float]] | None = None) -> None:
-    """Write a LAMMPS data file of atom style ``bpm/sphere`` (``mol`` = our group),
+               bond_coeffs: dict[int, tuple[float, float, float]] | None = None,
+               atom_type: np.ndarray | None = None, pad: float | None = None) -> None:
+    """Write a LAMMPS data file of atom style ``bpm/sphere`` (``mol`` = our group,
+    ``atom_type`` 1 unless given: the deck's one type per diameter),
     ``Velocities`` with angular velocities and ``Bonds`` (type 1 unless given); the box
-    holds the spheres with ``margin`` diameters to spare.  Numbers in 17 digits (read
-    back to the same doubles).  ``bond_coeffs``: our binder coefficients
+    holds the spheres with ``pad`` (default ``margin`` diameters) to spare on every side:
+    room for LAMMPS's neighbour bins in a flat direction (issue #43 item 2).  Numbers in
+    17 digits (read back to the same doubles).  ``bond_coeffs``: our binder coefficients
     ``(k_bend, k_axial, k_shear)`` per bond type, as header comments that
     :func:`read_data` reads back (LAMMPS ignores them)."""
     n = x.shape[0]
@@ -27,8 +30,9 @@ def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
     nb = bonds.shape[0]
     bt = np.ones(nb, dtype=np.int64) if bond_type is None else np.asarray(bond_type, np.int64)
     mol = np.zeros(n, dtype=np.int64) if mol is None else np.asarray(mol, dtype=np.int64)
+    at = np.ones(n, dtype=np.int64) if atom_type is None else np.asarray(atom_type, np.int64)
     dens = m / ((math.pi / 6.0) * D ** 3)
-    pad = margin * float(D.max(initial=1.0))
+    pad = margin * float(D.max(initial=1.0)) if pad is None else float(pad)
     lo = x.min(axis=0, initial=0.0) - pad if n else np.full(3, -pad)
     hi = x.max(axis=0, initial=0.0) + pad if n else np.full(3, pad)
     ids = np.arange(1, n + 1)
@@ -36,12 +40,12 @@ def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
         f.write(f"{title}\n\n")
         for t, (kb, ka, ks) in sorted((bond_coeffs or {}).items()):
             f.write(f"# rrp bond_type {t}: k_bend {kb!r} k_axial {ka!r} k_shear {ks!r}\n")
-        f.write(f"{n} atoms\n1 atom types\n{nb} bonds\n"
+        f.write(f"{n} atoms\n{int(at.max(initial=1))} atom types\n{nb} bonds\n"
                 f"{int(bt.max(initial=1))} bond types\n\n")
         for k, ax in enumerate("xyz"):
             f.write(f"{lo[k]:.17g} {hi[k]:.17g} {ax}lo {ax}hi\n")
         f.write("\nAtoms # bpm/sphere\n\n")
-        _rows(f, [ids, mol, np.ones(n, dtype=np.int64)], [D, dens, *x.T], "%d %d %d "
+        _rows(f, [ids, mol, at], [D, dens, *x.T], "%d %d %d "
               + " ".join(["%.17g"] * 5))
         f.write("\nVelocities\n\n")
         _rows(f, [ids], [*v.T, *omega.T], "%d " + " ".join(["%.17g"] * 6))
