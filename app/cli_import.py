@@ -3,9 +3,12 @@
 docs/scenarios.md "Assemblies").
 
 The scenario reads the CSVs (``bodies = "…-bodies.csv"``, ``bonds = "…-bonds.csv"``), so
-it runs without the data file.  A bond type gets the binder coefficients the data file
+it runs without the data file.  The atom style and units come from ``--atom-style`` and
+``--units``, else the ``--deck``'s lines, else the file's own (issue #43 item 1,
+``engine.io.lammps.read_data``).  A bond type gets the binder coefficients the data file
 carries in its ``# rrp bond_type`` header comments (written by ``rrp convert --to
-lammps``: issue #35 item 1), else the torus's binder constants (k_bend 10, k_axial 200,
+lammps``: issue #35 item 1), else the deck's ``bond_coeff`` where its bond style maps
+(``engine.io.lammps.read_deck``), else the torus's binder constants (k_bend 10, k_axial 200,
 k_shear 200) in ``[bond_types]`` — LAMMPS's bond coefficients are not those of the B&G
 binder law — and the command says so in one line.  No walls and no
 gravity unless the scenario is edited to ask for them.  ``[run] h`` is the accuracy

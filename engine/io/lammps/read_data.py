@@ -145,6 +145,11 @@ def _header(label: str, lines: list[str]) -> _Header:
         t = raw.split("#", 1)[0].split()
         if not t:
             continue
+        if t[-1] in ("avec", "bvec", "cvec") or t[-2:] == ["abc", "origin"]:
+            raise LammpsDataError(
+                f"{label} line {k}: a general triclinic box ({t[-1]}) is not read; write "
+                "the file with LAMMPS's write_data without 'triclinic/general' (the "
+                "restricted form: xlo xhi … xy xz yz)")
         try:
             if len(t) == 2 and t[1] in ("atoms", "bonds"):
                 counts[t[1]] = int(t[0])
@@ -154,11 +159,6 @@ def _header(label: str, lines: list[str]) -> _Header:
                 box["xyz".index(t[2][0])] = [float(t[0]), float(t[1])]
             elif len(t) == 6 and t[3:] == ["xy", "xz", "yz"]:
                 tilt[:] = [float(w) for w in t[:3]]
-            elif t[-1] in ("avec", "bvec", "cvec") or t[-2:] == ["abc", "origin"]:
-                raise LammpsDataError(
-                    f"{label} line {k}: a general triclinic box ({t[-1]}) is not read; "
-                    "write the file with LAMMPS's write_data without 'triclinic/general' "
-                    "(the restricted form: xlo xhi … xy xz yz)")
         except ValueError:
             raise LammpsDataError(f"{label} line {k}: cannot read the header line "
                                   f"{raw.strip()!r}: LAMMPS needs an integer count or "

@@ -105,24 +105,35 @@ def int_table(buf: bytes, start: int, end: int, count: int, ncols: int) -> np.nd
     return rows if rows_on_their_lines(text, count, ncols) else None
 
 
-def rows_on_their_lines(text: bytes, count: int, ncols: int) -> bool:
+def rows_on_their_lines(text: bytes, count: int, ncols: int, chunk: int = 1 << 23) -> bool:
     """Whether the ``count * ncols`` words of ``text`` lie ``ncols`` to a line (every row
     checked, whatever the section's size: issue #43 item 1; a row of 3 and one of 5
     would otherwise read as two rows of 4): each row's first and last word on one line,
-    the next row's first word on a later one — vectorised over the word starts."""
-    if count == 0:
-        return True
-    c = np.frombuffer(text, dtype=np.uint8)
-    ws = (c == 32) | (c == 9) | (c == 10) | (c == 13)
-    start = ~ws
-    start[1:] &= ws[:-1]
-    ts = np.flatnonzero(start)
-    if ts.shape[0] != count * ncols:
-        return False
-    nl = np.flatnonzero(c == 10)
-    first = np.searchsorted(nl, ts[::ncols])
-    last = np.searchsorted(nl, ts[ncols - 1::ncols])
-    return bool(np.all(first == last) and np.all(first[1:] > last[:-1]))
+    the next row's first word on a later one — vectorised over the word starts, in
+    pieces of ``chunk`` bytes cut at line ends (the memory stays that of a piece)."""
+    words = 0
+    at = 0
+    while at < len(text):
+        end = text.find(b"\n", min(at + chunk, len(text)))
+        end = len(text) if end < 0 else end + 1
+        c = np.frombuffer(text, dtype=np.uint8, count=end - at, offset=at)
+        at = end
+        ws = (c == 32) | (c == 9) | (c == 10) | (c == 13)
+        start = ~ws
+        start[1:] &= ws[:-1]
+        ts = np.flatnonzero(start)
+        del ws, start
+        if ts.shape[0] % ncols:
+            return False
+        words += ts.shape[0]
+        if ts.size == 0:
+            continue
+        nl = np.flatnonzero(c == 10)
+        first = np.searchsorted(nl, ts[::ncols])
+        last = np.searchsorted(nl, ts[ncols - 1::ncols])
+        if not (np.all(first == last) and np.all(first[1:] > last[:-1])):
+            return False
+    return words == count * ncols
 
 
 FAST_MIN_ROWS = 10_000
