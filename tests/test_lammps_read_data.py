@@ -338,3 +338,25 @@ def test_a_bond_across_a_periodic_boundary_runs_at_its_true_length(tmp_path):
     with RunFile(tmp_path / "p.h5") as rf:
         x = rf.frame(0).x
     assert abs(np.linalg.norm(x[1] - x[0]) - 1.0) < 1e-12
+
+
+def test_a_scenario_names_the_style_and_units_and_refuses_a_tilted_box_for_walls(tmp_path):
+    from engine.scenarios import load_scenario
+
+    (tmp_path / "m.data").write_text(data("1 1 1.0 1.0 1 2 3 0 0 0\n2 1 1.0 1.0 4 5 6 0 0 1\n",
+                                          style="hybrid", head="1 0 0 xy xz yz\n"))
+    (tmp_path / "s.toml").write_text('model = "assembly"\nsource = "m.data"\n'
+                                     'atom_style = "sphere"\nunits = "cgs"\n')
+    m = load_scenario(tmp_path / "s.toml").build_model()
+    assert np.allclose(m.initial_state.x, [[0.01, 0.02, 0.03], [0.04, 0.05, 0.16]])
+    (tmp_path / "s.toml").write_text('model = "assembly"\nsource = "m.data"\n'
+                                     'atom_style = "sphere"\nwalls_from_box = true\n')
+    with pytest.raises(ValueError) as e:
+        load_scenario(tmp_path / "s.toml").build_model()
+    assert str(e.value).startswith("s.toml: walls_from_box: the box of m.data is triclinic "
+                                   "(xy xz yz = 1 0 0)")
+    (tmp_path / "s.toml").write_text('model = "assembly"\nsource = "m.data"\n')
+    with pytest.raises(ValueError) as e:
+        load_scenario(tmp_path / "s.toml").build_model()
+    assert "atom style hybrid without its sub-styles" in str(e.value)
+    assert 'atom_style = "hybrid bpm/sphere dipole"' in str(e.value)

@@ -283,7 +283,7 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
         except LammpsDataError as exc:
             raise AssemblyError(str(exc)) from None
         if g.get("walls_from_box") and np.any(d.tilt):
-            raise AssemblyError(f"{label}: walls_from_box: the box of {source} is triclinic "
+            raise AssemblyError(f"walls_from_box: the box of {source} is triclinic "
                                 f"(xy xz yz = {' '.join(f'{t:g}' for t in d.tilt)}), its faces "
                                 "not planes of x, y, z; give the walls as [[walls]]")
         file_types = dict(d.bond_coeffs)  # (written by rrp convert --to lammps)
