@@ -3,9 +3,12 @@
 docs/scenarios.md "Assemblies").
 
 The scenario reads the CSVs (``bodies = "…-bodies.csv"``, ``bonds = "…-bonds.csv"``), so
-it runs without the data file.  A bond type gets the binder coefficients the data file
+it runs without the data file.  The atom style and units come from ``--atom-style`` and
+``--units``, else the ``--deck``'s lines, else the file's own (issue #43 item 1,
+``engine.io.lammps.read_data``).  A bond type gets the binder coefficients the data file
 carries in its ``# rrp bond_type`` header comments (written by ``rrp convert --to
-lammps``: issue #35 item 1), else the torus's binder constants (k_bend 10, k_axial 200,
+lammps``: issue #35 item 1), else the deck's ``bond_coeff`` where its bond style maps
+(``engine.io.lammps.read_deck``), else the torus's binder constants (k_bend 10, k_axial 200,
 k_shear 200) in ``[bond_types]`` — LAMMPS's bond coefficients are not those of the B&G
 binder law — and the command says so in one line.  No walls and no
 gravity unless the scenario is edited to ask for them.  ``[run] h`` is the accuracy
@@ -30,8 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "import", help="import a LAMMPS data file as an assembly scenario",
         description="Write an assembly scenario (TOML) and its spheres and bonds (CSV "
-                    "files beside it) from a LAMMPS data file of atom style sphere, "
-                    "sphere/bpm, bond or hybrid sphere bond. See docs/scenarios.md.")
+                    "files beside it) from a LAMMPS data file of atom style atomic, "
+                    "charge, bond, molecular, full, sphere, bpm/sphere, dipole or hybrid "
+                    "of these. See docs/scenarios.md.")
     p.add_argument("format", choices=("lammps",), help="the input format: lammps")
     p.add_argument("data_file", metavar="FILE.data", help="a LAMMPS data file")
     p.add_argument("--out", required=True, metavar="SCENARIO.toml",
@@ -39,7 +43,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--diameter", type=float, default=None,
                    help="the spheres' diameter, for atom style bond (it has none)")
     p.add_argument("--atom-style", default=None,
-                   help="the atom style, where the Atoms line does not name it")
+                   help="the atom style (overrides the deck's atom_style and the Atoms "
+                        "line's comment), e.g. \"hybrid bpm/sphere dipole\"")
+    p.add_argument("--units", default=None,
+                   choices=("lj", "real", "metal", "si", "cgs", "micro", "nano"),
+                   help="the data file's LAMMPS units (overrides the deck's units and the "
+                        "title's 'units = ...'); converted to SI, lj refused")
+    p.add_argument("--deck", default=None, metavar="IN.deck",
+                   help="the LAMMPS input deck: its atom_style, units, bond_style and "
+                        "bond_coeff lines are used")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p.set_defaults(handler=cmd_import)
 
@@ -67,10 +79,6 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from engine.io.lammps.read_data import LammpsDataError, read_data
-    from engine.models.assembly import check_import
-    from engine.models.assembly_input import AssemblyError
-
     from .errors import UsageError
 
     out = Path(args.out)
@@ -81,17 +89,15 @@ def _import(args: argparse.Namespace) -> int:
     stem = out.stem
     bodies_csv, bonds_csv = out.parent / f"{stem}-bodies.csv", out.parent / f"{stem}-bonds.csv"
     _refuse_overwriting_the_input(args, [out, bodies_csv, bonds_csv])
-    try:
-        d = read_data(args.data_file, diameter=args.diameter, atom_style=args.atom_style)
-        check_import(d, TORUS_BINDER)
-    except (LammpsDataError, AssemblyError) as exc:
-        raise UsageError(str(exc)) from None
+    d, deck_notes, coeff_from = _read(args)
     n = d.x.shape[0]
     J = 0.1 * d.m * d.D * d.D
     table = np.column_stack([d.x, d.D, d.m, J, d.v, d.omega, d.mol])
     types = sorted(set(range(1, d.n_bond_types + 1)) | set(np.unique(d.bond_type).tolist()))
+    units = ("si" if d.units == "si" else f"LAMMPS {d.units} converted to SI" if d.units
+             else "SI (the file names none: its numbers taken as they are)")
     lines = [f"# Imported from {Path(args.data_file).name} by 'rrp import lammps' "
-             f"(atom style {d.style}): {n} spheres, {d.bonds.shape[0]} bonds.",
+             f"(atom style {d.style}, units {units}): {n} spheres, {d.bonds.shape[0]} bonds.",
              "# Bond coefficients: the torus's binder constants (edit [bond_types]); no walls",
              "# and no gravity (add [[walls]] and gravity = [...] under [parameters]).",
              f'title = "{Path(args.data_file).name} (imported from LAMMPS)"',
@@ -100,12 +106,13 @@ def _import(args: argparse.Namespace) -> int:
              "gravity = [0.0, 0.0, 0.0]", ""]
     missing = [t for t in types if str(t) not in d.bond_coeffs]
     for t in types:
-        k = d.bond_coeffs.get(str(t))  # (written by rrp convert --to lammps: issue #35)
+        k = d.bond_coeffs.get(str(t))  # (the file's comments, else the deck's map)
         vals = TORUS_BINDER if k is None else dict(zip(TORUS_BINDER, k, strict=True))
         lines += [f"[bond_types.{t}]"] + [f"{key} = {v!r}" for key, v in vals.items()]
         lines.append("")
     if not missing:
-        lines[1] = "# Bond coefficients: those the data file carries (edit [bond_types]); no walls"
+        lines[1] = (f"# Bond coefficients: those {coeff_from} gives (edit [bond_types]); "
+                    "no walls")
     try:  # (from the scenario as 'rrp run' will build it: a draft beside the output)
         h, why = _step_of_draft(out, bodies_csv, bonds_csv, table, d, "\n".join(lines))
     except ValueError as exc:  # (the scenario, model and run errors: nothing is written)
@@ -114,16 +121,58 @@ def _import(args: argparse.Namespace) -> int:
     at = lines.index("[parameters]")
     lines[at:at] = [f"# {why}", "[run]", f"h = {h!r}", ""]
     _write_all(args, out, bodies_csv, bonds_csv, table, d, "\n".join(lines))
-    if not args.quiet and missing:
-        print(f"rrp: note: {Path(args.data_file).name} gives no binder coefficients: bond "
-              f"type{'s' * (len(missing) != 1)} {', '.join(map(str, missing))} take the "
-              "torus's k_bend 10, k_axial 200, k_shear 200 (edit [bond_types] in "
-              f"{out.name})", file=sys.stderr)
-    if not args.quiet:  # (also when the file carries every coefficient)
-        print(f"wrote {out} with {bodies_csv.name} ({n} spheres) and {bonds_csv.name} "
-              f"({d.bonds.shape[0]} bonds)")
+    if not args.quiet:
+        for note in [*d.notes, *deck_notes]:
+            print(f"rrp: note: {note}", file=sys.stderr)
+        if missing:
+            print(f"rrp: note: {Path(args.data_file).name} gives no binder coefficients"
+                  f"{'' if args.deck is None else ' and the deck none that map'}: bond "
+                  f"type{'s' * (len(missing) != 1)} {', '.join(map(str, missing))} take the "
+                  "torus's k_bend 10, k_axial 200, k_shear 200 (edit [bond_types] in "
+                  f"{out.name})", file=sys.stderr)
+        print(f"wrote {out} with {bodies_csv.name} ({n} bodies) and {bonds_csv.name} "
+              f"({d.bonds.shape[0]} bonds, {len(types)} bond type{'s' * (len(types) != 1)}); "
+              f"atom style {d.style}; units {units}"
+              + (f"; not carried: {', '.join(d.dropped)}" if d.dropped else ""))
         print(f"[run] h = {h:g}: {why}")
     return 0
+
+
+def _read(args: argparse.Namespace):
+    """The data file read with the settings in the issue's order (#43 item 1): the
+    option, then the deck's line, then the file's own; the deck's bond coefficients
+    where they map.  Returns the data, the deck's notes and where the coefficients came
+    from."""
+    from engine.io.lammps import units as un
+    from engine.io.lammps.read_data import LammpsDataError, read_data
+    from engine.io.lammps.read_deck import binder_of_deck, read_deck
+    from engine.models.assembly import check_import
+    from engine.models.assembly_input import AssemblyError
+
+    from .errors import UsageError
+
+    try:
+        deck = read_deck(args.deck) if args.deck is not None else None
+        style, style_from = args.atom_style, "--atom-style"
+        if style is None and deck is not None and deck.atom_style:
+            style, style_from = deck.atom_style, deck.where(deck.style_line)
+        units, units_from = args.units, "--units"
+        if units is None and deck is not None and deck.units:
+            units, units_from = deck.units, deck.where(deck.units_line)
+        d = read_data(args.data_file, diameter=args.diameter, atom_style=style,
+                      units=units, style_from=style_from, units_from=units_from)
+        notes: list[str] = []
+        coeff_from = "the data file"
+        if deck is not None and d.bonds.size:
+            sc = un.scales(d.units) if d.units else un.UNITS["si"]
+            mapped, notes = binder_of_deck(deck, d.x, d.bonds, d.bond_type, sc)
+            if mapped and not d.bond_coeffs:
+                coeff_from = f"the deck {deck.path.name}"
+            d.bond_coeffs = {**mapped, **d.bond_coeffs}  # (the file's exact comments win)
+        check_import(d, TORUS_BINDER)
+    except (LammpsDataError, AssemblyError) as exc:
+        raise UsageError(str(exc)) from None
+    return d, notes, coeff_from
 
 
 def _write_all(args: argparse.Namespace, out: Path, bodies_csv: Path, bonds_csv: Path,

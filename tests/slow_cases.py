@@ -250,4 +250,13 @@ SLOW_CASES: list[tuple[str, str]] = [
      "[*-SIGTERM]", PROCESSES),
     ("tests/test_outputs.py::test_a_signal_during_a_conversion_leaves_nothing[*-SIGTERM]",
      PROCESSES),
+    # the LAMMPS reader (issue #43 item 1): one LAMMPS write_data process a style; the
+    # default run keeps hybrid bpm/sphere dipole, the triclinic box and the metamaterial
+    ("tests/test_lammps_read_data.py::test_lammps_write_data_of_each_style_reads_back"
+     "[[abcdfms]*]", MATRIX),
+    ("tests/test_lammps_read_data.py::test_lammps_write_data_of_each_style_reads_back"
+     "[hybrid sphere*]", MATRIX),
+    ("tests/test_lammps_read_data.py::test_the_titles_units_convert_to_si[[!a]*]", MATRIX),
+    ("tests/test_lammps_read_data.py::test_the_deck_gives_the_style_units_and_bond_*",
+     PROCESSES),
 ]

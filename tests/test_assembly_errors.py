@@ -118,7 +118,12 @@ def test_unreadable_atom_style_is_named(tmp_path):
     data = ("title\n\n1 atoms\n1 atom types\n\n0 1 xlo xhi\n0 1 ylo yhi\n0 1 zlo zhi\n\n"
             "Atoms # full\n\n1 1 1 0.0 0.5 0.5 0.5\n")
     m = refused(tmp_path, HEAD + 'source = "m.data"\n', {"m.data": data})
-    assert "m.data line 10: atom style 'full' cannot be read (readable: sphere, sphere/bpm" in m
+    # (full is read since issue #43 item 1: a point style, its diameter from the scenario)
+    assert "m.data line 10: atom style 'full' has no diameter: give the spheres' diameter " \
+        "with diameter = … in the scenario" in m
+    m = refused(tmp_path, HEAD + 'source = "m.data"\n',
+                {"m.data": data.replace("# full", "# peri")})
+    assert "m.data line 10: atom style 'peri' cannot be read (readable: atomic, charge" in m
 
 
 def test_lammps_bad_rows_name_their_line(tmp_path):

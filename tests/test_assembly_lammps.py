@@ -116,8 +116,9 @@ def test_import_lammps_writes_an_equivalent_scenario(tmp_path):
     out = tmp_path / "s.toml"
     res = rrp("import", "lammps", tmp_path / "m.data", "--out", out)
     assert res.returncode == 0, res.stderr
-    notes = res.stderr.strip().splitlines()
-    assert len(notes) == 1 and "torus's k_bend 10, k_axial 200, k_shear 200" in notes[0]
+    notes = res.stderr.strip().splitlines()  # (the units note, then the binder's: #43)
+    assert len(notes) == 2 and "torus's k_bend 10, k_axial 200, k_shear 200" in notes[1]
+    assert "names no units" in notes[0] and "taken as SI" in notes[0]
     assert (tmp_path / "s-bodies.csv").is_file() and (tmp_path / "s-bonds.csv").is_file()
     a = load_scenario(out).build_model()
     (tmp_path / "d.toml").write_text(

@@ -25,7 +25,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine.integrators", "engine.energy_stepping", "engine.models",
      "engine.generalized.schemes", "engine.priming",
      # (LAMMPS data files, read by the assembly model: issue #43 item 5)
-     "engine.io.lammps.read_data", "engine.io.lammps.write_data"),
+     "engine.io.lammps.read_data", "engine.io.lammps.write_data",
+     "engine.io.lammps.tables", "engine.io.lammps.styles", "engine.io.lammps.units",
+     "engine.io.lammps.read_deck"),
     # 5: the drivers and their parts
     ("engine.simulation", "engine.generalized", "engine.drivers", "engine.run_steps"),
     # 6: run files, scenarios

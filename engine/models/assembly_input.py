@@ -31,13 +31,17 @@ from ..inputs import read_input_bytes
 from .base import BIG, ParameterError
 from .builders import BUILDERS, MAX_BONDS, MAX_SPHERES, Part, join, make_part
 
+SCENARIO_HINTS = {"style": "atom_style =", "units": "units =",
+                  "diameter": "diameter = … in the scenario"}
+"""How a scenario names the data file's settings in the reader's messages (issue #43)."""
+
 
 class AssemblyError(ParameterError):
     """The geometry of an assembly cannot be used; one line naming the file and line."""
 
 
 GEOMETRY_KEYS = ("bodies", "bonds", "walls", "build", "source", "bond_types",
-                 "walls_from_box", "diameter", "atom_style")
+                 "walls_from_box", "diameter", "atom_style", "units")
 """The top-level keys of an assembly scenario besides ``[parameters]`` and ``[run]``."""
 BODY_COLUMNS = ("x", "y", "z", "diameter", "mass", "density", "inertia", "vx", "vy", "vz",
                 "wx", "wy", "wz", "group")
@@ -266,11 +270,22 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
     if source is not None:
         if not isinstance(source, str):
             raise AssemblyError(f"{label}: source must name a LAMMPS data file")
+        for key in ("atom_style", "units"):
+            if g.get(key) is not None and not isinstance(g[key], str):
+                raise AssemblyError(f"{label}: {key} must be a string (as LAMMPS writes it: "
+                                    + ('atom_style = "hybrid sphere dipole")' if key ==
+                                       "atom_style" else 'units = "metal")'))
         try:
             d = read_data(base / source, diameter=g.get("diameter"),
-                          atom_style=g.get("atom_style"))
+                          atom_style=g.get("atom_style"), units=g.get("units"),
+                          style_from=f"{label} atom_style", units_from=f"{label} units",
+                          how=SCENARIO_HINTS)
         except LammpsDataError as exc:
             raise AssemblyError(str(exc)) from None
+        if g.get("walls_from_box") and np.any(d.tilt):
+            raise AssemblyError(f"walls_from_box: the box of {source} is triclinic "
+                                f"(xy xz yz = {' '.join(f'{t:g}' for t in d.tilt)}), its faces "
+                                "not planes of x, y, z; give the walls as [[walls]]")
         file_types = dict(d.bond_coeffs)  # (written by rrp convert --to lammps)
         type_origin.update(data_type_origin(d, source))
         add(part_of_data(d), source, lambda d=d: d.lines("Atoms"),
