@@ -41,6 +41,7 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
             ref = rf.frame(0).x if fr.index != 0 else None
             params = dict(rf.params)
             model_name, h = rf.model_name, rf.h
+            carried = rf.carried_geometry()  # (issue #43 item 4: no files needed)
             bonds = np.asarray(rf.bonds, dtype=np.int64).reshape(-1, 2)
             t_last = float(rf.frame_times[-1]) if len(rf.frame_times) else fr.t
         with h5py.File(run, "r") as f:
@@ -62,7 +63,7 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
             title=f"RRP Studio: {run.name}, frame {k} (t = {fr.t:.17g})",
             bond_damping=getattr(args, "bond_damping", NO_DAMPING),
             run_steps=getattr(args, "run_steps", None) or _run_length(steps, t_last, h),
-            before=check, x_ref=ref, q=fr.q, t=fr.t)
+            before=check, x_ref=ref, q=fr.q, t=fr.t, geometry=carried)
     except DeckError as exc:  # (an assembly's files gone: issue #43 item 6)
         raise UsageError(f"cannot convert {run}: {exc}") from None
     if not args.quiet:

@@ -191,8 +191,8 @@ def test_the_default_frame_is_the_reference_and_another_is_named(rope, tmp_path)
 def test_an_assembly_whose_files_are_gone_is_never_converted_with_defaults(rope, tmp_path):
     """The rope imported from its own data file (CSVs, bond type 1 with k_bend 100) and
     run; with its bodies CSV gone, ``convert --to lammps`` used to write every bond with
-    the default coefficients (k_bend 10) and exit 0.  Now: one line, exit 2, nothing
-    written, or (where the run file carries its model) the rope's own coefficients."""
+    the default coefficients (k_bend 10) and exit 0.  Now the run file carries its model
+    (issue #43 item 4): the rope's own coefficients, with no file needed."""
     _, _, data, _ = rope
     res = rrp(tmp_path, "import", "lammps", str(data), "--out", "r.toml", "-q")
     assert res.returncode == 0, res.stderr
@@ -201,14 +201,9 @@ def test_an_assembly_whose_files_are_gone_is_never_converted_with_defaults(rope,
     assert res.returncode == 0, res.stderr
     (tmp_path / "r-bodies.csv").unlink()
     res = rrp(tmp_path, "convert", "r.h5", "out", "--to", "lammps", "-q")
-    if res.returncode == 0:
-        head = (tmp_path / "out" / "r.data").read_text()
-        assert "k_bend 100.0 k_axial 200.0 k_shear 200.0" in head, head[:400]
-    else:
-        lines = res.stderr.strip().splitlines()
-        assert res.returncode == 2 and len(lines) == 1, res.stderr
-        assert "r-bodies.csv" in lines[0] and "put its files back" in lines[0]
-        assert not (tmp_path / "out").exists()
+    assert res.returncode == 0, res.stderr
+    head = (tmp_path / "out" / "r.data").read_text()
+    assert "k_bend 100.0 k_axial 200.0 k_shear 200.0" in head, head[:400]
 
 
 def _section(data: Path, name: str) -> np.ndarray:

@@ -408,25 +408,48 @@ class RunFile:
             raise RunFileError(f"{self.path}: {why}: the file is damaged")
         return model
 
-    def _carried_model(self, spec):
-        """The assembly the file carries (``/model/assembly``, issue #43 item 4), built
-        without the files its parameters point to; ``None`` for a file without it (of
+    def _carried(self) -> tuple | None:
+        """The arguments of ``engine.models.assembly.from_carried`` /
+        ``carried_geometry`` (after the parameters) for the assembly the file carries
+        (``/model/assembly``, issue #43 item 4); ``None`` for a file without it (of
         another model, or written before)."""
         g = self._f.get("model/assembly")
         if self.model_name != "assembly" or not isinstance(g, h5py.Group):
             return None
-        from ..models.assembly import CARRIED, from_carried
-        from ..models.base import resolve_parameters
+        from ..models.assembly import CARRIED
 
         missing = [k for k in CARRIED if not isinstance(g.get(k), h5py.Dataset)]
         if missing:
             raise RunFileError(f"{self.path}: /model/assembly lacks {', '.join(missing)}: "
                                "the file is damaged")
         gb = self._f["bodies"]
-        p = resolve_parameters(spec.schema, self.params, self.model_name)
         bonds = self._f["model/bonds"][()] if "model/bonds" in self._f else np.zeros((0, 2))
-        return from_carried(p, {k: g[k][()] for k in CARRIED}, gb["mass"][()],
-                            gb["inertia"][()], gb["diameter"][()], gb["group"][()], bonds)
+        return ({k: g[k][()] for k in CARRIED}, gb["mass"][()], gb["inertia"][()],
+                gb["diameter"][()], gb["group"][()], bonds)
+
+    def _carried_model(self, spec):
+        """The assembly the file carries, built without the files its parameters point
+        to (:meth:`_carried`); ``None`` for a file without it."""
+        args = self._carried()
+        if args is None:
+            return None
+        from ..models.assembly import from_carried
+        from ..models.base import resolve_parameters
+
+        return from_carried(resolve_parameters(spec.schema, self.params, self.model_name),
+                            *args)
+
+    @_guarded("the run's model")
+    def carried_geometry(self):
+        """The geometry of the assembly the file carries (its spheres, bonds with their
+        type names, walls and named types' coefficients: what the LAMMPS deck writes,
+        issue #43 item 4), or ``None`` for a file without it."""
+        args = self._carried()
+        if args is None:
+            return None
+        from ..models.assembly import carried_geometry
+
+        return carried_geometry(*args)
 
     @property
     @_guarded("its checkpoint")

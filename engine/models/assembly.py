@@ -384,6 +384,17 @@ def from_carried(p: dict[str, Any], arrays: dict[str, np.ndarray], m: np.ndarray
     the run was made with, without reading the files ``p`` points to (issue #43 item 4).
     The arrays were checked when the run was made and are under the file's header
     digest; their shapes are checked here (:class:`AssemblyError`, one line)."""
+    geo = carried_geometry(arrays, m, J, D, group, bonds)
+    return model_from_part(geo.part, geo.walls, p, *coefficients(geo, p),
+                           bond_types=geo.bond_types)
+
+
+def carried_geometry(arrays: dict[str, np.ndarray], m: np.ndarray, J: np.ndarray,
+                     D: np.ndarray, group: np.ndarray, bonds: np.ndarray) -> Geometry:
+    """The :class:`Geometry` (spheres, bonds with their type labels, walls, named types'
+    coefficients) of carried arrays (:func:`carried_arrays`) and the bodies' constants:
+    what a run file's model was built from, for a writer that needs the bond types by
+    name (the LAMMPS deck, issue #43 items 2 and 4)."""
     n = int(np.asarray(m).shape[0])
     names = json.loads(bytes(np.asarray(arrays["bond_type_names"], dtype=np.uint8)))
     bt = np.asarray(arrays["bond_type"], dtype=np.int64)
@@ -409,7 +420,7 @@ def from_carried(p: dict[str, Any], arrays: dict[str, np.ndarray], m: np.ndarray
     walls = [(row[:3].copy(), float(row[3])) for row in walls_a]
     geo = Geometry(P, walls, types, [(0, n, "run file", None)],
                    [(0, bonds.shape[0], "run file", None)], {})
-    return model_from_part(P, walls, p, *coefficients(geo, p), bond_types=types)
+    return geo
 
 
 def build(p: dict[str, Any]) -> Model:

@@ -54,7 +54,8 @@ def write_lammps(out: Path, stem: str, model_name: str, params: dict[str, Any],
                  x_ref: np.ndarray | None = None, q: np.ndarray | None = None,
                  t: float = 0.0, groups: np.ndarray | None = None,
                  bond_k: np.ndarray | None = None,
-                 walls: list[tuple[Any, float]] | None = None) -> tuple[Path, Path]:
+                 walls: list[tuple[Any, float]] | None = None,
+                 geometry: Any = None) -> tuple[Path, Path]:
     """Write ``out/<stem>.data`` and ``out/in.<stem>`` (the module docstring) for spheres
     at ``x`` with velocities ``v``, ``omega`` (at time ``t``; attitudes ``q (n, 4)`` if
     known) of the model ``model_name`` (``assembly``, ``torus``, ``tori-pile``) with
@@ -64,8 +65,10 @@ def write_lammps(out: Path, stem: str, model_name: str, params: dict[str, Any],
     γ_t`` of ``bpm/rotational``) and ``run_steps`` (``None``: no ``run`` line, the caller
     runs) serve a caller such as ``benchmarks/peers/lammps_pile.py`` (issue #35 item 4).
     ``groups``, ``bond_k (nb, 3)``, ``walls`` (``(n, c)``: ``n·x ≥ c``): a built
-    assembly's own (else rebuilt from ``params``: :class:`DeckError` in one line where
-    its files are gone, before anything is written).  Both files are written into a
+    assembly's own; ``geometry``: the assembly a run file carries (its bond types by
+    name: ``RunFile.carried_geometry``, issue #43 item 4); else rebuilt from ``params``
+    (:class:`DeckError` in one line where its files are gone, before anything is
+    written).  Both files are written into a
     temporary directory and renamed into ``out`` (created if missing) together, whole
     or not at all (:class:`~engine.io.atomic.AtomicOutput`: a write error is one line,
     :class:`~engine.io.atomic.OutputError`, issue #46 item 2);
@@ -79,8 +82,8 @@ def write_lammps(out: Path, stem: str, model_name: str, params: dict[str, Any],
     x_ref = x if x_ref is None else np.asarray(x_ref, dtype=np.float64)
     n, nb = m.shape[0], bonds.shape[0]
     groups, our_type, coeffs = _groups_and_types(model_name, params, n, nb, groups=groups,
-                                                 bond_k=bond_k)
-    wall_list = (_walls(params, model_name, n, nb) if walls is None else
+                                                 bond_k=bond_k, geometry=geometry)
+    wall_list = (_walls(params, model_name, n, nb, geometry) if walls is None else
                  [(list(map(float, nv)), float(c)) for nv, c in walls])
     r0 = (np.linalg.norm(x_ref[bonds[:, 0]] - x_ref[bonds[:, 1]], axis=1)
           if bonds.size else np.zeros(0))
@@ -125,15 +128,16 @@ class DeckError(ValueError):
     changed): one line naming the problem and the fix; nothing is written."""
 
 
-def _geometry(params: dict[str, Any], n: int, nb: int):
-    """The assembly's geometry rebuilt from the parameters, checked against the run's
-    ``n`` spheres and ``nb`` bonds (:class:`DeckError` where it cannot be: without it
-    the bond types, coefficients, walls and groups would be lost, issue #43 item 6)."""
+def _geometry(params: dict[str, Any], n: int, nb: int, given: Any = None):
+    """The assembly's geometry: ``given`` (the one a run file carries), else rebuilt
+    from the parameters; checked against the run's ``n`` spheres and ``nb`` bonds
+    (:class:`DeckError` where it cannot be: without it the bond types, coefficients,
+    walls and groups would be lost, issue #43 item 6)."""
     from engine.models.assembly import geometry_of
     from engine.models.assembly_input import AssemblyError
 
     try:
-        geo = geometry_of(params)
+        geo = given if given is not None else geometry_of(params)
     except AssemblyError as exc:
         raise DeckError(f"the assembly cannot be rebuilt ({str(exc).splitlines()[0]}), so "
                         "its bond types, coefficients, walls and groups would be lost: put "
@@ -146,7 +150,8 @@ def _geometry(params: dict[str, Any], n: int, nb: int):
 
 
 def _groups_and_types(model: str, params: dict[str, Any], n: int, nb: int, *,
-                      groups: np.ndarray | None = None, bond_k: np.ndarray | None = None
+                      groups: np.ndarray | None = None, bond_k: np.ndarray | None = None,
+                      geometry: Any = None
                       ) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[float, float, float]]]:
     """Each sphere's group, each bond's type and each type's binder coefficients
     ``(k_bend, k_axial, k_shear)``: an assembly's own (``groups`` and each bond's
@@ -163,7 +168,7 @@ def _groups_and_types(model: str, params: dict[str, Any], n: int, nb: int, *,
         return (np.asarray(groups, dtype=np.int64), inv.reshape(-1).astype(np.int64) + 1,
                 {i + 1: tuple(map(float, r)) for i, r in enumerate(rows)})
     if model == "assembly":
-        geo = _geometry(params, n, nb)
+        geo = _geometry(params, n, nb, geometry)
         t = geo.part.bond_type.astype(str)
         names = sorted(set(t.tolist()), key=_type_key)
         ids = {s: i + 1 for i, s in enumerate(names)}
@@ -178,7 +183,7 @@ def _type_key(s: str) -> tuple:
     return (0, int(s), "") if s.isdigit() else (1, 0, s)
 
 
-def _walls(params: dict[str, Any], model: str, n: int, nb: int
+def _walls(params: dict[str, Any], model: str, n: int, nb: int, geometry: Any = None
            ) -> list[tuple[list[float], float]]:
     if model == "torus":
         return [([1.0, 0.0, 0.0], 0.0)] if params.get("wall", True) else []
@@ -188,7 +193,8 @@ def _walls(params: dict[str, Any], model: str, n: int, nb: int
         h = 0.5 * float(params["box"])
         return [([0.0, 0.0, 1.0], 0.0), ([1.0, 0.0, 0.0], -h), ([-1.0, 0.0, 0.0], -h),
                 ([0.0, 1.0, 0.0], -h), ([0.0, -1.0, 0.0], -h)]
-    return [(list(map(float, nv)), float(c)) for nv, c in _geometry(params, n, nb).walls]
+    return [(list(map(float, nv)), float(c))
+            for nv, c in _geometry(params, n, nb, geometry).walls]
 
 
 def _gravity(params: dict[str, Any], model: str) -> list[float]:
