@@ -49,6 +49,8 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
             m = np.asarray(f["bodies/mass"][()], dtype=np.float64)
             J = np.asarray(f["bodies/inertia"][()], dtype=np.float64)
             D = np.asarray(f["bodies/diameter"][()], dtype=np.float64)
+            groups = (np.asarray(f["bodies/group"][()], dtype=np.int64)  # (the one notion
+                      if "bodies/group" in f else None)  # of a group: issue #43 item 5)
     except (RunFileError, OSError, KeyError) as exc:
         raise UsageError(f"cannot convert: {str(exc).splitlines()[0]}") from None
     if fr.v is None:
@@ -63,7 +65,8 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
             title=f"RRP Studio: {run.name}, frame {k} (t = {fr.t:.17g})",
             bond_damping=getattr(args, "bond_damping", NO_DAMPING),
             run_steps=getattr(args, "run_steps", None) or _run_length(steps, t_last, h),
-            before=check, x_ref=ref, q=fr.q, t=fr.t, geometry=carried)
+            before=check, x_ref=ref, q=fr.q, t=fr.t, geometry=carried,
+            groups=groups if model_name != "assembly" else None)
     except DeckError as exc:  # (an assembly's files gone: issue #43 item 6)
         raise UsageError(f"cannot convert {run}: {exc}") from None
     if not args.quiet:

@@ -84,6 +84,9 @@ def test_resume_export_and_convert_without_the_files(tmp_path):
         assert res.returncode == 0, res.stderr
     res = rrp(tmp_path, "convert", "half.h5", "with.xyz", "--to", "xyz", "-q")
     assert res.returncode == 0, res.stderr
+    gif = ("--size", "64x48", "--fps", "5", "-q")
+    res = rrp(tmp_path, "export", "half.h5", "--out", "with.gif", *gif)
+    assert res.returncode == 0, res.stderr
     shutil.rmtree(tmp_path / "in")
     res = rrp(tmp_path, "run", "--resume", "half.h5", "--t-end", "0.2", "--out", "res.h5",
               "-q")
@@ -92,9 +95,9 @@ def test_resume_export_and_convert_without_the_files(tmp_path):
     res = rrp(tmp_path, "convert", "half.h5", "without.xyz", "--to", "xyz", "-q")
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "without.xyz").read_bytes() == (tmp_path / "with.xyz").read_bytes()
-    res = rrp(tmp_path, "export", "half.h5", "--out", "a.gif", "--size", "64x48", "--fps",
-              "5", "-q")
+    res = rrp(tmp_path, "export", "half.h5", "--out", "without.gif", *gif)
     assert res.returncode == 0, res.stderr
+    assert (tmp_path / "without.gif").read_bytes() == (tmp_path / "with.gif").read_bytes()
 
 
 def test_convert_to_lammps_without_the_files_keeps_types_walls_and_groups(tmp_path):

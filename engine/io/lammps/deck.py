@@ -175,6 +175,8 @@ def _groups_and_types(model: str, params: dict[str, Any], n: int, nb: int, *,
         table = {"1": glob, **geo.bond_types}
         coeffs = {ids[s]: tuple(map(float, table.get(s, glob))) for s in names}
         return (geo.part.group.copy(), np.array([ids[s] for s in t], dtype=np.int64), coeffs)
+    if groups is not None:  # (the run file's /bodies/group: engine.models.base.body_groups)
+        return np.asarray(groups, dtype=np.int64), np.ones(nb, dtype=np.int64), {1: glob}
     n_p = int(params.get("n_particles", n) or n)
     return np.arange(n) // max(n_p, 1), np.ones(nb, dtype=np.int64), {1: glob}
 
