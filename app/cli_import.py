@@ -127,7 +127,8 @@ def _import(args: argparse.Namespace) -> int:
         if missing:
             print(f"rrp: note: {Path(args.data_file).name} gives no binder coefficients"
                   f"{'' if args.deck is None else ' and the deck none that map'}: bond "
-                  f"type{'s' * (len(missing) != 1)} {', '.join(map(str, missing))} take the "
+                  f"type{'s' * (len(missing) != 1)} {', '.join(map(str, missing))} "
+                  f"take{'s' * (len(missing) == 1)} the "
                   "torus's k_bend 10, k_axial 200, k_shear 200 (edit [bond_types] in "
                   f"{out.name})", file=sys.stderr)
         print(f"wrote {out} with {bodies_csv.name} ({n} bodies) and {bonds_csv.name} "
