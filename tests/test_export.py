@@ -401,7 +401,7 @@ def test_an_export_says_its_frames_and_time_before_it_starts(can_render, tmp_pat
     """Beyond ``LONG_NOTE`` of estimated work (lowered here) an export first says how
     many frames and about how long, once, then goes on (a scenario drawn as it is
     simulated, and one recorded first for its plots; issue #47 item 7)."""
-    from app import cli_export
+    from app.cli import export as cli_export
 
     monkeypatch.setattr(cli_export, "LONG_NOTE", 0.0)
     code = main(["export", "pendulum", "--t-end", "0.1", "--size", "64x48", "--layout",

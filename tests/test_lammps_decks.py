@@ -37,7 +37,7 @@ def run_and_convert(tmp: Path, scenario: str, h: float, frame: int | None = None
     res = rrp(tmp, "run", str(scenario), "--t-end", repr(100 * h), "--out", str(run),
               "--quiet")
     assert res.returncode == 0, res.stderr
-    from app.cli_lammps import convert_lammps
+    from app.cli.convert_lammps import convert_lammps
 
     convert_lammps(argparse.Namespace(run_file=str(run), directory=str(tmp / "lmp"),
                                       frame=frame, quiet=True))
@@ -171,7 +171,7 @@ def test_the_deck_maps_the_ropes_contacts_and_walls(rope):
 def test_the_default_frame_is_the_reference_and_another_is_named(rope, tmp_path):
     """Frame 0 (t = 0) by default; ``--frame -1`` keeps our rest lengths (k_r from t = 0)
     and says in its first lines that LAMMPS rests at that frame."""
-    from app.cli_lammps import convert_lammps
+    from app.cli.convert_lammps import convert_lammps
     from engine.io.hdf5 import RunFile
 
     _, run, data, deck = rope

@@ -40,9 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 9: the window
     ("app.gui",),
     # 10: the command line
-    ("app.cli", "app.cli_args", "app.cli_report", "app.cli_resume", "app.cli_compile",
-     "app.cli_convert", "app.cli_export", "app.cli_gui", "app.cli_studies", "app.cli_import",
-     "app.cli_lammps", "app.__main__", "app"),
+    ("app.cli", "app.__main__", "app"),
 )
 """Each layer may import its own and the layers above it in this list (lower numbers);
 the longest matching prefix places a module."""

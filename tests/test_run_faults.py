@@ -139,7 +139,7 @@ WRAPPER = textwrap.dedent("""
         Simulation.advance = advance
     elif fault.startswith("signal:"):  # SIGINT twice from inside, at a chosen moment
         _, where, sig = fault.split(":")
-        import app.cli_report as cli_report
+        import app.cli.report as cli_report
         owner = {"flush": h.RunWriter, "init": h.RunWriter, "close": h.RunWriter,
                  "summary": cli_report}[where]
         name = {"flush": "flush", "init": "__init__", "close": "close",

@@ -260,9 +260,9 @@ def prepare_model(model: Any, folder: str | Path, dt: float) -> Path:
 def prepare_run(run_file: str | Path, folder: str | Path, frame: int | None = None) -> Path:
     """The LAMMPS input of a frame (default the first, t = 0) of a run file of the pile (or any
     run ``rrp convert --to lammps`` takes) in ``folder``: the converter itself
-    (:func:`app.cli_lammps.convert_lammps`) with this benchmark's bond damping and no
+    (:func:`app.cli.convert_lammps.convert_lammps`) with this benchmark's bond damping and no
     ``run`` line; the timestep is the run's.  Needs the engine importable."""
-    from app.cli_lammps import convert_lammps
+    from app.cli.convert_lammps import convert_lammps
 
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)

@@ -17,8 +17,8 @@ EXIT_FAILED = 1
 
 def register(sub) -> None:
     """Add the ``export`` sub-command to the ``rrp`` parser."""
-    from .cli import _any_float, _positive_float
-    from .cli_args import _integer
+    from . import _any_float, _positive_float
+    from .args import _integer
 
     p = sub.add_parser(
         "export", help="render a scenario or a run file headless to an MP4 or GIF",
@@ -98,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
     steps (raised inside VTK's rendering, VTK would print and swallow it), and before the
     finished file is renamed.  Either way the temporary file is removed and the target
     left as it was.  One that comes once the file is in place says that it is whole."""
-    from .run_signals import RunSignals, Stopped
+    from ..run_signals import RunSignals, Stopped
 
     signals = getattr(args, "signals", None)
     own = signals is None
@@ -127,10 +127,10 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
     from engine.io import RunFileError
     from engine.io.outlock import OutputBusyError, OutputLock
 
-    from .errors import UsageError
-    from .export import ExportError, check_camera, check_layout, check_output, parse_size
-    from .export.common import check_fps
-    from .scene import COLOUR_MODES
+    from ..errors import UsageError
+    from ..export import ExportError, check_camera, check_layout, check_output, parse_size
+    from ..export.common import check_fps
+    from ..scene import COLOUR_MODES
 
     args.signals.check()  # (one recorded while VTK was imported: issue #46 item 5)
     run_src = is_run_source(args.scenario)
@@ -159,7 +159,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
                                   "it was recorded (choose its window with --t0/--t1)")
             from engine.io.flushlock import hold_for_reading
 
-            from .cli_convert import _check_integrity, _read_lock
+            from .convert import _check_integrity, _read_lock
 
             # (a file still being written is read as a flush left it: issue #47 item 3)
             reading = [hold_for_reading(src).__enter__() for src in
@@ -185,7 +185,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
         raise UsageError(str(exc)) from None
     except RunFileError as exc:  # (a frame that cannot be read, met while drawing: what
         if run_src:              # the deep check names, as convert says it; issue #42
-            from .cli_convert import _check_integrity  # item 4)
+            from .convert import _check_integrity  # item 4)
 
             for src in (args.scenario, *args.compare):
                 _check_integrity(src, warn, deep=True, verb="export")
@@ -209,7 +209,7 @@ def _export(args: argparse.Namespace, check: Callable[[], None]) -> int:
 
 
 def _from_run(args, out, size, layout, check, warn):
-    from .export import export_run
+    from ..export import export_run
 
     return export_run(args.scenario, out=out, t0=args.t0, t1=args.t1, fps=args.fps,
                       speed=args.speed, size=size, layout=layout,
@@ -225,8 +225,8 @@ def _announcer(args: argparse.Namespace, size: tuple[int, int],
     beyond :data:`LONG_NOTE` seconds of estimated work a note says how many frames and
     how long; beyond :data:`LONG_ASK` an export whose stdin is a terminal is refused in
     one line unless ``--yes`` (a script's export goes on, with the note)."""
-    from .export import MAX_FRAMES, ExportError
-    from .export.common import duration, estimate_seconds
+    from ..export import MAX_FRAMES, ExportError
+    from ..export.common import duration, estimate_seconds
 
     def before(n: int) -> None:
         secs = estimate_seconds(n, size)
@@ -254,7 +254,7 @@ def _from_scenario(args, out, size, layout, check, warn):
     time exactly (issue #42 item 9: nothing written but the video)."""
     from engine.scenarios import parse_sets
 
-    from .export import MAX_FRAMES, ExportError, export_animation, frame_count
+    from ..export import MAX_FRAMES, ExportError, export_animation, frame_count
 
     overrides = parse_sets(args.set)
     t_end = args.t1 if args.t1 is not None else args.t_end if args.t_end is not None else 2.0

@@ -1,4 +1,4 @@
-"""What ``rrp run`` prints (issue #34 item 3: split out of ``app/cli.py``): the summary
+"""What ``rrp run`` prints (issue #34 item 3: split out of ``app/cli/__init__``): the summary
 (:func:`_report`, :func:`_print_summary`), the progress while it runs (:func:`_drive`,
 :class:`_LineProgress`), the command that resumes a failed run (:func:`_resume_hint`),
 and the ParaView frames of ``--vtk`` (:func:`_write_vtk`)."""
@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from .errors import UsageError
+from ..errors import UsageError
 
 
 def _write_vtk(run_file: str, directory, quiet: bool) -> None:
@@ -36,7 +36,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
     code."""
     import numpy as np
 
-    from .run_loop import outcome_line
+    from ..run_loop import outcome_line
 
     status, message, code = outcome.status, outcome.message, outcome.code
     records, t_reached = int(len(a["t"])), sim.t
@@ -232,7 +232,7 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
 def _drive(args, sim, writer, n_total: int, t_end: float, tty: bool, signals):
     """Advance ``sim`` by ``n_total`` steps, flushing ``writer`` and showing progress,
     and close the file with the status of what happened (:func:`app.run_loop.drive`)."""
-    from .run_loop import drive
+    from ..run_loop import drive
 
     bar = _progress(n_total, tty) if tty else (
         None if args.quiet else _LineProgress(n_total, sim, t_end))

@@ -1,4 +1,7 @@
-"""``rrp``: the command line of RRP Studio.
+"""``rrp``: the command line of RRP Studio, one room (``app/cli/``): this module is
+``rrp list`` and ``rrp run``; each further command is a module of its own here
+(:data:`COMMAND_MODULES`), the argument types are :mod:`.args`, the summary and progress
+:mod:`.report`, the resume :mod:`.resume`.
 
 ``rrp list`` · ``rrp run SCENARIO [...]`` — headless runs with a progress bar, HDF5
 output and a summary.  Every error is one line on stderr and a non-zero exit code
@@ -19,12 +22,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# the argument types (app.cli_args: also used by the sub-command modules, which import
-# them from here), the summary and progress (app.cli_report), the resume (app.cli_resume)
-from .cli_args import _any_float, _Parser, _positive_float, _positive_int, threads_arg
-from .cli_report import _drive, _report, _write_vtk
-from .cli_resume import _cmd_resume
-from .errors import EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, UsageError
+from ..errors import EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, UsageError
+
+# the argument types (app.cli.args: also used by the sub-command modules, which import
+# them from here), the summary and progress (app.cli.report), the resume (app.cli.resume)
+from .args import _any_float, _Parser, _positive_float, _positive_int, threads_arg
+from .report import _drive, _report, _write_vtk
+from .resume import _cmd_resume
 
 __all__ = ["EXIT_FAILED", "EXIT_INPUT", "EXIT_INTERRUPTED", "UsageError", "main",
            "threads_arg", "_any_float", "_positive_float", "_positive_int"]
@@ -82,12 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "app.cli_gui",
-    "app.cli_export",
-    "app.cli_studies",
-    "app.cli_convert",
-    "app.cli_compile",
-    "app.cli_import",
+    "app.cli.gui",
+    "app.cli.export",
+    "app.cli.studies",
+    "app.cli.convert",
+    "app.cli.compile",
+    "app.cli.import_lammps",
 )
 """Modules that add a sub-command (see :func:`build_parser`)."""
 
@@ -159,7 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     the same ``--out`` is refused at once); a signal raises at once only while no file
     is open (:meth:`~app.run_signals.RunSignals.immediate`), else it stops the run
     between chunks and the file is closed ``interrupted``."""
-    from .run_signals import RunSignals
+    from ..run_signals import RunSignals
 
     signals = getattr(args, "signals", None) or RunSignals()
     with signals.immediate():
@@ -187,7 +191,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         vtk_dir, tmp = _vtk_target(args)
     out = args.out or (str(tmp / "run.h5") if tmp is not None else None)
     if out:
-        from .resume_checks import check_out
+        from ..resume_checks import check_out
 
         check_out(Path(out))
     lock = OutputLock(out).acquire() if out else None
@@ -352,7 +356,7 @@ def _print_late(signals) -> None:
 
 
 def _main(argv: Sequence[str] | None, state: dict[str, Any]) -> int:
-    from .run_signals import RunSignals, Stopped
+    from ..run_signals import RunSignals, Stopped
 
     early, old = state.get("early") or ([], {})
     parser = build_parser()
@@ -447,7 +451,7 @@ def _main(argv: Sequence[str] | None, state: dict[str, Any]) -> int:
 def _stopped_in(exc: BaseException):
     """The :class:`~app.run_signals.Stopped` that ``exc`` was raised from, if any (Python
     wraps an exception raised while a class is made, e.g. during an import)."""
-    from .run_signals import Stopped
+    from ..run_signals import Stopped
 
     seen = set()
     while exc is not None and id(exc) not in seen:

@@ -25,7 +25,7 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
     from engine.io import RunFileError
     from engine.io.hdf5 import RunFile
 
-    from .errors import UsageError
+    from ..errors import UsageError
 
     run = Path(args.run_file)
     out = Path(args.directory)

@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_import(args: argparse.Namespace) -> int:
     """The command; a signal is one line saying whether the scenario was written (issue
     #46 item 5)."""
-    from .run_signals import Stopped
+    from ..run_signals import Stopped
 
     signals = getattr(args, "signals", None)
     try:
@@ -79,7 +79,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .errors import UsageError
+    from ..errors import UsageError
 
     out = Path(args.out)
     if out.suffix != ".toml":
@@ -150,7 +150,7 @@ def _read(args: argparse.Namespace):
     from engine.models.assembly import check_import
     from engine.models.assembly_input import AssemblyError
 
-    from .errors import UsageError
+    from ..errors import UsageError
 
     try:
         deck = read_deck(args.deck) if args.deck is not None else None
@@ -259,7 +259,7 @@ def _refuse_overwriting_the_input(args: argparse.Namespace, outputs: list[Path])
     """Refuse an ``--out`` whose scenario or CSVs would be the data file itself
     (``rrp import lammps x-bodies.csv --out x.toml`` would write its CSV over its
     input: issue #47 item 5), before anything is read or written."""
-    from .errors import UsageError
+    from ..errors import UsageError
 
     src = Path(args.data_file)
     for o in outputs:

@@ -11,7 +11,7 @@ import argparse
 
 def register(sub) -> None:
     """Add the ``gui`` sub-command to the ``rrp`` parser."""
-    from .cli import _any_float
+    from . import _any_float
 
     p = sub.add_parser("gui", help="open the desktop app (live 3D view and plots)")
     p.add_argument("scenario", nargs="?", default=None,
@@ -31,7 +31,7 @@ def register(sub) -> None:
     p.add_argument("--quit-after", type=float, metavar="SECONDS",
                    help="run (playing) for this many seconds, then exit")
     p.add_argument("--size", default=None, metavar="WxH", help="window size, e.g. 1400x900")
-    from .cli import threads_arg
+    from . import threads_arg
 
     p.add_argument("--threads", type=threads_arg, metavar="N",
                    help="threads of the parallel force kernels (models of 4096 bodies or "
@@ -41,6 +41,6 @@ def register(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .gui.launch import launch
+    from ..gui.launch import launch
 
     return launch(args)

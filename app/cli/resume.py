@@ -1,4 +1,4 @@
-"""``rrp run --resume FILE`` (issue #34 item 3: split out of ``app/cli.py``): continue a
+"""``rrp run --resume FILE`` (issue #34 item 3: split out of ``app/cli/__init__``): continue a
 run from its file's checkpoint, under the lock of its output."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import argparse
 import sys
 import time
 
-from .cli_report import _drive, _report
-from .errors import UsageError
+from ..errors import UsageError
+from .report import _drive, _report
 
 
 def _cmd_resume(args: argparse.Namespace, signals) -> int:
@@ -18,7 +18,7 @@ def _cmd_resume(args: argparse.Namespace, signals) -> int:
 
     from engine.io import output_for
 
-    from .resume_checks import check_out, resume_locks
+    from ..resume_checks import check_out, resume_locks
 
     for flag, given in (("a scenario", args.scenario), ("--set", args.set),
                         ("--every", args.every), ("--no-frames", args.no_frames),
@@ -86,7 +86,7 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock, source_loc
         print(f"note: {src} was written by RRP Studio {version}, this is {__version__}: the "
               "continuation may differ from an unbroken run in the last digits",
               file=sys.stderr)
-    from .resume_checks import finish_or_continue
+    from ..resume_checks import finish_or_continue
 
     finish = finish_or_continue(args, src, d, t_file, target, status)
     try:

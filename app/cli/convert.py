@@ -21,7 +21,7 @@ FORMATS = ("vtk", "xyz", "lammps-dump", "lammps")
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``convert`` sub-command to the ``rrp`` parser."""
-    from .cli import _positive_int
+    from . import _positive_int
 
     p = sub.add_parser(
         "convert", help="convert a run file's frames for OVITO or ParaView "
@@ -67,8 +67,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     from engine.io.flushlock import hold_for_reading
     from engine.io.vtk import VTKExportError, VTKReadError
 
-    from .errors import UsageError
-    from .run_signals import Stopped
+    from ..errors import UsageError
+    from ..run_signals import Stopped
 
     def warn(message: str) -> None:
         if not args.quiet:
@@ -149,7 +149,7 @@ def check_target(run_file: str | Path, target: Path, force: bool = False) -> Non
     item 1)."""
     import os
 
-    from .errors import UsageError
+    from ..errors import UsageError
 
     try:
         same = os.path.samefile(run_file, target)
@@ -191,7 +191,7 @@ def _convert(args: argparse.Namespace, warn, check=None):
         raise VTKExportError(f"two targets: {args.directory} and --out {args.out}; give one")
     args.directory = args.directory if args.directory is not None else args.out
     if args.to == "lammps":  # (issue #35 item 4)
-        from .cli_lammps import convert_lammps
+        from .convert_lammps import convert_lammps
 
         if args.directory is None:
             from engine.io.text_frames import stem
@@ -239,7 +239,7 @@ def _read_lock(run_file: str, verb: str = "convert"):
 
     from engine.io import OutputBusyError, OutputLock, output_for
 
-    from .errors import UsageError
+    from ..errors import UsageError
 
     if not Path(run_file).is_file():
         return None, ""
@@ -272,7 +272,7 @@ def _check_integrity(run_file: str, warn, *, deep: bool = False, verb: str = "co
     from engine.io import RunFileError
     from engine.io.verify import verify_run
 
-    from .errors import UsageError
+    from ..errors import UsageError
 
     path = Path(run_file)
     if path.is_dir():

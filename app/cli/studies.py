@@ -13,8 +13,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from .cli import _positive_float, _positive_int, threads_arg
-from .errors import EXIT_INTERRUPTED, UsageError
+from ..errors import EXIT_INTERRUPTED, UsageError
+from . import _positive_float, _positive_int, threads_arg
 
 FIGURE_SETS = ("paper", "energy-stepping")
 

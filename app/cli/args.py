@@ -1,6 +1,6 @@
 """The argument types and parser class of the ``rrp`` command line (:mod:`app.cli` and
 its sub-command modules): one-line errors (exit code 2), ranges checked without
-compiling anything (issue #34 item 3: split out of ``app/cli.py``)."""
+compiling anything (issue #34 item 3: split out of ``app/cli/__init__``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 import re
 from typing import Any
 
-from .errors import UsageError
+from ..errors import UsageError
 
 __all__ = ["_Parser", "_any_float", "_integer", "_positive_float", "_positive_int", "threads_arg"]
 

@@ -43,8 +43,8 @@ def plan(args: argparse.Namespace) -> list[tuple]:
     from engine.scenarios import builtin_scenarios, parse_sets
     from engine.simulation import default_integrator
 
-    from .cli import _load
-    from .errors import UsageError
+    from ..errors import UsageError
+    from . import _load
 
     for name in args.integrator:
         try:
@@ -71,7 +71,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from engine.priming import start_siblings
     from engine.simulation import SimulationError
 
-    from .errors import EXIT_FAILED
+    from ..errors import EXIT_FAILED
 
     jobs = plan(args)
     tty = sys.stderr.isatty() and not args.quiet
