@@ -195,3 +195,32 @@ def test_energy_stepping_refuses_fields_and_damping():
     from engine.energy_stepping.stepper import unsupported
     assert "no fields or damping" in unsupported(_model())
     assert unsupported(model_of([chain(2, 1.0)])) is None
+
+
+def test_a_run_file_carries_the_dipoles_and_a_branch_keeps_the_balance(tmp_path):
+    """``rrp run`` writes the dipoles and the tables with the model; a run branched from
+    a frame in the ramp takes the field at the frame's time and the work booked so far:
+    its total is the recorded one."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from engine.io.reader import RunFile
+    from engine.simulation import Simulation
+    (tmp_path / "s.csv").write_text(CSV)
+    (tmp_path / "b.csv").write_text("i,j\n0,1\n1,2\n2,3\n")
+    (tmp_path / "s.toml").write_text(SCENARIO + "[run]\nh = 1e-3\nt_end = 0.06\nevery = 10\n")
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, "-m", "app", "run", str(tmp_path / "s.toml"), "--out",
+                        str(tmp_path / "r.h5")], capture_output=True, text=True, cwd=root)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "s.csv").unlink()  # (the file carries its model)
+    with RunFile(tmp_path / "r.h5") as f:
+        m = f.build_model()
+        np.testing.assert_array_equal(m.forcefield.fields[0][3], [0.5, 0.0, 0.5])
+        frame = f.frame(2)
+        total = f.energy["total"][2]
+    assert frame.W > 0.0 and frame.t == pytest.approx(0.02)
+    sim = Simulation.from_frame(m, frame, "rrp-newmark", 1e-3, record_frames=False,
+                                energy_tolerance=None)
+    assert sim.energy.sum() == pytest.approx(total, rel=1e-12, abs=1e-15)

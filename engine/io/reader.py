@@ -95,6 +95,8 @@ class Frame:
     springs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     F: np.ndarray | None = None
     RM: np.ndarray | None = None
+    W: float = 0.0
+    """The ``field work`` booked up to the frame (issue #44 item 3; 0 without fields)."""
 
 
 def _pid_alive(pid: int) -> bool:
@@ -323,6 +325,9 @@ class RunFile:
         D = row.get("dissipated")
         if D is None and "dissipated" in self.energy and len(self.energy["dissipated"]) > k:
             D = self.energy["dissipated"][k] if len(self.times) == n else 0.0
+        work = self.energy.get("field work") if isinstance(self.energy, dict) else None
+        W = float(work[k]) if work is not None and len(work) > k and \
+            len(self.times) == n else 0.0
         springs = None
         if "springs/start" in row and "springs/count" in row:
             gs = f["springs"]
@@ -338,7 +343,7 @@ class RunFile:
                      row["position"], row.get("velocity"), row["quaternion"], row["omega"],
                      row.get("momentum_body"), float(D) if D is not None else 0.0,
                      row.get("generalized/q"), row.get("generalized/v"), springs,
-                     row.get("force"), row.get("moment"))
+                     row.get("force"), row.get("moment"), W)
 
     @_guarded("frame {0}")
     def can_branch(self, k: int) -> tuple[bool, str]:
