@@ -204,7 +204,12 @@ class ResumeMixin:
             type(self).__init__(self, model, _resumed_integrator(d), float(d["h"]), state=st,
                                 **kw)
             for k, a in enumerate(self._s0):
-                a[...] = d[f"s0_{k}"]
+                src = np.asarray(d[f"s0_{k}"])
+                if k == 6 and src.ndim == 1 and src.shape[0] < a.shape[0]:
+                    a[...] = 0.0  # (saved before the later components, issue #44's: 0)
+                    a[:src.shape[0]] = src
+                else:
+                    a[...] = src
             work = []
             for k, a in enumerate(self._work):
                 if k in self._SCRATCH_WORK:
