@@ -6,7 +6,7 @@ components*; the integrators only ever see :func:`compute_forces` and the tuple 
 arrays ``ForceField.arrays`` (``ff`` in the kernels):
 
 ``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
-inertia_inv, walls, history, bptr, bpart, bond_k, family)``
+inertia_inv, walls, history, bptr, bpart, bond_k, fields, family)``
 
 ``inertia`` and ``inertia_inv`` are the body-frame tensors ``𝕁_i`` and ``𝕁_i⁻¹``
 ``(n, 3, 3)``; ``flags[F_NONSPHERICAL]`` says whether they differ from ``J_i I`` (the
@@ -20,6 +20,8 @@ which the neighbour list leaves out when the model has penalty contacts, the bin
 kernel adding their Hertz contact (``engine.neighbours.excluded_partners``).
 ``bond_k`` ``(nb, 3)``: each bond's own ``(K^m, K^a, K^s)`` (bond types of different
 coefficients, issue #35 item 1), or empty: every bond takes ``fp[P_K_BEND]``, … .
+``fields``: the dipoles, charges, uniform fields and viscous damping of issue #44
+(``engine.potentials.fields.new_fields``; ``flags[T_FIELD]``, ``flags[T_DAMPING]``).
 ``family``: which terms the force field can have, as a *type* (``engine.specialize``):
 every kernel is compiled for the terms of the model it runs, not for all of them.
 
@@ -73,7 +75,9 @@ from .layout import (
     P_SKIN,
     T_BONDS,
     T_CONTACT,
+    T_DAMPING,
     T_DUMBBELLS,
+    T_FIELD,
     T_GRAVITY_FIELD,
     T_HISTORY,
     T_PIVOT_GRAVITY,
@@ -95,6 +99,18 @@ from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
 from .potentials.contact import particle_contacts, wall_contacts
 from .potentials.dumbbells import dumbbell_gravity
+from .potentials.fields import (
+    FI_CHARGE,
+    FI_CLOCK,
+    FI_GAMMA,
+    FI_GAMMA_ROT,
+    FI_GROUP,
+    FI_MU,
+    FI_ROWS,
+    ROW,
+    field_loads,
+    new_fields,
+)
 from .potentials.friction import (
     DEFAULT_SLOTS,
     HI_CURRENT,
@@ -103,7 +119,7 @@ from .potentials.friction import (
     new_history,
 )
 from .potentials.gravity import pivot_gravity, uniform_gravity
-from .specialize import LARGE, binder_k, family_holds, family_marker, gated
+from .specialize import FIELDS, LARGE, binder_k, family_holds, family_marker, gated
 
 
 @njit(nogil=True, cache=True)
@@ -149,6 +165,8 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
     if F.shape[0] >= PARALLEL_MIN_BODIES:
         st = gated(ff, LARGE, NOT_PARALLEL, parallel_forces_ws, x, q, ff, F, RM, energy, ws)
         if st != NOT_PARALLEL:
+            if st == OK and ff[3][T_FIELD]:
+                gated(ff, T_FIELD, None, field_loads, x, q, ff[FIELDS], F, RM, energy)
             return st
     m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref = ff[:10]
     for i in range(F.shape[0]):
@@ -196,6 +214,8 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
     if flags[T_DUMBBELLS]:
         gated(ff, T_DUMBBELLS, None, dumbbell_gravity, x, q, fp[P_DB_G], fp[P_DB_M],
               fp[P_DB_M + 1], fp[P_DB_L], fp[P_DB_L + 1], F, RM, energy)
+    if flags[T_FIELD]:  # dipoles and charges in uniform fields (issue #44 item 3)
+        gated(ff, T_FIELD, None, field_loads, x, q, ff[FIELDS], F, RM, energy)
     return status
 
 
@@ -231,6 +251,7 @@ class ForceField:
     walls: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     history: tuple = field(default_factory=lambda: new_history(0))
     bond_k: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    fields: tuple = field(default_factory=new_fields)
 
     def __post_init__(self) -> None:
         n = self.m.shape[0]
@@ -287,7 +308,7 @@ class ForceField:
         """The tuple ``ff`` passed to the kernels."""
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
                 self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv,
-                self.walls, self.history, *self.bonded, self.bond_k,
+                self.walls, self.history, *self.bonded, self.bond_k, self.fields,
                 family_marker(self.flags, self.n_bodies, self.per_bond))
 
     @property
@@ -343,6 +364,96 @@ class ForceField:
         self.fp[P_G] = float(g)
         self.fp[P_G_DIR:P_G_DIR + 3] = d / norm
         self.flags[T_GRAVITY_FIELD] = 1 if g != 0.0 else 0
+
+    # ------------------------------------------------ fields and damping (issue #44)
+    def _fields_for(self) -> list:
+        """The fields tuple as a list, its per-sphere arrays sized for this model."""
+        n = self.n_bodies
+        f = list(self.fields)
+        if f[FI_GROUP].shape[0] != n:
+            fresh = new_fields(n)
+            f = [fresh[k] if k not in (FI_ROWS, FI_CLOCK) else f[k] for k in range(len(f))]
+            f[FI_MU] = np.zeros((0, 3))
+            f[FI_CHARGE] = np.zeros(0)
+        return f
+
+    def set_groups(self, group: np.ndarray) -> None:
+        """Each sphere's group (the fields and damping act on groups)."""
+        f = self._fields_for()
+        g = np.ascontiguousarray(group, dtype=np.int64).reshape(-1)
+        if g.shape[0] != self.n_bodies:
+            raise ValueError(f"{g.shape[0]} groups for {self.n_bodies} bodies")
+        f[FI_GROUP] = g
+        self.fields = tuple(f)
+
+    def set_dipoles(self, mu: np.ndarray | None) -> None:
+        """Each sphere's point dipole ``μ_i`` in its body frame ``(n, 3)`` (it turns with
+        the body; LAMMPS's ``dipole`` columns), or ``None``: none."""
+        f = self._fields_for()
+        if mu is None:
+            f[FI_MU] = np.zeros((0, 3))
+        else:
+            mu = np.ascontiguousarray(mu, dtype=np.float64).reshape(-1, 3)
+            if mu.shape[0] != self.n_bodies or not np.all(np.isfinite(mu)):
+                raise ValueError(f"dipoles must be {self.n_bodies} finite rows of 3")
+            f[FI_MU] = mu
+        self.fields = tuple(f)
+
+    def set_charges(self, charge: np.ndarray | None) -> None:
+        """Each sphere's charge ``q_i`` (a field gives it ``qE``), or ``None``: none."""
+        f = self._fields_for()
+        if charge is None:
+            f[FI_CHARGE] = np.zeros(0)
+        else:
+            c = np.ascontiguousarray(charge, dtype=np.float64).reshape(-1)
+            if c.shape[0] != self.n_bodies or not np.all(np.isfinite(c)):
+                raise ValueError(f"charges must be {self.n_bodies} finite numbers")
+            f[FI_CHARGE] = c
+        self.fields = tuple(f)
+
+    def add_field(self, E, group: int = -1, ramp=None) -> None:
+        """A uniform field ``E(t) = s(t) E`` on the spheres of ``group`` (``-1``: all):
+        force ``qE``, torque ``μ × E``, energy ``−μ·E − qE·x``
+        (``engine.potentials.fields``); ``ramp = (t0, t1, c0, c1)``: ``s = c0`` until
+        ``t0``, linear to ``c1`` at ``t1``, ``c1`` after (LAMMPS's ``c*ramp(a,b)``);
+        ``None``: constant, ``s = 1``."""
+        e = np.asarray(E, dtype=np.float64).reshape(3)
+        t0, t1, c0, c1 = (0.0, 0.0, 1.0, 1.0) if ramp is None else (float(r) for r in ramp)
+        if not (np.all(np.isfinite(e)) and all(np.isfinite([t0, t1, c0, c1]))):
+            raise ValueError("a field and its ramp must be finite numbers")
+        if t1 < t0:
+            raise ValueError(f"a ramp must end after it starts (t0 = {t0:g}, t1 = {t1:g})")
+        f = self._fields_for()
+        row = np.zeros((1, ROW))
+        row[0, :8] = (int(group), *e, t0, t1, c0, c1)
+        f[FI_ROWS] = np.ascontiguousarray(np.vstack([f[FI_ROWS], row]))
+        self.fields = tuple(f)
+        self.flags[T_FIELD] = 1
+
+    def set_damping(self, gamma: np.ndarray, gamma_rot: np.ndarray) -> None:
+        """Each sphere's viscous damping ``γ_i`` (``F = −γ v``, LAMMPS's ``fix viscous``)
+        and ``γ_r,i`` (``τ = −γ_r Ω``, ``fix viscous/sphere``); all zero switches it
+        off (``engine.potentials.damping``; spheres only)."""
+        f = self._fields_for()
+        g = np.ascontiguousarray(gamma, dtype=np.float64).reshape(-1)
+        gr = np.ascontiguousarray(gamma_rot, dtype=np.float64).reshape(-1)
+        n = self.n_bodies
+        if g.shape[0] != n or gr.shape[0] != n:
+            raise ValueError(f"damping coefficients must be {n} numbers each")
+        if not (np.all(np.isfinite(g)) and np.all(g >= 0) and np.all(np.isfinite(gr))
+                and np.all(gr >= 0)):
+            raise ValueError("damping coefficients must be finite numbers >= 0")
+        if not self.spherical and np.any(gr > 0):
+            raise ValueError("rotational damping needs spheres (inertia J I)")
+        f[FI_GAMMA] = g
+        f[FI_GAMMA_ROT] = gr
+        self.fields = tuple(f)
+        self.flags[T_DAMPING] = 1 if (np.any(g > 0) or np.any(gr > 0)) else 0
+
+    def set_field_time(self, t: float) -> None:
+        """The fields' clock (the time of the next force evaluation): the driver sets it
+        to the state's time before evaluating it, the stepping loop to each step's."""
+        self.fields[FI_CLOCK][0] = float(t)
 
     @property
     def spherical(self) -> bool:
@@ -476,14 +587,20 @@ class ForceField:
         ff.nl_state = self.nl_state.copy()
         ff.nl_xref = self.nl_xref.copy()
         ff.history = tuple(a.copy() for a in self.history)
+        ff.fields = tuple(a.copy() for a in self.fields)
         return ff
 
     def copy(self) -> ForceField:
-        return ForceField(self.m.copy(), self.J.copy(), self.D.copy(), self.flags.copy(),
+        return self._with_fields(ForceField(
+                          self.m.copy(), self.J.copy(), self.D.copy(), self.flags.copy(),
                           self.fp.copy(), self.bonds.copy(), self.bond_ref.copy(),
                           self.nl_pairs.copy(), self.nl_state.copy(), self.nl_xref.copy(),
                           self.inertia.copy(), self.walls.copy(),
-                          tuple(a.copy() for a in self.history))
+                          tuple(a.copy() for a in self.history)))
+
+    def _with_fields(self, ff: ForceField) -> ForceField:
+        ff.fields = tuple(a.copy() for a in self.fields)
+        return ff
 
 
 def evaluate(ff: ForceField, x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray,

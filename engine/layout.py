@@ -23,8 +23,16 @@ E_SPRING = 9  # spring pendulum: ½ k (r − l₀)² (docs/physics.md §4.4)
 E_DISSIPATED = 10
 """Accumulated work removed by impacts and friction (hard contacts, §3.9): *not* a
 function of the configuration but carried from step to step, so that ``E + D = E₀`` is
-the check of a dissipative run.  The force kernels never zero this slot; always last."""
-N_ENERGY = 11
+the check of a dissipative run.  The force kernels never zero this slot, nor the ones
+after it (they zero ``2..E_DISSIPATED − 1`` only)."""
+E_FIELD = 11
+"""Uniform fields on dipoles and charges: ``U = −Σ s(t) (μ_i·E₀ + q_i E₀·x_i)``
+(``engine.potentials.fields``); set by the field kernel, not accumulated."""
+E_FIELD_WORK = 12
+"""Work booked for a time-dependent field, ``−∫ ∂U/∂t dt``: carried from step to step
+like ``dissipated`` (``engine.potentials.fields.field_work``), so that the total with it
+is constant."""
+N_ENERGY = 13
 ENERGY_NAMES: tuple[str, ...] = (
     "translational",
     "rotational",
@@ -37,6 +45,8 @@ ENERGY_NAMES: tuple[str, ...] = (
     "mutual gravity",
     "spring",
     "dissipated",
+    "field",
+    "field work",
 )
 ENERGY_LABELS: dict[str, str] = {
     "translational": "translational kinetic ½m|v|²",
@@ -49,9 +59,11 @@ ENERGY_LABELS: dict[str, str] = {
     "wall": "particle–wall contact U^pw",
     "mutual gravity": "mutual gravity −G m₁m₂/4 Σ 1/|d_pq|",
     "spring": "spring ½k(r − l₀)²",
-    "dissipated": "dissipated by impacts and friction D",
+    "dissipated": "dissipated by impacts, friction and damping D",
+    "field": "field on dipoles and charges −Σ(μ·E + qE·x)",
+    "field work": "work booked for the field's change −∫∂U/∂t dt",
 }
-SIGNED_ENERGY = ("gravity", "mutual gravity")
+SIGNED_ENERGY = ("gravity", "mutual gravity", "field", "field work")
 """Components that may be negative (drawn as lines, not stacked areas)."""
 
 # flags: which terms of the force field are active -------------------------------------
@@ -65,7 +77,9 @@ T_HARD_CONTACT = 6  # particle–particle contacts as unilateral constraints (§
 T_HARD_WALL = 7  # the walls ``ff.walls`` as unilateral constraints (§3.9)
 T_GRAVITY_FIELD = 8  # uniform gravity on every body: U = Σ m_i g (ê·x_i)
 T_HISTORY = 9  # penalty contacts with friction springs and/or normal damping (§4.5)
-N_TERMS = 10
+T_FIELD = 10  # uniform fields on groups: dipoles (torque μ × E) and charges (qE)
+T_DAMPING = 11  # viscous damping on groups: F = −γ v, τ = −γ_r Ω (split off the step)
+N_TERMS = 12
 
 # fp: scalar parameters -------------------------------------------------------------------
 P_MG = 0  # pendulum: m g

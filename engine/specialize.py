@@ -34,7 +34,16 @@ from numba import types
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload
 
-from .layout import F_NONSPHERICAL, N_TERMS, T_BONDS, T_CONTACT, T_HISTORY, T_WALL
+from .layout import (
+    F_NONSPHERICAL,
+    N_TERMS,
+    T_BONDS,
+    T_CONTACT,
+    T_DAMPING,
+    T_FIELD,
+    T_HISTORY,
+    T_WALL,
+)
 
 PARALLEL_MIN_BODIES = 4096
 """Models with at least this many bodies use the parallel force kernels
@@ -61,12 +70,17 @@ compile as before this slot existed (:func:`binder_k`)."""
 N_FAMILY = N_TERMS + 3
 BOND_K = 16
 """The slot of ``ff`` holding the per-bond coefficients ``(nb, 3)`` (empty: none)."""
+FIELDS = 17
+"""The slot of ``ff`` holding the dipoles, charges, fields and damping of
+``engine.potentials.fields.new_fields`` (issue #44 items 3 and 4; empty arrays: none)."""
 
 
-GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE, CELLS, BOND_TYPES)
+GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE, CELLS, BOND_TYPES,
+         T_FIELD, T_DAMPING)
 """The slots that make a family: the terms whose kernels are large enough to be worth
 leaving out (the binder, the neighbour list and contacts, friction, the rigid-body RK4,
-the parallel kernels, the cell list).  The others (the pendulum's and the dumbbells'
+the parallel kernels, the cell list; the fields and the damping of issue #44, so that a
+model without them keeps its kernels and bits).  The others (the pendulum's and the dumbbells'
 gravity, uniform gravity) are small and always compiled: every other slot counts as
 present, so a model that switches one of them on shares its kernels with the same model
 without it (fewer families, fewer compiles).  Gating the dumbbells' gravity too saved

@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..integrators.registry import EPS_REL_MIN, eps_floor_message
-from ..layout import T_PIVOT_GRAVITY
+from ..layout import T_DAMPING, T_FIELD, T_PIVOT_GRAVITY
 from ..models.base import Model
 from ..state import State
 from .errors import EnergySteppingError
@@ -68,6 +68,10 @@ def unsupported(model: Model) -> str | None:
     if model.forcefield.has_history:
         return (f"energy-stepping needs a conservative model; {name!r} has friction "
                 "springs or contact damping: set mu = 0 and damping = 0, or use rrp-newmark")
+    flags = model.forcefield.flags
+    if flags.shape[0] > T_DAMPING and (flags[T_FIELD] or flags[T_DAMPING]):
+        return (f"energy-stepping takes no fields or damping in this version; {name!r} "
+                "has [[fields]] or [[damping]]: use rrp-newmark")
     if model.n_bodies > N_BODIES_MAX:
         return (f"energy-stepping runs up to {N_BODIES_MAX} bodies in this version; "
                 f"{name!r} has {model.n_bodies}: use fewer, or rrp-newmark")

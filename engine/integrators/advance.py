@@ -38,6 +38,7 @@ from ..layout import (
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_TOLERANCE,
     E_DISSIPATED,
+    E_FIELD_WORK,
     E_ROTATIONAL,
     E_TRANSLATIONAL,
     ERR_ENERGY,
@@ -54,12 +55,16 @@ from ..layout import (
     N_IP,
     N_IS,
     OK,
+    T_DAMPING,
+    T_FIELD,
     T_HISTORY,
 )
 from ..parallel import CHUNK, PARALLEL_MIN_UPDATE
+from ..potentials.damping import damp_half, undo_damping
+from ..potentials.fields import CLOCK_START, FI_CLOCK, field_work, set_field_time
 from ..potentials.friction import H_DISSIPATED, commit_history, set_anchor_time
 from ..rotations import quat_rotate_t
-from ..specialize import LARGE, gated
+from ..specialize import FIELDS, LARGE, gated
 from .campello import campello_implicit_step_ws, campello_step_ws
 from .lgvi import MAP_CAYLEY, MAP_EXP, lgvi_step_ws, mat_vec
 from .moreau import moreau_step_ws, moreau_symmetric_step_ws
@@ -207,10 +212,21 @@ def step_ws(scheme, base, h, s0, s1, ff, work, info, ws):
         # (history contacts: the sub-steps' configurations lie λ₁h, (λ₁ + λ₂)h and h
         # after the step's start, the anchor; a plain step's is set by the loop)
         set_anchor_time(ff, at * h)
+        if ff[3][T_FIELD]:  # (the field's time at this sub-step's end)
+            set_field_time(ff[FIELDS], ff[FIELDS][FI_CLOCK][CLOCK_START] + at * h)
         st = substep_ws(base, lam * h, a, b, ff, work, info, ws)
         if st != OK:
             return st
     return OK
+
+
+@njit(nogil=True, cache=True, _nrt=False, forceinline=True)
+def _field_clock(ff, t_start, h):
+    """Set the fields' clock for a step from ``t_start``: its start (the Yoshida
+    sub-steps count from it) and the time of the configuration it evaluates, its end."""
+    clock = ff[FIELDS][FI_CLOCK]
+    clock[CLOCK_START] = t_start
+    clock[0] = t_start + h
 
 
 @njit(nogil=True, cache=True, parallel=True, error_model="numpy", _nrt=False)
@@ -353,7 +369,7 @@ def in_place_rot_map(scheme, s0, ff, ws):
     of their own, kept double-buffered by ``engine.potentials.friction``)."""
     n = s0[0].shape[0]
     if (n < PARALLEL_MIN_UPDATE or ff[3][F_NONSPHERICAL] or ff[3][T_HISTORY]
-            or ws[2][8].shape[0] != (n + CHUNK - 1) // CHUNK):
+            or ff[3][T_FIELD] or ff[3][T_DAMPING] or ws[2][8].shape[0] != (n + CHUNK - 1) // CHUNK):
         return -1
     return verlet_rot_map(scheme)
 
@@ -478,17 +494,41 @@ def _loop_of(scheme: int):
         status = OK  # compile record() for a literal count too, ~1 s of a cold start)
         cap = rec[0].shape[0]
         history = ff[3][T_HISTORY] != 0
+        fields = ff[3][T_FIELD] != 0
+        damped = ff[3][T_DAMPING] != 0
         while done < n_steps:
             if history:  # friction springs, damping: engine.potentials.friction
                 set_anchor_time(ff, h)
+            if fields:  # the field's time: the step's end (engine.potentials.fields)
+                _field_clock(ff, t0 + done * h, h)
+            d_pre = 0.0
+            if damped:  # Strang: D_{h/2} ∘ Φ_h ∘ D_{h/2} (engine.potentials.damping)
+                d_pre = gated(ff, T_DAMPING, 0.0, damp_half, s0[1], s0[3], s0[7], ff[0],
+                              ff[1], ff[FIELDS], 0.5 * h, True)
             status = step_ws(scheme, base, h, s0, s1, ff, work, info, ws)
             if status != OK:
+                if damped:
+                    gated(ff, T_DAMPING, None, undo_damping, s0[1], s0[3], s0[7],
+                          ff[FIELDS])
                 break
             if history:
                 s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED] + ff[13][0][H_DISSIPATED]
+            if damped:
+                d_post = gated(ff, T_DAMPING, 0.0, damp_half, s1[1], s1[3], s1[7], ff[0],
+                               ff[1], ff[FIELDS], 0.5 * h, False)
+                if not history:
+                    s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED]
+                s1[6][E_DISSIPATED] += d_pre + d_post
+            if fields:  # −∫ ∂U/∂t dt over the step
+                s1[6][E_FIELD_WORK] = s0[6][E_FIELD_WORK] - gated(
+                    ff, T_FIELD, 0.0, field_work, s0[0], s0[2], s1[0], s1[2], ff[FIELDS],
+                    t0 + done * h, t0 + (done + 1) * h)
             total = kinetic_energy(s1, ff, ws)
             status = energy_status(total, e_ctrl, info)
             if status != OK:
+                if damped:
+                    gated(ff, T_DAMPING, None, undo_damping, s0[1], s0[3], s0[7],
+                          ff[FIELDS])
                 break
             if history:  # accepted: the trial springs become the committed ones
                 gated(ff, T_HISTORY, None, commit_history, ff[13], s1[0], s1[2])

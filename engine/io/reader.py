@@ -95,6 +95,8 @@ class Frame:
     springs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     F: np.ndarray | None = None
     RM: np.ndarray | None = None
+    W: float = 0.0
+    """The ``field work`` booked up to the frame (issue #44 item 3; 0 without fields)."""
 
 
 def _pid_alive(pid: int) -> bool:
@@ -323,6 +325,9 @@ class RunFile:
         D = row.get("dissipated")
         if D is None and "dissipated" in self.energy and len(self.energy["dissipated"]) > k:
             D = self.energy["dissipated"][k] if len(self.times) == n else 0.0
+        work = self.energy.get("field work") if isinstance(self.energy, dict) else None
+        W = float(work[k]) if work is not None and len(work) > k and \
+            len(self.times) == n else 0.0
         springs = None
         if "springs/start" in row and "springs/count" in row:
             gs = f["springs"]
@@ -338,7 +343,7 @@ class RunFile:
                      row["position"], row.get("velocity"), row["quaternion"], row["omega"],
                      row.get("momentum_body"), float(D) if D is not None else 0.0,
                      row.get("generalized/q"), row.get("generalized/v"), springs,
-                     row.get("force"), row.get("moment"))
+                     row.get("force"), row.get("moment"), W)
 
     @_guarded("frame {0}")
     def can_branch(self, k: int) -> tuple[bool, str]:
@@ -416,7 +421,7 @@ class RunFile:
         g = self._f.get("model/assembly")
         if self.model_name != "assembly" or not isinstance(g, h5py.Group):
             return None
-        from ..models.assembly import CARRIED
+        from ..models.assembly import CARRIED, CARRIED_OPTIONAL
 
         missing = [k for k in CARRIED if not isinstance(g.get(k), h5py.Dataset)]
         if missing:
@@ -424,7 +429,9 @@ class RunFile:
                                "the file is damaged")
         gb = self._f["bodies"]
         bonds = self._f["model/bonds"][()] if "model/bonds" in self._f else np.zeros((0, 2))
-        return ({k: g[k][()] for k in CARRIED}, gb["mass"][()], gb["inertia"][()],
+        arrays = {k: g[k][()] for k in CARRIED + CARRIED_OPTIONAL
+                  if k in CARRIED or isinstance(g.get(k), h5py.Dataset)}
+        return (arrays, gb["mass"][()], gb["inertia"][()],
                 gb["diameter"][()], gb["group"][()], bonds)
 
     def _carried_model(self, spec):

@@ -40,6 +40,7 @@ from engine.io.lammps.read_data import LammpsData
 
 from ..layout import P_K_WALL, T_HARD_WALL, T_WALL
 from ..state import Bodies, State
+from .assembly_fields import apply_fields, check_dipoles, fields_of
 from .assembly_input import (
     BOND_COEFFS,
     AssemblyError,
@@ -229,6 +230,8 @@ def check_geometry(geo: Geometry, p: dict[str, Any]) -> None:
                 f"); a bond must be at least {MIN_BOND_LENGTH:g} of the smaller diameter "
                 "long: move the spheres apart or remove the bond")
     _check_types(geo)
+    check_dipoles(P.dipole, geo.where_body)
+    fields_of(p, P.group)  # (the [[fields]] and [[damping]] tables: issue #44)
     if n >= 2:
         pairs = cKDTree(P.x).query_pairs(float(P.D.max()), output_type="ndarray")
         if pairs.size and b.shape[0]:  # (bonded spheres may overlap: their contact is
@@ -323,9 +326,11 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
     gn = float(np.linalg.norm(g))
     if gn > 0.0:
         ff.set_gravity(gn, g / gn)
+    extra = apply_fields(ff, p, P.group, P.dipole)  # (issue #44 items 3 and 4)
     q = np.zeros((n, 4))
     q[:, 0] = 1.0
     components = bonded_energy_components(ff, hard, bool(walls), gn > 0.0)
+    components += tuple(c for c in extra if c not in components)
     return Model(
         name="assembly",
         title="Assembly of bonded spheres",
@@ -349,6 +354,8 @@ CARRIED = ("position", "velocity", "spin", "bond_type", "bond_type_names",
 """The arrays of an assembly a run file carries under ``/model/assembly`` (issue #43
 item 4); with ``/bodies`` (mass, inertia, diameter, group) and ``/model/bonds`` they are
 the whole model, whatever files its parameters point to."""
+CARRIED_OPTIONAL = ("dipole",)
+"""Carried only by a model that has them: the spheres' body-frame dipoles (issue #44)."""
 
 
 def carried_arrays(P: Part, walls: list[tuple[np.ndarray, float]],
@@ -364,7 +371,10 @@ def carried_arrays(P: Part, walls: list[tuple[np.ndarray, float]],
     index = {t: i for i, t in enumerate(names)}
     coeff = np.array([bond_types.get(t, (np.nan, np.nan, np.nan)) for t in names],
                      dtype=np.float64).reshape(-1, 3)
+    optional = {} if P.dipole is None else {
+        "dipole": np.asarray(P.dipole, dtype=np.float64).copy()}
     return {
+        **optional,
         "position": np.asarray(P.x, dtype=np.float64).copy(),
         "velocity": np.asarray(P.v, dtype=np.float64).copy(),
         "spin": np.asarray(P.omega, dtype=np.float64).copy(),
@@ -415,6 +425,8 @@ def carried_geometry(arrays: dict[str, np.ndarray], m: np.ndarray, J: np.ndarray
              np.array(arrays["velocity"], dtype=np.float64),
              np.array(arrays["spin"], dtype=np.float64),
              np.asarray(group, dtype=np.int64).copy(), bonds.copy(), labels)
+    if "dipole" in arrays and np.asarray(arrays["dipole"]).shape == (n, 3):
+        P.dipole = np.array(arrays["dipole"], dtype=np.float64)
     types = {t: tuple(float(x) for x in coeff[i]) for i, t in enumerate(names)
              if np.all(np.isfinite(coeff[i]))}
     walls = [(row[:3].copy(), float(row[3])) for row in walls_a]

@@ -11,7 +11,9 @@ Every refusal is one :class:`AssemblyError` line naming the file (or table) and 
 Body columns (CSV header, inline keys): ``x, y, z`` (inline: ``position = [x, y, z]``),
 ``diameter``, ``mass`` (or ``density``: ``m = ρ π D³/6``), ``inertia`` (default
 ``m D²/10``, a solid sphere), ``vx, vy, vz`` (``velocity``), ``wx, wy, wz`` (``spin``:
-the spatial angular velocity Ω), ``group`` (an integer, for colouring).  Bond columns:
+the spatial angular velocity Ω), ``group`` (an integer: colouring, fields and
+damping), ``mux, muy, muz`` (``dipole``: a point dipole in the body frame, issue #44
+item 3).  Bond columns:
 ``i, j`` (0-based body indices, in the order above), ``type`` (default 1).
 """
 
@@ -41,10 +43,10 @@ class AssemblyError(ParameterError):
 
 
 GEOMETRY_KEYS = ("bodies", "bonds", "walls", "build", "source", "bond_types",
-                 "walls_from_box", "diameter", "atom_style", "units")
+                 "walls_from_box", "diameter", "atom_style", "units", "fields", "damping")
 """The top-level keys of an assembly scenario besides ``[parameters]`` and ``[run]``."""
 BODY_COLUMNS = ("x", "y", "z", "diameter", "mass", "density", "inertia", "vx", "vy", "vz",
-                "wx", "wy", "wz", "group")
+                "wx", "wy", "wz", "group", "mux", "muy", "muz")
 BOND_COLUMNS = ("i", "j", "type")
 BOND_COEFFS = ("k_bend", "k_axial", "k_shear")
 
@@ -103,7 +105,7 @@ def _inline_bodies(rows: Any, label: str) -> tuple[Part, np.ndarray]:
         raise AssemblyError(f"{label}: bodies must be an array of tables [[bodies]] or the "
                             "name of a CSV file")
     known = ("position", "diameter", "mass", "density", "inertia", "velocity", "spin",
-             "group")
+             "group", "dipole")
     cols: dict[str, list] = {k: [] for k in BODY_COLUMNS}
     for k, r in enumerate(rows):
         where = f"{label} [[bodies]] {k}"
@@ -131,7 +133,13 @@ def _inline_bodies(rows: Any, label: str) -> tuple[Part, np.ndarray]:
         cols["inertia"].append(_num(r["inertia"], where, "inertia") if "inertia" in r
                                else math.nan)
         cols["group"].append(float(g))
+        mu = _vec(r.get("dipole", [0, 0, 0]), where, "dipole")
+        for c, val in zip(("mux", "muy", "muz"), mu, strict=True):
+            cols[c].append(val)
     a = {k: np.asarray(v, dtype=np.float64) for k, v in cols.items()}
+    if not any("dipole" in r for r in rows):
+        for c in ("mux", "muy", "muz"):
+            del a[c]
     return _part_from_columns(a, len(rows)), np.arange(len(rows))
 
 
@@ -147,7 +155,10 @@ def _part_from_columns(c: dict[str, np.ndarray], n: int) -> Part:
     v = np.stack([c.get("vx", z), c.get("vy", z), c.get("vz", z)], axis=1)
     w = np.stack([c.get("wx", z), c.get("wy", z), c.get("wz", z)], axis=1)
     g = c.get("group", z).astype(np.int64)
-    return _with(make_part(x, D, mass=m, inertia=J), v, w, g)
+    part = _with(make_part(x, D, mass=m, inertia=J), v, w, g)
+    if any(k in c for k in ("mux", "muy", "muz")):  # (body-frame dipoles: issue #44)
+        part.dipole = np.stack([c.get("mux", z), c.get("muy", z), c.get("muz", z)], axis=1)
+    return part
 
 
 def _with(p: Part, v: np.ndarray, w: np.ndarray, g: np.ndarray) -> Part:
@@ -424,7 +435,7 @@ BUILD_KEYS = {
     "lattice": ("style", "a", "region", "diameter", "bond_within", "origin"),
     "ball": ("radius", "diameter", "centre", "bond_within"),
 }
-PROPS = ("mass", "inertia", "velocity", "spin", "group", "bond_type")
+PROPS = ("mass", "inertia", "velocity", "spin", "group", "bond_type", "dipole")
 
 
 def _build(spec: Any, where: str, room: tuple[int, int] | None = None) -> Part:

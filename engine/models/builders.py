@@ -90,6 +90,9 @@ class Part:
     bonds: np.ndarray
     bond_type: np.ndarray
     """``(nb,)`` the bond-type label of each bond (strings)."""
+    dipole: np.ndarray | None = None
+    """``(n, 3)`` each sphere's point dipole in its body frame (issue #44 item 3), or
+    ``None``: none."""
 
     @property
     def n(self) -> int:
@@ -98,8 +101,10 @@ class Part:
 
 def make_part(x: np.ndarray, D: Any, *, mass: Any = 1.0, inertia: Any = None,
               velocity: Any = (0.0, 0.0, 0.0), spin: Any = (0.0, 0.0, 0.0), group: int = 0,
-              bonds: np.ndarray | None = None, bond_type: str = "1") -> Part:
-    """A :class:`Part` of the centres ``x`` with per-part (or per-sphere) properties."""
+              bonds: np.ndarray | None = None, bond_type: str = "1",
+              dipole: Any = None) -> Part:
+    """A :class:`Part` of the centres ``x`` with per-part (or per-sphere) properties;
+    ``dipole``: a body-frame point dipole for every sphere (or one a sphere)."""
     x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1, 3)
     n = x.shape[0]
     D = np.broadcast_to(np.asarray(D, dtype=np.float64), (n,)).copy()
@@ -110,8 +115,10 @@ def make_part(x: np.ndarray, D: Any, *, mass: Any = 1.0, inertia: Any = None,
     om = np.tile(np.asarray(spin, dtype=np.float64).reshape(1, 3), (n, 1))
     b = np.zeros((0, 2), dtype=np.int64) if bonds is None else np.asarray(
         bonds, dtype=np.int64).reshape(-1, 2)
+    mu = None if dipole is None else np.broadcast_to(
+        np.asarray(dipole, dtype=np.float64), (n, 3)).copy()
     return Part(x, D, m, J, v, om, np.full(n, int(group), dtype=np.int64), b,
-                np.full(b.shape[0], str(bond_type), dtype=object))
+                np.full(b.shape[0], str(bond_type), dtype=object), mu)
 
 
 def _unit(v: Any, what: str) -> np.ndarray:
@@ -280,7 +287,9 @@ def join(parts: list[Part]) -> Part:
                 cat([p.v for p in parts]), cat([p.omega for p in parts]),
                 cat([p.group for p in parts]),
                 cat([p.bonds + o for p, o in zip(parts, offs, strict=True)]),
-                cat([p.bond_type for p in parts]))
+                cat([p.bond_type for p in parts]),
+                None if all(p.dipole is None for p in parts) else cat(
+                    [np.zeros((p.n, 3)) if p.dipole is None else p.dipole for p in parts]))
 
 
 BUILDERS = {"chain": chain, "ring": ring, "lattice": lattice, "ball": ball}

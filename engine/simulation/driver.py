@@ -493,6 +493,7 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
 
     def _evaluate_forces(self) -> None:
         x, v, q, o, F, RM, e = self._s0[:7]
+        self.ff.set_field_time(self.t)  # (a time-dependent field: issue #44 item 3)
         while True:
             ff = self.ff.arrays  # (the kernel the loop inlines: nothing more to compile)
             st = compute_forces_ws(x, q, ff, F, RM, e, self._scratch(ff))

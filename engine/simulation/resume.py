@@ -11,7 +11,7 @@ from typing import Self
 import numpy as np
 
 from ..integrators.registry import DEFAULT_EPS_REL, ENERGY_STEPPING, energy_stepping_name
-from ..layout import ENERGY_NAMES, NL_COUNT
+from ..layout import E_FIELD_WORK, ENERGY_NAMES, NL_COUNT, T_FIELD
 from ..models.base import Model
 from ..rotations import attitude_problem
 from ..state import State
@@ -204,7 +204,12 @@ class ResumeMixin:
             type(self).__init__(self, model, _resumed_integrator(d), float(d["h"]), state=st,
                                 **kw)
             for k, a in enumerate(self._s0):
-                a[...] = d[f"s0_{k}"]
+                src = np.asarray(d[f"s0_{k}"])
+                if k == 6 and src.ndim == 1 and src.shape[0] < a.shape[0]:
+                    a[...] = 0.0  # (saved before the later components, issue #44's: 0)
+                    a[:src.shape[0]] = src
+                else:
+                    a[...] = src
             work = []
             for k, a in enumerate(self._work):
                 if k in self._SCRATCH_WORK:
@@ -302,6 +307,9 @@ class ResumeMixin:
     def _start_from_frame(self, frame, keep_clock: bool,
                           energy_reference: tuple[float, float] | None) -> None:
         D = float(getattr(frame, "D", 0.0) or 0.0)
+        if self.ff.flags[T_FIELD] and keep_clock:  # (a ramped field at the frame's time)
+            self.t = float(frame.t)
+            self._evaluate_forces()
         springs = getattr(frame, "springs", None)
         if self.ff.has_history and springs is not None:
             try:
@@ -319,6 +327,9 @@ class ResumeMixin:
         e = self._s0[6]
         if D and "dissipated" in ENERGY_NAMES:
             e[ENERGY_NAMES.index("dissipated")] = D
+        W = float(getattr(frame, "W", 0.0) or 0.0)
+        if W and keep_clock:  # (the field work booked up to the frame: issue #44)
+            e[E_FIELD_WORK] = W
         self._after_frame(keep_clock, energy_reference, frame)
 
     def _after_frame(self, keep_clock: bool, energy_reference, frame) -> None:

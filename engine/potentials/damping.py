@@ -1,0 +1,75 @@
+"""Viscous damping on groups (issue #44 item 4): LAMMPS's ``fix viscous``
+(doc/src/fix_viscous.rst: ``F_i = −γ v_i``) and ``fix viscous/sphere``
+(doc/src/fix_viscous_sphere.rst: ``T_i = −γ ω_i``).
+
+The forces of the engine are functions of the configuration (``engine.forcefield``);
+a force proportional to the velocity is therefore not one of them but a flow of its
+own, ``m v̇ = −γ v``, ``J Ω̇ = −γ_r Ω``, whose exact solution over a time ``τ`` is
+``v ← e^{−γτ/m} v``, ``Ω ← e^{−γ_r τ/J} Ω`` (spheres).  The stepping loop composes it
+with the scheme's step ``Φ_h`` by Strang's splitting, ``D_{h/2} ∘ Φ_h ∘ D_{h/2}``
+(:func:`damp_half` before and after the step): second order for every second-order
+symmetric scheme, and the work each half removes, ``½ m |v|² (1 − e^{−γh/m})`` (the same
+for ``Ω``), is known exactly and booked in the ``dissipated`` component.  So
+``E + dissipated`` is constant to the scheme's accuracy (O(h²) for ``rrp-newmark``:
+docs/physics.md §4.6), and a damped run of a variational scheme is no longer
+variational, as it should not be.
+
+``γ_i`` and ``γ_r,i`` per sphere live in the force field's fields tuple
+(``engine.potentials.fields.new_fields``: ``FI_GAMMA``, ``FI_GAMMA_ROT``); spheres
+outside the damped groups have 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .fields import FI_GAMMA, FI_GAMMA_ROT, FI_SAVE
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def damp_half(v, o, pi, m, J, fields, tau, save):
+    """The exact damping flow over ``tau`` (``v_i ← e^{−γ_i τ/m_i} v_i``,
+    ``Ω_i ← e^{−γ_r,i τ/J_i} Ω_i`` and the body angular momentum ``Π_i`` with it,
+    module docstring) in place; with ``save``, the velocities before it are kept in
+    ``fields[FI_SAVE]`` (:func:`undo_damping`).
+    Returns the kinetic energy it removed (``≥ 0``)."""
+    gamma = fields[FI_GAMMA]
+    gamma_r = fields[FI_GAMMA_ROT]
+    keep = fields[FI_SAVE]
+    d = 0.0
+    for i in range(v.shape[0]):
+        if save:
+            for k in range(3):
+                keep[i, k] = v[i, k]
+                keep[i, 3 + k] = o[i, k]
+                keep[i, 6 + k] = pi[i, k]
+        g = gamma[i]
+        if g != 0.0:
+            f = math.exp(-g * tau / m[i])
+            s = v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2
+            d += 0.5 * m[i] * s * (1.0 - f * f)
+            for k in range(3):
+                v[i, k] *= f
+        g = gamma_r[i]
+        if g != 0.0:
+            f = math.exp(-g * tau / J[i])
+            s = o[i, 0] ** 2 + o[i, 1] ** 2 + o[i, 2] ** 2
+            d += 0.5 * J[i] * s * (1.0 - f * f)
+            for k in range(3):
+                o[i, k] *= f
+                pi[i, k] *= f
+    return d
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def undo_damping(v, o, pi, fields):
+    """Put back the velocities :func:`damp_half` kept (a step that failed leaves the
+    last good state as it was)."""
+    keep = fields[FI_SAVE]
+    for i in range(v.shape[0]):
+        for k in range(3):
+            v[i, k] = keep[i, k]
+            o[i, k] = keep[i, 3 + k]
+            pi[i, k] = keep[i, 6 + k]
