@@ -591,14 +591,14 @@ class ForceField:
         return ff
 
     def copy(self) -> ForceField:
-        return self._with_fields(ForceField(
-                          self.m.copy(), self.J.copy(), self.D.copy(), self.flags.copy(),
-                          self.fp.copy(), self.bonds.copy(), self.bond_ref.copy(),
-                          self.nl_pairs.copy(), self.nl_state.copy(), self.nl_xref.copy(),
-                          self.inertia.copy(), self.walls.copy(),
-                          tuple(a.copy() for a in self.history)))
-
-    def _with_fields(self, ff: ForceField) -> ForceField:
+        """A deep copy: every array, the per-bond coefficients (``bond_k``) and the
+        fields included (``bond_k`` was dropped before: a copy of a model with bond types
+        of different coefficients ran with the global ones)."""
+        ff = ForceField(self.m.copy(), self.J.copy(), self.D.copy(), self.flags.copy(),
+                        self.fp.copy(), self.bonds.copy(), self.bond_ref.copy(),
+                        self.nl_pairs.copy(), self.nl_state.copy(), self.nl_xref.copy(),
+                        self.inertia.copy(), self.walls.copy(),
+                        tuple(a.copy() for a in self.history), bond_k=self.bond_k.copy())
         ff.fields = tuple(a.copy() for a in self.fields)
         return ff
 

@@ -72,6 +72,17 @@ def test_the_table_gives_the_bits_of_the_global_constants():
         assert np.array_equal(a, b)
 
 
+def test_a_copy_of_the_force_field_keeps_each_bonds_coefficients():
+    """``ForceField.copy()`` dropped ``bond_k``: the copy of a two-type model ran with the
+    global coefficients (type 1's for every bond)."""
+    m = _model({"1": K1, "2": K2})
+    ff = m.forcefield.copy()
+    assert ff.per_bond and np.array_equal(ff.bond_k, m.forcefield.bond_k)
+    assert ff.bond_k is not m.forcefield.bond_k
+    for a, b in zip(_forces(m), _forces(m, ff), strict=True):
+        assert np.array_equal(a, b)
+
+
 def test_two_types_differ_only_through_the_type_2_bonds():
     """Spheres with no type-2 bond feel the same bits as with one type; the binder
     energies are those of the type-1 bonds plus type 2's coefficients times those of
