@@ -416,7 +416,7 @@ class RunFile:
         g = self._f.get("model/assembly")
         if self.model_name != "assembly" or not isinstance(g, h5py.Group):
             return None
-        from ..models.assembly import CARRIED
+        from ..models.assembly import CARRIED, CARRIED_LAWS
 
         missing = [k for k in CARRIED if not isinstance(g.get(k), h5py.Dataset)]
         if missing:
@@ -424,7 +424,10 @@ class RunFile:
                                "the file is damaged")
         gb = self._f["bodies"]
         bonds = self._f["model/bonds"][()] if "model/bonds" in self._f else np.zeros((0, 2))
-        return ({k: g[k][()] for k in CARRIED}, gb["mass"][()], gb["inertia"][()],
+        arrays = {k: g[k][()] for k in CARRIED}
+        if isinstance(g.get(CARRIED_LAWS), h5py.Dataset):  # (bond laws: issue #44 item 1)
+            arrays[CARRIED_LAWS] = g[CARRIED_LAWS][()]
+        return (arrays, gb["mass"][()], gb["inertia"][()],
                 gb["diameter"][()], gb["group"][()], bonds)
 
     def _carried_model(self, spec):
