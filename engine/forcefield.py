@@ -6,7 +6,7 @@ components*; the integrators only ever see :func:`compute_forces` and the tuple 
 arrays ``ForceField.arrays`` (``ff`` in the kernels):
 
 ``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
-inertia_inv, walls, history, bptr, bpart, bond_k, fields, family)``
+inertia_inv, walls, history, bptr, bpart, bond_k, fields, bpm, family)``
 
 ``inertia`` and ``inertia_inv`` are the body-frame tensors ``𝕁_i`` and ``𝕁_i⁻¹``
 ``(n, 3, 3)``; ``flags[F_NONSPHERICAL]`` says whether they differ from ``J_i I`` (the
@@ -22,6 +22,9 @@ kernel adding their Hertz contact (``engine.neighbours.excluded_partners``).
 coefficients, issue #35 item 1), or empty: every bond takes ``fp[P_K_BEND]``, … .
 ``fields``: the dipoles, charges, uniform fields and viscous damping of issue #44
 (``engine.potentials.fields.new_fields``; ``flags[T_FIELD]``, ``flags[T_DAMPING]``).
+``bpm`` ``(nb, engine.potentials.bpm.N_COLS)``: each bond's law (the binder's, or a LAMMPS
+BPM law), its coefficients and reference frame (issue #44 item 1), or empty: every bond
+is the binder's.
 ``family``: which terms the force field can have, as a *type* (``engine.specialize``):
 every kernel is compiled for the terms of the model it runs, not for all of them.
 
@@ -97,6 +100,8 @@ from .parallel import (
 )
 from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
+from .potentials.bpm import LAW_BINDER, bpm_bonds_ws
+from .potentials.bpm import N_COLS as BPM_COLS
 from .potentials.contact import particle_contacts, wall_contacts
 from .potentials.dumbbells import dumbbell_gravity
 from .potentials.fields import (
@@ -119,7 +124,18 @@ from .potentials.friction import (
     new_history,
 )
 from .potentials.gravity import pivot_gravity, uniform_gravity
-from .specialize import FIELDS, LARGE, binder_k, family_holds, family_marker, gated
+from .specialize import (
+    BPM,
+    BPM_ONLY,
+    BPM_TABLE,
+    FIELDS,
+    LARGE,
+    binder_k,
+    family_holds,
+    family_marker,
+    gated,
+    unless,
+)
 
 
 @njit(nogil=True, cache=True)
@@ -181,9 +197,10 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
         gated(ff, T_PIVOT_GRAVITY, None, pivot_gravity, q, fp[P_MG], fp[P_RHO0],
               fp[P_RHO0 + 1], fp[P_RHO0 + 2], RM, energy)
     if flags[T_BONDS]:  # (with the bonded spheres' contact, which the list leaves out)
-        st = gated(ff, T_BONDS, OK, binder_bonds_ws, x, q, D, bonds, bond_ref,
-                   binder_k(ff, fp[P_K_BEND]), fp[P_K_AXIAL], fp[P_K_SHEAR],
-                   fp[P_K_CONTACT] if binder_adds_contact(ff) else 0.0, F, RM, energy, ws[0])
+        st = unless(ff, BPM_ONLY, OK, _binder_ws, x, q, ff, F, RM, energy, ws[0])
+        if st != OK:
+            return st
+        st = gated(ff, BPM, OK, bpm_bonds_ws, x, q, bonds, ff[BPM_TABLE], F, RM, energy)
         if st != OK:
             return st
     if flags[T_CONTACT]:
@@ -219,6 +236,16 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
     return status
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _binder_ws(x, q, ff, F, RM, energy, w):
+    """The binder's bonds (``engine.potentials.binder``; with a BPM table, its bonds of
+    other laws have zero binder coefficients and add only their spheres' contact)."""
+    fp = ff[4]
+    return gated(ff, T_BONDS, OK, binder_bonds_ws, x, q, ff[2], ff[5], ff[6],
+                 binder_k(ff, fp[P_K_BEND]), fp[P_K_AXIAL], fp[P_K_SHEAR],
+                 fp[P_K_CONTACT] if binder_adds_contact(ff) else 0.0, F, RM, energy, w)
+
+
 def _pair_keys(pairs: np.ndarray, n: int) -> np.ndarray:
     """One integer per unordered pair of the rows ``(i, j)`` of ``pairs``, bodies
     ``0..n-1``: ``min(i, j) n + max(i, j)``."""
@@ -252,6 +279,7 @@ class ForceField:
     history: tuple = field(default_factory=lambda: new_history(0))
     bond_k: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     fields: tuple = field(default_factory=new_fields)
+    bpm: np.ndarray = field(default_factory=lambda: np.zeros((0, BPM_COLS)))
 
     def __post_init__(self) -> None:
         n = self.m.shape[0]
@@ -276,6 +304,30 @@ class ForceField:
         self.flags[F_NONSPHERICAL] = 0 if spherical else 1
         self.walls = np.ascontiguousarray(self.walls, dtype=np.float64).reshape(-1, 4)
         self.bond_k = np.ascontiguousarray(self.bond_k, dtype=np.float64).reshape(-1, 3)
+        self.bpm = np.ascontiguousarray(self.bpm, dtype=np.float64).reshape(-1, BPM_COLS)
+
+    def set_bond_laws(self, table: np.ndarray | None) -> None:
+        """Give the bonds their laws: ``table (nb, bpm.N_COLS)``, a row a bond
+        (``engine.potentials.bpm.law_row`` and ``reference``; issue #44 item 1).  Bonds
+        of the binder's law (``LAW_BINDER``) keep the binder's coefficients; where some
+        bonds follow another law the binder's per-bond table must give them zeros
+        (:meth:`set_bond_coefficients`).  ``None``: every bond the binder's."""
+        if table is None:
+            self.bpm = np.zeros((0, BPM_COLS))
+            return
+        table = np.ascontiguousarray(table, dtype=np.float64)
+        if table.shape != (self.bonds.shape[0], BPM_COLS):
+            raise ValueError(f"bond laws of shape {table.shape}, expected "
+                             f"({self.bonds.shape[0]}, {BPM_COLS})")
+        self.bpm = table
+
+    @property
+    def bpm_laws(self) -> int:
+        """0: every bond is the binder's; 1: some follow a BPM law; 2: all do."""
+        if not (self.bpm.shape[0] and self.bonds.shape[0]):
+            return 0
+        other = self.bpm[:, 0] != LAW_BINDER
+        return 2 if other.all() else 1 if other.any() else 0
 
     def set_bond_coefficients(self, k: np.ndarray | None) -> None:
         """Give every bond its own binder coefficients ``k (nb, 3) = (K^m, K^a, K^s)``
@@ -308,8 +360,8 @@ class ForceField:
         """The tuple ``ff`` passed to the kernels."""
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
                 self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv,
-                self.walls, self.history, *self.bonded, self.bond_k, self.fields,
-                family_marker(self.flags, self.n_bodies, self.per_bond))
+                self.walls, self.history, *self.bonded, self.bond_k, self.fields, self.bpm,
+                family_marker(self.flags, self.n_bodies, self.per_bond, self.bpm_laws))
 
     @property
     def bonded(self) -> tuple[np.ndarray, np.ndarray]:
@@ -591,14 +643,15 @@ class ForceField:
         return ff
 
     def copy(self) -> ForceField:
-        """A deep copy: every array, the per-bond coefficients (``bond_k``) and the
-        fields included (``bond_k`` was dropped before: a copy of a model with bond types
-        of different coefficients ran with the global ones)."""
+        """A deep copy: every array, the per-bond coefficients (``bond_k``), the fields
+        and the BPM table included (``bond_k`` was dropped before: a copy of a model with
+        bond types of different coefficients ran with the global ones)."""
         ff = ForceField(self.m.copy(), self.J.copy(), self.D.copy(), self.flags.copy(),
                         self.fp.copy(), self.bonds.copy(), self.bond_ref.copy(),
                         self.nl_pairs.copy(), self.nl_state.copy(), self.nl_xref.copy(),
                         self.inertia.copy(), self.walls.copy(),
-                        tuple(a.copy() for a in self.history), bond_k=self.bond_k.copy())
+                        tuple(a.copy() for a in self.history), bond_k=self.bond_k.copy(),
+                        bpm=self.bpm.copy())
         ff.fields = tuple(a.copy() for a in self.fields)
         return ff
 

@@ -2,7 +2,7 @@
 
 A *force field* is a tuple of plain arrays (see :class:`engine.forcefield.ForceField`):
 ``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
-inertia_inv, walls, history, bptr, bpart, bond_k, family)``.  The indices
+inertia_inv, walls, history, bptr, bpart, bond_k, bpm, family)``.  The indices
 below name the slots of ``flags`` (which terms are active), ``fp`` (their scalar
 parameters) and of the energy-component vector every kernel fills.
 """
@@ -52,13 +52,13 @@ ENERGY_LABELS: dict[str, str] = {
     "translational": "translational kinetic ½m|v|²",
     "rotational": "rotational kinetic ½J|Ω|²",
     "gravity": "gravity (pendulum −m g e₃·Rρ₀; spheres Σ m g ê·x)",
-    "bending": "binder bending/torsion U^m",
-    "axial": "binder axial U^a",
-    "shear": "binder shear U^s",
+    "bending": "bond bending/torsion (binder U^m; bpm/rotational bending + twist)",
+    "axial": "bond axial (binder U^a; bpm/rotational normal)",
+    "shear": "bond shear (binder U^s; bpm/rotational shear)",
     "contact": "particle–particle contact U^pp",
     "wall": "particle–wall contact U^pw",
     "mutual gravity": "mutual gravity −G m₁m₂/4 Σ 1/|d_pq|",
-    "spring": "spring ½k(r − l₀)²",
+    "spring": "spring ½k(r − l₀)² (spring pendulum; bpm/spring bonds)",
     "dissipated": "dissipated by impacts, friction and damping D",
     "field": "field on dipoles and charges −Σ(μ·E + qE·x)",
     "field work": "work booked for the field's change −∫∂U/∂t dt",

@@ -67,16 +67,26 @@ BOND_TYPES = N_TERMS + 2
 (K^m, K^a, K^s)`` (bond types of different coefficients, issue #35 item 1); absent, the
 kernels take the global ``fp[P_K_BEND]``, ``fp[P_K_AXIAL]``, ``fp[P_K_SHEAR]`` and
 compile as before this slot existed (:func:`binder_k`)."""
-N_FAMILY = N_TERMS + 3
+BPM = N_TERMS + 3
+"""Family slot: some bonds follow a LAMMPS BPM law (``bpm/rotational``, ``bpm/spring``:
+``engine.potentials.bpm``), each bond's law, coefficients and reference frame a row of
+``ff[BPM_TABLE]`` (issue #44 item 1); absent, that kernel is not compiled."""
+BPM_ONLY = N_TERMS + 4
+"""Family slot: *every* bond follows a BPM law: the binder's kernel is not compiled
+(``engine.specialize.unless``), so a model of one law pays nothing for the others."""
+N_FAMILY = N_TERMS + 5
 BOND_K = 16
 """The slot of ``ff`` holding the per-bond coefficients ``(nb, 3)`` (empty: none)."""
 FIELDS = 17
 """The slot of ``ff`` holding the dipoles, charges, fields and damping of
 ``engine.potentials.fields.new_fields`` (issue #44 items 3 and 4; empty arrays: none)."""
+BPM_TABLE = 18
+"""The slot of ``ff`` holding the BPM laws' per-bond table ``(nb, bpm.N_COLS)`` (empty:
+none; ``engine.potentials.bpm``)."""
 
 
 GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE, CELLS, BOND_TYPES,
-         T_FIELD, T_DAMPING)
+         T_FIELD, T_DAMPING, BPM, BPM_ONLY)
 """The slots that make a family: the terms whose kernels are large enough to be worth
 leaving out (the binder, the neighbour list and contacts, friction, the rigid-body RK4,
 the parallel kernels, the cell list; the fields and the damping of issue #44, so that a
@@ -88,15 +98,20 @@ without it (fewer families, fewer compiles).  Gating the dumbbells' gravity too 
 compiled without that branch: measured, not understood; BENCHMARKS.md)."""
 
 
-def family_marker(flags: np.ndarray, n_bodies: int, per_bond: bool = False) -> tuple:
+def family_marker(flags: np.ndarray, n_bodies: int, per_bond: bool = False,
+                  bpm: int = 0) -> tuple:
     """The family slot of ``ff``: ``None`` for each gated slot (:data:`GATED`) that is
     off (a flag not set, fewer than ``PARALLEL_MIN_BODIES`` bodies for ``LARGE``, no
     contacts or at most ``SMALL_LIST_MAX`` bodies for ``CELLS``, no per-bond
-    coefficients for ``BOND_TYPES``), ``0`` for the rest."""
+    coefficients for ``BOND_TYPES``; ``bpm``: 0 no bond of a BPM law, 1 some, 2 all, for
+    ``BPM`` and ``BPM_ONLY``), ``0`` for the rest.  A model with BPM bonds runs the serial
+    kernels whatever its size (``engine.parallel`` has the binder only: ``LARGE`` off)."""
+    bpm_on = bool(bpm) and bool(flags[T_BONDS])
     on = [bool(f) for f in flags[:N_TERMS]] + [
-        n_bodies >= PARALLEL_MIN_BODIES,
+        n_bodies >= PARALLEL_MIN_BODIES and not bpm_on,
         bool(flags[T_CONTACT]) and n_bodies > SMALL_LIST_MAX,
-        bool(per_bond) and bool(flags[T_BONDS])]
+        bool(per_bond) and bool(flags[T_BONDS]),
+        bpm_on, bpm_on and bpm >= 2]
     return tuple(0 if on[k] or k not in GATED else None for k in range(N_FAMILY))
 
 

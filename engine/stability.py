@@ -57,7 +57,7 @@ from . import layout as L  # (parameter slots and term flags)
 from .neighbours import binder_adds_contact
 from .potentials.binder import bond_coefficients
 from .rotations import quat_rotate_t
-from .specialize import binder_k
+from .specialize import BPM_TABLE, binder_k
 
 # which interaction sets the limit
 K_NONE = 0
@@ -68,8 +68,9 @@ K_CONTACT = 4
 K_WALL = 5
 K_GRAVITY = 6
 K_FRICTION = 7
+K_BPM = 8
 KIND_NAMES = ("none", "axial binder", "shear binder", "bending binder", "particle contact",
-              "wall contact", "gravity", "friction spring")
+              "wall contact", "gravity", "friction spring", "BPM bond")
 
 
 @njit(nogil=True, cache=True)
@@ -162,6 +163,26 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds, horizon=math.inf):
             add(j, 1, kb * vj, K_BENDING)
             add(i, 1, k_sh * vi, K_SHEAR)
             add(j, 1, k_sh * vj, K_SHEAR)
+    bpm = ff[BPM_TABLE]  # the BPM laws (issue #44 item 1): empty for every other model
+    if flags[L.T_BONDS] and bpm.shape[0] == bonds.shape[0]:
+        for b in range(bonds.shape[0]):
+            law = bpm[b, 0]
+            if law == 0.0:
+                continue
+            i = bonds[b, 0]
+            j = bonds[b, 1]
+            wi = 1.0 / m[i] + 1.0 / math.sqrt(m[i] * m[j])
+            wj = 1.0 / m[j] + 1.0 / math.sqrt(m[i] * m[j])
+            # translation: k (bpm/spring), k_r + k_s (bpm/rotational); rotation: the
+            # larger of k_b, k_t and the shear's lever ½ k_s r₀² (potentials/bpm.py)
+            kx = bpm[b, 2] + (bpm[b, 3] if law == 1.0 else 0.0)
+            add(i, 0, kx * wi, K_BPM)
+            add(j, 0, kx * wj, K_BPM)
+            if law == 1.0:
+                r0 = bpm[b, 14]
+                kr = max(max(bpm[b, 4], bpm[b, 5]), 0.5 * bpm[b, 3] * r0 * r0)
+                add(i, 1, kr * (1.0 / J[i] + 1.0 / math.sqrt(J[i] * J[j])), K_BPM)
+                add(j, 1, kr * (1.0 / J[j] + 1.0 / math.sqrt(J[i] * J[j])), K_BPM)
     # penalty contacts with history (engine.potentials.friction): the tangential spring
     # k_t of every contact (translation, and rotation with the lever D/2), and the
     # damping ratio ζ, which lowers a damped spring's limit to

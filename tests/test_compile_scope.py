@@ -41,6 +41,7 @@ TERM_KERNELS = {
     "wall": "engine.potentials.contact.wall_contacts",
     "friction": "engine.potentials.friction.history_contacts",
     "parallel": "engine.parallel.parallel_forces_ws",
+    "bpm": "engine.potentials.bpm.bpm_bonds_ws",
 }
 """The large terms (``engine.specialize.GATED``); the small ones (gravity of the
 pendulum, the dumbbells, a uniform field) are compiled with every model."""
@@ -99,3 +100,18 @@ def test_the_kernels_beside_the_chain_built_elsewhere_are_not_built_again(
     again = sorted(n for n in names if n.rsplit(".", 1)[-1] in built)
     assert not again, f"compiled again in the run's process: {again}"
     assert any(n.startswith("engine.integrators.advance.advance_s") for n in names)
+
+
+def test_a_model_of_one_bond_law_compiles_no_other(tmp_path):
+    """A chain of ``bpm/spring`` bonds only (issue #44 item 1): its run compiles the BPM
+    laws' kernel and not the binder's (the family slot ``BPM_ONLY``); the torus above,
+    the binder's, compiles no BPM kernel."""
+    scenario = tmp_path / "spring.toml"
+    scenario.write_text('model = "assembly"\n[parameters]\nk_contact = 0.0\n'
+                        '[[build]]\nkind = "chain"\nn = 4\ndiameter = 0.5\n'
+                        'velocity = [0.0, 0.1, 0.0]\n[bond_types.1]\nlaw = "bpm/spring"\n'
+                        'k = 100.0\neps_c = 0.1\ngamma = 0.0\n')
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    names = compiled_by(ROOT, env, str(scenario), "rrp-newmark")
+    got = {k for k, fn in {**SCHEME_KERNELS, **TERM_KERNELS}.items() if fn in names}
+    assert got == {"verlet", "bpm", "all pairs", "contact"}, sorted(got)

@@ -84,6 +84,9 @@ class SpheresImpl:
         if extra:
             raise EnergySteppingError(f"energy-stepping cannot terrace every term of "
                                       f"{model.name!r} (terms {extra}); use rrp-newmark")
+        if ff.bpm_laws:  # (its terraces are the binder's: issue #44 item 1)
+            raise EnergySteppingError(f"energy-stepping cannot terrace the BPM bond laws of "
+                                      f"{model.name!r}; use rrp-newmark")
         n = model.n_bodies
         self.m = np.ascontiguousarray(ff.m, dtype=float)
         self.J = np.ascontiguousarray(ff.J, dtype=float)

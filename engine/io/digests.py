@@ -61,7 +61,7 @@ CONSTANTS = ("bodies/mass", "bodies/inertia", "bodies/inertia_tensor", "bodies/d
              "bodies/group", "model/bonds",
              *(f"model/assembly/{k}" for k in ("position", "velocity", "spin", "bond_type",
                                               "bond_type_names", "bond_type_coefficients",
-                                              "walls")))
+                                              "walls", "bond_type_laws", "dipole")))
 """The model's constant datasets, under ``header_digest`` (``model/assembly``: the
 assembly the file carries, issue #43 item 4, ``engine.models.assembly.CARRIED``)."""
 SCHEMA_VERSION = 3

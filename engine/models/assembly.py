@@ -24,7 +24,10 @@ Bond types: type ``1`` has the parameters ``k_bend``, ``k_axial``, ``k_shear`` u
 the types a run uses share one set of coefficients, the kernels take it as the global
 constants (the torus's kernels and bits); when they differ, each bond gets its type's
 coefficients in the force field's per-bond table (``ForceField.set_bond_coefficients``,
-the family slot ``engine.specialize.BOND_TYPES``: issue #35 item 1).
+the family slot ``engine.specialize.BOND_TYPES``: issue #35 item 1).  A type may follow
+a LAMMPS BPM law instead (``law = "bpm/rotational" | "bpm/spring"``: issue #44 item 1,
+``engine.models.bond_laws``): its bonds get zero binder coefficients and a row of the
+force field's table of laws (``ForceField.set_bond_laws``).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from .assembly_input import (
     part_of_data,
 )
 from .base import BIG, TINY, Model, ModelSpec, Param, ParameterError
+from .bond_laws import law_components, law_table, parse_law
 from .builders import MAX_BONDS as _MAX_BONDS
 from .builders import MAX_SPHERES, Part
 from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_energy_components, bonded_spheres
@@ -114,7 +118,8 @@ def coefficients(geo: Geometry, p: dict[str, Any]) -> tuple[tuple[float, float, 
     before), else that of type 1 (or the first used) and the per-bond table ``(nb, 3)``
     (issue #35 item 1: ``engine.specialize.BOND_TYPES``).  Every type is known and in
     range (:func:`check_geometry`, called before)."""
-    table = {"1": (p["k_bend"], p["k_axial"], p["k_shear"]), **geo.bond_types}
+    table = {"1": (p["k_bend"], p["k_axial"], p["k_shear"]), **geo.bond_types,
+             **{t: (0.0, 0.0, 0.0) for t in geo.bond_laws}}  # (another law: no binder)
     types = geo.part.bond_type.astype(str)
     used = np.unique(types) if geo.part.bonds.shape[0] else []
     sets = {table[t] for t in used}
@@ -136,14 +141,18 @@ _COEFF_PARAMS = [next(q for q in SCHEMA if q.name == k) for k in BOND_COEFFS]
 def _check_types(geo: Geometry) -> None:
     """Every bond type the bonds use is known, and every type's coefficients lie in
     the range of ``[parameters]`` ``k_bend``, ``k_axial``, ``k_shear`` (the same
-    :class:`~engine.models.base.Param` check: ``[0, 1e30]``, finite; issue #46 item 6)."""
+    :class:`~engine.models.base.Param` check: ``[0, 1e30]``, finite; issue #46 item 6);
+    a type of a BPM law is checked and normalised (``bond_laws.parse_law``)."""
     types = geo.part.bond_type.astype(str)
     used = np.unique(types) if geo.part.bonds.shape[0] else []
     for t in used:
-        if t != "1" and t not in geo.bond_types:
+        if t != "1" and t not in geo.bond_types and t not in geo.bond_laws:
             b = int(np.argmax(types == t))
             raise AssemblyError(f"{geo.where_bond(b)}: unknown bond type {t}; add "
-                                f"[bond_types.{t}] with k_bend, k_axial, k_shear")
+                                f"[bond_types.{t}] with k_bend, k_axial, k_shear (or "
+                                "another law: docs/scenarios.md \"Bond laws\")")
+    for t, table in geo.bond_laws.items():  # (another law: issue #44 item 1)
+        geo.bond_laws[t] = parse_law(table, geo.type_origin.get(t, f"bond type {t}"))
     for t, vals in geo.bond_types.items():
         where = geo.type_origin.get(t, f"bond type {t}")
         try:  # (the API may give a list or an array)
@@ -303,13 +312,15 @@ def conserved_of(walls: list[tuple[np.ndarray, float]], g: np.ndarray,
 def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
                     p: dict[str, Any], k: tuple[float, float, float],
                     per_bond: np.ndarray | None = None, *,
-                    bond_types: dict[str, tuple[float, float, float]] | None = None
+                    bond_types: dict[str, tuple[float, float, float]] | None = None,
+                    bond_laws: dict[str, dict[str, Any]] | None = None
                     ) -> Model:
     """The :class:`Model` of the spheres and bonds ``P`` (copied), the walls and the
     parameters ``p``, the bonds' coefficients ``k = (k_bend, k_axial, k_shear)``, or
     each bond's own ``per_bond (nb, 3)`` when its types differ (issue #35 item 1);
-    ``bond_types``: the coefficients of each named type (carried with the model:
-    :func:`carried_arrays`)."""
+    ``bond_types``: the coefficients of each named type, ``bond_laws`` the types of a
+    LAMMPS BPM law (issue #44 item 1: ``engine.models.bond_laws``), both carried with
+    the model (:func:`carried_arrays`)."""
     n = P.n
     bodies = Bodies(P.m.copy(), P.J.copy(), P.D.copy())
     x = P.x.copy()
@@ -317,6 +328,10 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
     ff = bonded_spheres(bodies, x, P.bonds.copy(), pk)
     if per_bond is not None:
         ff.set_bond_coefficients(per_bond)
+    q = np.zeros((n, 4))
+    q[:, 0] = 1.0
+    laws = law_table(P.bond_type, bond_laws or {}, x, q, ff.bonds)
+    ff.set_bond_laws(laws)
     hard = p["contact"] == "hard"
     if walls:
         ff.flags[T_HARD_WALL if hard else T_WALL] = 1
@@ -327,9 +342,14 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
     if gn > 0.0:
         ff.set_gravity(gn, g / gn)
     extra = apply_fields(ff, p, P.group, P.dipole)  # (issue #44 items 3 and 4)
-    q = np.zeros((n, 4))
-    q[:, 0] = 1.0
     components = bonded_energy_components(ff, hard, bool(walls), gn > 0.0)
+    binder_like, spring = law_components(laws)
+    if not binder_like:
+        components = tuple(c for c in components if c not in ("bending", "axial", "shear"))
+    if spring:
+        k = components.index("contact") if "contact" in components else \
+            components.index("dissipated") if "dissipated" in components else len(components)
+        components = components[:k] + ("spring",) + components[k:]
     components += tuple(c for c in extra if c not in components)
     return Model(
         name="assembly",
@@ -345,7 +365,7 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
         walls=list(walls),
         contact="hard" if hard else "penalty",
         groups=P.group.copy(),
-        carried=carried_arrays(P, walls, bond_types or {}),
+        carried=carried_arrays(P, walls, bond_types or {}, bond_laws or {}),
     )
 
 
@@ -353,13 +373,20 @@ CARRIED = ("position", "velocity", "spin", "bond_type", "bond_type_names",
            "bond_type_coefficients", "walls")
 """The arrays of an assembly a run file carries under ``/model/assembly`` (issue #43
 item 4); with ``/bodies`` (mass, inertia, diameter, group) and ``/model/bonds`` they are
-the whole model, whatever files its parameters point to."""
-CARRIED_OPTIONAL = ("dipole",)
-"""Carried only by a model that has them: the spheres' body-frame dipoles (issue #44)."""
+the whole model, whatever files its parameters point to.  A model with bond types of a
+BPM law also carries ``bond_type_laws`` (:data:`CARRIED_LAWS`), one with dipoles
+``dipole``."""
+CARRIED_LAWS = "bond_type_laws"
+"""The BPM laws of the bond types, JSON bytes ``{type: law}`` (issue #44 item 1): only in
+the files of models that have them (older files and binder models: none)."""
+CARRIED_OPTIONAL = ("dipole", CARRIED_LAWS)
+"""Carried only by a model that has them: the spheres' body-frame dipoles (issue #44
+items 3-4) and the bond types' BPM laws (item 1)."""
 
 
 def carried_arrays(P: Part, walls: list[tuple[np.ndarray, float]],
-                   bond_types: dict[str, tuple[float, float, float]]
+                   bond_types: dict[str, tuple[float, float, float]],
+                   bond_laws: dict[str, dict[str, Any]] | None = None
                    ) -> dict[str, np.ndarray]:
     """The :data:`CARRIED` arrays of the spheres and bonds ``P`` (the reference state:
     positions, velocities and spins at t = 0; the bonds' rest vectors come from these
@@ -371,10 +398,9 @@ def carried_arrays(P: Part, walls: list[tuple[np.ndarray, float]],
     index = {t: i for i, t in enumerate(names)}
     coeff = np.array([bond_types.get(t, (np.nan, np.nan, np.nan)) for t in names],
                      dtype=np.float64).reshape(-1, 3)
-    optional = {} if P.dipole is None else {
-        "dipole": np.asarray(P.dipole, dtype=np.float64).copy()}
-    return {
-        **optional,
+    out = {
+        **({} if P.dipole is None else {
+            "dipole": np.asarray(P.dipole, dtype=np.float64).copy()}),
         "position": np.asarray(P.x, dtype=np.float64).copy(),
         "velocity": np.asarray(P.v, dtype=np.float64).copy(),
         "spin": np.asarray(P.omega, dtype=np.float64).copy(),
@@ -384,6 +410,10 @@ def carried_arrays(P: Part, walls: list[tuple[np.ndarray, float]],
         "walls": np.array([[*np.asarray(nv, dtype=np.float64), float(d)] for nv, d in walls],
                           dtype=np.float64).reshape(-1, 4),
     }
+    if bond_laws:
+        out[CARRIED_LAWS] = np.frombuffer(json.dumps(bond_laws, sort_keys=True).encode(),
+                                          dtype=np.uint8).copy()
+    return out
 
 
 def from_carried(p: dict[str, Any], arrays: dict[str, np.ndarray], m: np.ndarray,
@@ -396,7 +426,7 @@ def from_carried(p: dict[str, Any], arrays: dict[str, np.ndarray], m: np.ndarray
     digest; their shapes are checked here (:class:`AssemblyError`, one line)."""
     geo = carried_geometry(arrays, m, J, D, group, bonds)
     return model_from_part(geo.part, geo.walls, p, *coefficients(geo, p),
-                           bond_types=geo.bond_types)
+                           bond_types=geo.bond_types, bond_laws=geo.bond_laws)
 
 
 def carried_geometry(arrays: dict[str, np.ndarray], m: np.ndarray, J: np.ndarray,
@@ -430,8 +460,12 @@ def carried_geometry(arrays: dict[str, np.ndarray], m: np.ndarray, J: np.ndarray
     types = {t: tuple(float(x) for x in coeff[i]) for i, t in enumerate(names)
              if np.all(np.isfinite(coeff[i]))}
     walls = [(row[:3].copy(), float(row[3])) for row in walls_a]
+    laws = {}
+    if arrays.get(CARRIED_LAWS) is not None:
+        laws = json.loads(bytes(np.asarray(arrays[CARRIED_LAWS], dtype=np.uint8)))
+        types = {t: k for t, k in types.items() if t not in laws}
     geo = Geometry(P, walls, types, [(0, n, "run file", None)],
-                   [(0, bonds.shape[0], "run file", None)], {})
+                   [(0, bonds.shape[0], "run file", None)], {}, laws)
     return geo
 
 
@@ -439,7 +473,8 @@ def build(p: dict[str, Any]) -> Model:
     geo = geometry_of(p)
     check_geometry(geo, p)
     k, per_bond = coefficients(geo, p)
-    return model_from_part(geo.part, geo.walls, p, k, per_bond, bond_types=geo.bond_types)
+    return model_from_part(geo.part, geo.walls, p, k, per_bond, bond_types=geo.bond_types,
+                           bond_laws=geo.bond_laws)
 
 
 def geometry_json(g: dict[str, Any], folder: str | Path, label: str = "assembly") -> str:
@@ -466,12 +501,22 @@ def model_of(parts: list[Part], *, walls: list[tuple[Any, Any]] = (),
         nv = nv / float(np.linalg.norm(nv))
         ws.append((nv, float(nv @ np.asarray(point, dtype=np.float64))))
     types = {str(t): k for t, k in (bond_types or {}).items()}
+    laws = {}
+    for t, k in list(types.items()):  # (a dict: a law, docs/scenarios.md "Bond laws")
+        if isinstance(k, dict):
+            law = parse_law(k, f"bond_types[{t!r}]")
+            del types[t]
+            if law is None:
+                types[t] = tuple(k.get(c) for c in BOND_COEFFS)
+            else:
+                laws[t] = law
     geo = Geometry(P, ws, types, [(0, P.n, "parts", None)],
                    [(0, P.bonds.shape[0], "parts", None)],
-                   {t: f"bond_types[{t!r}]" for t in types})
+                   {t: f"bond_types[{t!r}]" for t in (*types, *laws)}, laws)
     check_geometry(geo, p)
     geo.bond_types = {t: tuple(float(x) for x in k) for t, k in types.items()}
-    return model_from_part(P, ws, p, *coefficients(geo, p), bond_types=geo.bond_types)
+    return model_from_part(P, ws, p, *coefficients(geo, p), bond_types=geo.bond_types,
+                           bond_laws=laws)
 
 
 SPEC = ModelSpec("assembly", "Your own assembly of bonded spheres (issue #35)", SCHEMA, build)

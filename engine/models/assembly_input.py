@@ -65,6 +65,9 @@ class Geometry:
     type_origin: dict[str, str] = field(default_factory=dict)
     """Where each bond type's coefficients were given (``"m.data line 3"``,
     ``"s.toml [bond_types.2]"``): the messages of their check."""
+    bond_laws: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The bond types of a LAMMPS BPM law (``law = "bpm/rotational"`` or ``"bpm/spring"``,
+    ``engine.models.bond_laws``: issue #44 item 1); the others are the binder's."""
 
     def where_body(self, i: int) -> str:
         return _where(self.origin, i, "sphere")
@@ -321,10 +324,11 @@ def load_geometry(g: dict[str, Any], label: str) -> Geometry:
         part.bonds = np.concatenate([part.bonds, bp[:, :2]])
         part.bond_type = np.concatenate([part.bond_type, bp_types(bp)])
     walls = _walls(g.get("walls") or [], label)
-    own = _bond_types(g.get("bond_types") or {}, label)
-    types = {**file_types, **own}
-    type_origin.update({t: f"{label} [bond_types.{t}]" for t in own})
-    return Geometry(part, walls, types, origin, bond_origin, type_origin)
+    laws: dict[str, dict[str, Any]] = {}
+    own = _bond_types(g.get("bond_types") or {}, label, laws)
+    types = {k: v for k, v in {**file_types, **own}.items() if k not in laws}
+    type_origin.update({t: f"{label} [bond_types.{t}]" for t in (*own, *laws)})
+    return Geometry(part, walls, types, origin, bond_origin, type_origin, laws)
 
 
 def part_of_data(d: LammpsData) -> Part:
@@ -406,7 +410,11 @@ def _walls(rows: Any, label: str) -> list[tuple[np.ndarray, float]]:
     return out
 
 
-def _bond_types(t: Any, label: str) -> dict[str, tuple[float, float, float]]:
+def _bond_types(t: Any, label: str, laws: dict[str, dict[str, Any]] | None = None
+                ) -> dict[str, tuple[float, float, float]]:
+    """The binder's types of ``[bond_types]``; the tables of another ``law`` go into
+    ``laws`` as given (checked with the model: ``engine.models.bond_laws.parse_law``,
+    issue #44 item 1)."""
     if not isinstance(t, dict):
         raise AssemblyError(f"{label}: [bond_types] must be a table of types, e.g. "
                             "[bond_types.1] k_bend = 10")
@@ -415,6 +423,12 @@ def _bond_types(t: Any, label: str) -> dict[str, tuple[float, float, float]]:
         where = f"{label} [bond_types.{name}]"
         if not isinstance(c, dict):
             raise AssemblyError(f"{where}: must be a table with {', '.join(BOND_COEFFS)}")
+        if c.get("law", "binder") != "binder":
+            if laws is None:
+                raise AssemblyError(f"{where}: law {c['law']!r} is not supported here")
+            laws[str(name)] = dict(c)
+            continue
+        c = {k: v for k, v in c.items() if k != "law"}
         for key in c:
             if key not in BOND_COEFFS:
                 raise AssemblyError(f"{where}: unknown key {key!r}; allowed: "

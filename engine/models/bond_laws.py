@@ -1,0 +1,104 @@
+"""Bond laws as a choice per bond type (issue #44 item 1; docs/scenarios.md "Bond laws"):
+``law = "binder"`` (B&G §4: ``k_bend``, ``k_axial``, ``k_shear``, the default),
+``"bpm/rotational"`` or ``"bpm/spring"`` (LAMMPS's BPM bond styles, with LAMMPS's names
+for their coefficients: ``engine.potentials.bpm``).
+
+A type of a BPM law is a dict ``{"law": …, <coefficients>, "smooth": bool}`` (what
+:func:`parse_law` returns); the model gives each of its bonds a row of the force field's
+table (:func:`law_table`, ``ForceField.set_bond_laws``).  Refused, one line each, for
+now: ``break = true`` (breaking is issue #44 item 2: the limits are stored) and a damping
+``γ ≠ 0`` (the force kernels take no velocities, so damping has no channel to book its
+work in yet: issue #44 item 4 brings it).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..potentials import bpm
+from .assembly_input import AssemblyError
+
+LAWS = ("binder", "bpm/rotational", "bpm/spring")
+COEFFS: dict[str, tuple[str, ...]] = {
+    "bpm/rotational": bpm.ROTATIONAL_COEFFS,
+    "bpm/spring": bpm.SPRING_COEFFS,
+}
+DAMPING = {"bpm/rotational": ("gamma_n", "gamma_s", "gamma_r", "gamma_t"),
+           "bpm/spring": ("gamma",)}
+LIMITS = {"bpm/rotational": ("f_rc", "f_sc", "tau_bc", "tau_tc"), "bpm/spring": ("eps_c",)}
+OPTIONAL = ("smooth", "break")
+BIG = 1e30
+
+
+def parse_law(c: dict[str, Any], where: str) -> dict[str, Any] | None:
+    """The bond type's table ``c`` as a BPM law (``None``: the binder's law, whose keys
+    the caller reads); :class:`AssemblyError` in one line for an unknown law or key, a
+    missing or out-of-range coefficient, ``break = true`` or a damping ``γ ≠ 0``."""
+    law = c.get("law", "binder")
+    if law not in LAWS:
+        raise AssemblyError(f"{where}: unknown law {law!r}; give one of "
+                            f"{', '.join(repr(x) for x in LAWS)}")
+    if law == "binder":
+        return None
+    names = COEFFS[law]
+    for key in c:
+        if key != "law" and key not in names and key not in OPTIONAL:
+            raise AssemblyError(f"{where}: unknown key {key!r} for law {law!r}; allowed: "
+                                f"{', '.join(names + OPTIONAL)}")
+    out: dict[str, Any] = {"law": law}
+    for key in names:
+        if key not in c:
+            raise AssemblyError(f"{where}: {key} is missing (law {law!r} needs "
+                                f"{', '.join(names)})")
+        v = c[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
+                math.isfinite(float(v)) and 0.0 <= float(v) <= BIG):
+            raise AssemblyError(f"{where}: {key} = {v!r} must be a number in [0, {BIG:g}]")
+        out[key] = float(v)
+    for key in OPTIONAL:
+        v = c.get(key, False)
+        if not isinstance(v, bool):
+            raise AssemblyError(f"{where}: {key} = {v!r} must be true or false")
+        out[key] = v
+    if out["break"]:
+        raise AssemblyError(f"{where}: break = true: breaking bonds are not supported yet "
+                            "(issue #44 item 2); give break = false")
+    wet = [k for k in DAMPING[law] if out[k] != 0.0]
+    if wet:
+        raise AssemblyError(f"{where}: {wet[0]} = {out[wet[0]]:g}: bond damping is not "
+                            "supported yet (its dissipated work has no channel: issue #44 "
+                            f"item 4); give {wet[0]} = 0")
+    zero = [k for k in LIMITS[law] if out[k] <= 0.0]
+    if out["smooth"] and zero:
+        raise AssemblyError(f"{where}: smooth = true needs {zero[0]} > 0 (the smoothing "
+                            f"divides by it); give {zero[0]} > 0 or smooth = false")
+    return out
+
+
+def law_table(labels: np.ndarray, laws: dict[str, dict[str, Any]], x: np.ndarray,
+              q: np.ndarray, bonds: np.ndarray) -> np.ndarray | None:
+    """The force field's table of bond laws (``ForceField.set_bond_laws``) for bonds of
+    the type ``labels`` (binder types: a row of ``LAW_BINDER``), their reference frames
+    from the state ``(x, q)`` at creation; ``None`` when every bond is the binder's."""
+    labels = np.asarray(labels).astype(str)
+    if not bonds.shape[0] or not any(t in laws for t in np.unique(labels).tolist()):
+        return None
+    table = np.zeros((bonds.shape[0], bpm.N_COLS))
+    for t, spec in laws.items():
+        rows = labels == t
+        if rows.any():
+            table[rows] = bpm.law_row(spec["law"], spec, spec["smooth"])
+    bpm.reference(table, x, q, bonds)
+    return table
+
+
+def law_components(table: np.ndarray | None) -> tuple[bool, bool]:
+    """``(binder-like, spring)``: whether the bonds report the ``bending``, ``axial``,
+    ``shear`` components (binder, ``bpm/rotational``) and ``spring`` (``bpm/spring``)."""
+    if table is None:
+        return True, False
+    law = table[:, bpm.C_LAW]
+    return bool((law != bpm.LAW_SPRING).any()), bool((law == bpm.LAW_SPRING).any())

@@ -1,0 +1,241 @@
+"""The bonded-particle-model (BPM) bond laws of LAMMPS, as energies (issue #44 item 1;
+docs/physics.md §4.6): ``bpm/rotational`` and ``bpm/spring``, one row of the per-bond
+table ``ff[BPM_TABLE]`` (:data:`N_COLS` columns: the law, its coefficients and the
+bond's reference frame taken at its creation) a bond.
+
+Formulas from LAMMPS's documentation (``doc/src/bond_bpm_rotational.rst``,
+``bond_bpm_spring.rst``, ``Howto_bpm.rst``), written here as potentials so that their
+forces and torques are exact gradients (a variational scheme then conserves their
+energy; docs/physics.md §4.6 has the measurement).  ``d = x_i − x_j`` (pointing to ``i``
+from ``j``, as LAMMPS's reference vector), ``r = |d|``, ``n = d/r``, ``s = r − r₀``.
+
+``bpm/rotational`` (LAMMPS: "f_r = k_r (r − r₀)", a shear force "proportional to the
+tangential shear displacement" with ``k_s``, bending and twisting torques "proportional
+to angular bending and twisting displacements" with ``k_b``, ``k_t``):
+
+* normal ``U_n = ½ k_r s²``, ``F_i = −k_r s n`` (energy component ``axial``);
+* shear: the reference direction carried by each sphere ``e_b = R_b a_b`` (``a_b =
+  R_b⁰ᵀ n₀``, body frame, at creation), its chord to the bond ``r₀|e_b − n|`` the shear
+  displacement at that end: ``U_s = ½ k_s r₀² (2 − c_i − c_j)``, ``c_b = e_b·n`` (≈ ½ k_s
+  δ² for a tangential displacement δ); ``F_i = ½ k_s r₀² Σ_b (e_b − c_b n)/r = −F_j``,
+  torque ``τ_b = ½ k_s r₀² e_b × n`` (component ``shear``);
+* twist and bending: the rotation of ``j`` relative to ``i`` since creation,
+  ``Δq = q_j ⊗ c ⊗ q_i*`` (``c = q_j⁰* ⊗ q_i⁰``), ``Δq = (w, v)``, ``v = sin(θ/2) û``;
+  twist ``t = 2 v·n`` and bending ``b = 2 (I − nnᵀ) v`` (the angles, to ``O(θ³)``):
+  ``U_t = ½ k_t t²``, ``U_b = ½ k_b |b|²`` (component ``bending``, both);
+  with ``g = ∂U/∂v = 4 k_t (v·n) n + 4 k_b (I − nnᵀ) v``: ``τ_i = ½ (w g − v × g)``,
+  ``τ_j = −½ (w g + v × g)``, and, ``n`` turning with the bond,
+  ``F_i = −4 (k_t − k_b)(v·n)(I − nnᵀ) v / r = −F_j``;
+* ``smooth yes``: every force and torque above times ``w = 1 − B⁴``, ``B = max{0,
+  f_r/f_rc + |f_s|/f_sc + |τ_b|/τ_bc + |τ_t|/τ_tc}`` (LAMMPS's breaking criterion; ``|τ_b|
+  = k_b |b|``, ``|τ_t| = k_t |t|``): not a gradient (the energies stay unsmoothed, as
+  LAMMPS's), so not conservative.
+
+``bpm/spring``: ``F = k s w`` along ``n``, ``w = 1 − (s/(r₀ ε_c))⁸`` with ``smooth yes``
+(else 1): central, so the potential ``U = ½ k s² − k s¹⁰/(10 (r₀ ε_c)⁸)`` (``smooth no``:
+``½ k s²``) exists and is reported (component ``spring``; LAMMPS reports ``½ k s²``).
+
+Damping (``γ``: LAMMPS's ``F_D = −γ w (n·Δv)`` and the rolling and twisting torques)
+needs the velocities, which the force kernels do not take: the coefficients are stored
+and the model refuses ``γ ≠ 0`` for now (``engine.models.bond_laws``).  Breaking
+(``f_rc``, …, ``ε_c`` as limits) is issue #44 item 2: stored, not acted on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..layout import E_AXIAL, E_BENDING, E_SHEAR, E_SPRING, ERR_SHAPE, OK
+from ..rotations import quat_mul_t, quat_rotate_t
+
+LAW_BINDER = 0
+LAW_ROTATIONAL = 1
+LAW_SPRING = 2
+LAW_NAMES = {"binder": LAW_BINDER, "bpm/rotational": LAW_ROTATIONAL,
+             "bpm/spring": LAW_SPRING}
+
+# columns of a row of the table
+C_LAW = 0
+C_SMOOTH = 1
+C_COEF = 2  # the law's coefficients, in LAMMPS's bond_coeff order (12 columns)
+ROTATIONAL_COEFFS = ("k_r", "k_s", "k_t", "k_b", "f_rc", "f_sc", "tau_bc", "tau_tc",
+                     "gamma_n", "gamma_s", "gamma_r", "gamma_t")
+SPRING_COEFFS = ("k", "eps_c", "gamma")
+C_R0 = 14  # r₀
+C_AI = 15  # a_i = R_i⁰ᵀ n₀ (3)
+C_AJ = 18  # a_j = R_j⁰ᵀ n₀ (3)
+C_REL = 21  # c = q_j⁰* ⊗ q_i⁰ (4)
+N_COLS = 25
+
+
+def law_row(law: str, coeffs: dict[str, float], smooth: bool) -> np.ndarray:
+    """The law's columns of a table row (the reference columns zero: :func:`reference`)."""
+    row = np.zeros(N_COLS)
+    row[C_LAW] = LAW_NAMES[law]
+    row[C_SMOOTH] = 1.0 if smooth else 0.0
+    names = ROTATIONAL_COEFFS if law == "bpm/rotational" else \
+        SPRING_COEFFS if law == "bpm/spring" else ()
+    for k, name in enumerate(names):
+        row[C_COEF + k] = float(coeffs.get(name, 0.0))
+    return row
+
+
+def reference(table: np.ndarray, x: np.ndarray, q: np.ndarray, bonds: np.ndarray) -> None:
+    """Fill the reference columns of ``table`` from the state ``(x, q)`` at the bonds'
+    creation (LAMMPS: "the reference state is stored by each bond when it is first
+    computed"): ``r₀``, each end's body-frame bond direction and their relative
+    attitude."""
+    from ..rotations import quat_conj, quat_mul, quat_to_matrix
+
+    i, j = bonds[:, 0], bonds[:, 1]
+    d = x[i] - x[j]
+    r0 = np.linalg.norm(d, axis=1)
+    n0 = d / r0[:, None]
+    table[:, C_R0] = r0
+    table[:, C_AI:C_AI + 3] = np.einsum("bkl,bk->bl", quat_to_matrix(q[i]), n0)
+    table[:, C_AJ:C_AJ + 3] = np.einsum("bkl,bk->bl", quat_to_matrix(q[j]), n0)
+    table[:, C_REL:C_REL + 4] = quat_mul(quat_conj(q[j]), q[i])
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _rotational(t, b, d0, d1, d2, q, i, j):
+    """Loads of one ``bpm/rotational`` bond (row ``b`` of ``t``, spheres ``i``, ``j``):
+    ``F_i (3), τ_i (3), τ_j (3), U_n, U_s, U_b + U_t`` (module docstring)."""
+    kr = t[b, C_COEF]
+    ks = t[b, C_COEF + 1]
+    kt = t[b, C_COEF + 2]
+    kb = t[b, C_COEF + 3]
+    r0 = t[b, C_R0]
+    r = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    n0 = d0 / r
+    n1 = d1 / r
+    n2 = d2 / r
+    s = r - r0
+    fr = kr * s
+    # shear
+    ei0, ei1, ei2 = quat_rotate_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
+                                  t[b, C_AI], t[b, C_AI + 1], t[b, C_AI + 2])
+    ej0, ej1, ej2 = quat_rotate_t(q[j, 0], q[j, 1], q[j, 2], q[j, 3],
+                                  t[b, C_AJ], t[b, C_AJ + 1], t[b, C_AJ + 2])
+    ci = ei0 * n0 + ei1 * n1 + ei2 * n2
+    cj = ej0 * n0 + ej1 * n1 + ej2 * n2
+    hs = 0.5 * ks * r0 * r0
+    fs0 = hs * (ei0 - ci * n0 + ej0 - cj * n0) / r
+    fs1 = hs * (ei1 - ci * n1 + ej1 - cj * n1) / r
+    fs2 = hs * (ei2 - ci * n2 + ej2 - cj * n2) / r
+    # twist and bending: Δq = q_j ⊗ c ⊗ q_i*
+    a0, a1, a2, a3 = quat_mul_t(q[j, 0], q[j, 1], q[j, 2], q[j, 3], t[b, C_REL], t[b, C_REL + 1],
+                                t[b, C_REL + 2], t[b, C_REL + 3])
+    w, v0, v1, v2 = quat_mul_t(a0, a1, a2, a3, q[i, 0], -q[i, 1], -q[i, 2], -q[i, 3])
+    vn = v0 * n0 + v1 * n1 + v2 * n2
+    p0 = v0 - vn * n0
+    p1 = v1 - vn * n1
+    p2 = v2 - vn * n2
+    g0 = 4.0 * (kt * vn * n0 + kb * p0)
+    g1 = 4.0 * (kt * vn * n1 + kb * p1)
+    g2 = 4.0 * (kt * vn * n2 + kb * p2)
+    vg0 = v1 * g2 - v2 * g1
+    vg1 = v2 * g0 - v0 * g2
+    vg2 = v0 * g1 - v1 * g0
+    c = 4.0 * (kt - kb) * vn / r
+    scale = 1.0
+    if t[b, C_SMOOTH] != 0.0:  # LAMMPS's w = 1 − B⁴ (not a gradient)
+        fsm = math.sqrt(fs0 * fs0 + fs1 * fs1 + fs2 * fs2)
+        tb = 2.0 * kb * math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+        tt = 2.0 * kt * abs(vn)
+        B = (fr / t[b, C_COEF + 4] + fsm / t[b, C_COEF + 5] + tb / t[b, C_COEF + 6]
+             + tt / t[b, C_COEF + 7])
+        B = B if B > 0.0 else 0.0
+        scale = 1.0 - B * B * B * B
+    return (scale * (-fr * n0 + fs0 - c * p0),
+            scale * (-fr * n1 + fs1 - c * p1),
+            scale * (-fr * n2 + fs2 - c * p2),
+            scale * (hs * (ei1 * n2 - ei2 * n1) + 0.5 * (w * g0 - vg0)),
+            scale * (hs * (ei2 * n0 - ei0 * n2) + 0.5 * (w * g1 - vg1)),
+            scale * (hs * (ei0 * n1 - ei1 * n0) + 0.5 * (w * g2 - vg2)),
+            scale * (hs * (ej1 * n2 - ej2 * n1) - 0.5 * (w * g0 + vg0)),
+            scale * (hs * (ej2 * n0 - ej0 * n2) - 0.5 * (w * g1 + vg1)),
+            scale * (hs * (ej0 * n1 - ej1 * n0) - 0.5 * (w * g2 + vg2)),
+            0.5 * kr * s * s,
+            hs * (2.0 - ci - cj),
+            2.0 * kt * vn * vn + 2.0 * kb * (p0 * p0 + p1 * p1 + p2 * p2))
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _spring(t, b, d0, d1, d2):
+    """Loads of one ``bpm/spring`` bond: ``F_i`` (3) and ``U`` (module docstring)."""
+    k = t[b, C_COEF]
+    r0 = t[b, C_R0]
+    r = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    s = r - r0
+    f = k * s
+    u = 0.5 * k * s * s
+    if t[b, C_SMOOTH] != 0.0:  # w = 1 − (s/(r₀ ε_c))⁸, U = ½ k s² − k s¹⁰/(10 (r₀ε_c)⁸)
+        z = s / (r0 * t[b, C_COEF + 1])
+        z8 = z * z * z * z
+        z8 = z8 * z8
+        f = f * (1.0 - z8)
+        u = u - 0.2 * u * z8
+    return -f * d0 / r, -f * d1 / r, -f * d2 / r, u
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def bpm_bonds_ws(x, q, bonds, table, F, RM, energy):
+    """Add the loads and energies of every bond whose row of ``table`` (``(nb,
+    N_COLS)``) names a BPM law (bonds of the binder's law, ``LAW_BINDER``, are left to
+    ``engine.potentials.binder``): ``F_i += f``, ``F_j −= f``, ``RM += τ``; energies
+    into ``axial``, ``shear``, ``bending`` (``bpm/rotational``) and ``spring``
+    (``bpm/spring``), summed in bond order.  Returns ``OK``, or ``ERR_SHAPE`` (nothing
+    done) for arrays of the wrong shape.  Allocates nothing, cannot raise."""
+    nb = bonds.shape[0]
+    if not (x.shape[1] == 3 and q.shape[1] == 4 and F.shape[1] == 3 and RM.shape[1] == 3
+            and bonds.shape[1] == 2 and table.shape[0] >= nb and table.shape[1] == N_COLS):
+        return ERR_SHAPE
+    e_n = 0.0
+    e_s = 0.0
+    e_r = 0.0
+    e_k = 0.0
+    for b in range(nb):
+        law = table[b, C_LAW]
+        if law == LAW_BINDER:
+            continue
+        i = bonds[b, 0]
+        j = bonds[b, 1]
+        d0 = x[i, 0] - x[j, 0]
+        d1 = x[i, 1] - x[j, 1]
+        d2 = x[i, 2] - x[j, 2]
+        if law == LAW_SPRING:
+            f0, f1, f2, u = _spring(table, b, d0, d1, d2)
+            e_k += u
+            F[i, 0] += f0
+            F[i, 1] += f1
+            F[i, 2] += f2
+            F[j, 0] -= f0
+            F[j, 1] -= f1
+            F[j, 2] -= f2
+            continue
+        (f0, f1, f2, ti0, ti1, ti2, tj0, tj1, tj2,
+         un, us, ur) = _rotational(table, b, d0, d1, d2, q, i, j)
+        e_n += un
+        e_s += us
+        e_r += ur
+        F[i, 0] += f0
+        F[i, 1] += f1
+        F[i, 2] += f2
+        F[j, 0] -= f0
+        F[j, 1] -= f1
+        F[j, 2] -= f2
+        RM[i, 0] += ti0
+        RM[i, 1] += ti1
+        RM[i, 2] += ti2
+        RM[j, 0] += tj0
+        RM[j, 1] += tj1
+        RM[j, 2] += tj2
+    energy[E_AXIAL] += e_n
+    energy[E_SHEAR] += e_s
+    energy[E_BENDING] += e_r
+    energy[E_SPRING] += e_k
+    return OK
