@@ -34,12 +34,14 @@ import struct
 import zlib
 from pathlib import Path
 
+import numpy as np
+
 __all__ = ["JOURNAL_SUFFIX", "JournaledFile", "RecoveredView", "journal_name",
            "read_journal", "recover"]
 
 JOURNAL_SUFFIX = ".journal"
 _MAGIC = b"RRPJRNL1"
-_HEAD = struct.Struct("<8sQI")  # magic, committed length, CRC-32 of the two
+_HEAD = struct.Struct("<8sQQI")  # magic, committed length, epoch, CRC-32 of the three
 _ENTRY = struct.Struct("<QQ")  # offset, length; then the bytes, then their CRC-32
 _CRC = struct.Struct("<I")
 
@@ -60,16 +62,18 @@ def read_journal(path: str | Path) -> tuple[int, list[tuple[int, bytes]]] | None
         return None
     if len(data) < _HEAD.size:
         return None
-    magic, length, crc = _HEAD.unpack_from(data)
+    magic, length, epoch, crc = _HEAD.unpack_from(data)
     if magic != _MAGIC or crc != zlib.crc32(data[:_HEAD.size - 4]):
         return None
+    seed = epoch & 0xFFFFFFFF  # (an entry of an earlier epoch, left past this one's
+    # entries, fails its CRC: the journal's room is reused, not given back)
     entries, at = [], _HEAD.size
     while at + _ENTRY.size <= len(data):
         off, n = _ENTRY.unpack_from(data, at)
         end = at + _ENTRY.size + n
         if end + _CRC.size > len(data):
             break
-        if _CRC.unpack_from(data, end)[0] != zlib.crc32(data[at:end]):
+        if _CRC.unpack_from(data, end)[0] != zlib.crc32(data[at:end], seed):
             break
         entries.append((off, data[at + _ENTRY.size:end]))
         at = end + _CRC.size
@@ -110,10 +114,15 @@ def _pwrite_all(fd: int, data, off: int) -> None:
 class JournaledFile(io.RawIOBase):
     """The run file ``path`` as its writer reaches it (``h5py.File(JournaledFile(...))``,
     the ``fileobj`` driver): every write and truncation of bytes below the committed
-    length first saves their old contents in the journal; :meth:`commit` after each
-    flush.  ``create``: a new, empty file (a stale journal of the name removed);
-    otherwise the file is rolled back first if a journal says so (:func:`recover`).
-    ``repr`` is the path: HDF5 takes it as the file's name (``h5py.File.filename``)."""
+    length first saves, in the journal, the old contents of the bytes it changes (runs
+    of differing bytes: a chunk rewritten with a few more rows saves those rows' bytes
+    and its checksum, not the chunk); :meth:`commit` after each flush empties the
+    journal.  ``create``: a new, empty file (a stale journal of the name removed; until
+    the first commit, a kill leaves it empty); otherwise the file is rolled back first
+    if a journal says so (:func:`recover`).  :meth:`reserve` holds room for the journal
+    as :class:`~engine.io.reserve.SpaceReserve` does for the file (a full disk stops the
+    writer before a write, never in the middle of one).  ``repr`` is the path: HDF5
+    takes it as the file's name (``h5py.File.filename``)."""
 
     def __init__(self, path: str | Path, *, create: bool = False) -> None:
         super().__init__()
@@ -121,17 +130,20 @@ class JournaledFile(io.RawIOBase):
         self.journal = journal_name(self.path)
         flags = os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
         if create:
-            self.journal.unlink(missing_ok=True)
             flags |= os.O_CREAT | os.O_TRUNC
         else:
             recover(self.path)
         self.fd = os.open(self.path, flags, 0o666)
         self._pos = 0
         self._committed = os.fstat(self.fd).st_size
-        self._jfd: int | None = None
+        self._jfd = os.open(self.journal, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                            | getattr(os, "O_CLOEXEC", 0), 0o666)
+        self._room = 0  # (bytes of the journal's room held)
+        self._epoch = 1
+        self._jsize = 0  # (0: nothing saved since the last commit)
         self._saved: set[tuple[int, int]] = set()
         if create:  # (a file killed before its first commit is cut back to nothing)
-            self._open_journal()
+            self._start_journal()
 
     def __repr__(self) -> str:
         return str(self.path)
@@ -164,56 +176,86 @@ class JournaledFile(io.RawIOBase):
 
     def write(self, b) -> int:
         view = memoryview(b).cast("B")
-        self._save(self._pos, len(view))
+        self._save(self._pos, view)
         _pwrite_all(self.fd, view, self._pos)
         self._pos += len(view)
         return len(view)
 
     def truncate(self, size: int | None = None) -> int:
         size = self._pos if size is None else int(size)
-        self._save(size, self._committed - size)
+        if size < self._committed:
+            self._save(size, None)
         os.ftruncate(self.fd, size)
         return size
 
     def flush(self) -> None:
         pass
 
-    def _save(self, off: int, n: int) -> None:
-        """Journal the committed bytes ``[off, off + n)`` before they change."""
-        end = min(off + n, self._committed)
-        if off >= end or (off, end) in self._saved:
-            return
-        if self._jfd is None:
-            self._open_journal()
-        old = os.pread(self.fd, end - off, off)
-        entry = _ENTRY.pack(off, len(old)) + old
-        entry += _CRC.pack(zlib.crc32(entry))
-        _pwrite_all(self._jfd, entry, self._jsize)
-        self._jsize += len(entry)
-        self._saved.add((off, end))
+    @property
+    def committed(self) -> int:
+        """The file's length at its last commit (0: a new file, nothing committed)."""
+        return self._committed
 
-    def _open_journal(self) -> None:
-        """Start the journal: its head names the committed length."""
-        self._jfd = os.open(self.journal, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-                            | getattr(os, "O_CLOEXEC", 0), 0o666)
-        head = _HEAD.pack(_MAGIC, self._committed, 0)[:-4]
+    def reserve(self, nbytes: int) -> None:
+        """Hold room for ``nbytes`` of journal past its head, kept from commit to commit
+        (:class:`~engine.io.reserve.OutputSpaceError` if the disk lacks it)."""
+        from .reserve import hold_room
+
+        need = _HEAD.size + max(0, int(nbytes))
+        if need > self._room:
+            hold_room(self._jfd, need)
+            self._room = need
+
+    def _start_journal(self) -> None:
+        """The journal's head: the committed length."""
+        head = _HEAD.pack(_MAGIC, self._committed, self._epoch, 0)[:-4]
         _pwrite_all(self._jfd, head + _CRC.pack(zlib.crc32(head)), 0)
         self._jsize = _HEAD.size
 
+    def _save(self, off: int, new) -> None:
+        """Journal the committed bytes from ``off`` that ``new`` changes (``None``: a
+        truncation, all of them to the committed length) before they change."""
+        end = self._committed if new is None else min(off + len(new), self._committed)
+        if off >= end or (off, end) in self._saved:
+            return
+        old = os.pread(self.fd, end - off, off)
+        runs = [(0, len(old))]
+        if new is not None:  # (only the runs of bytes that differ, gaps < 64 B joined)
+            a = np.frombuffer(old, dtype=np.uint8)
+            b = np.frombuffer(new[:len(old)], dtype=np.uint8)
+            at = np.flatnonzero(a != b)
+            if not len(at):
+                return
+            cut = np.flatnonzero(np.diff(at) > 64)
+            runs = [(int(at[i]), int(at[j]) + 1) for i, j in
+                    zip(np.r_[0, cut + 1], np.r_[cut, len(at) - 1], strict=True)]
+        if not self._jsize:
+            self._start_journal()
+        for lo, hi in runs:
+            entry = _ENTRY.pack(off + lo, hi - lo) + old[lo:hi]
+            entry += _CRC.pack(zlib.crc32(entry, self._epoch & 0xFFFFFFFF))
+            _pwrite_all(self._jfd, entry, self._jsize)
+            self._jsize += len(entry)
+        self._saved.add((off, end))
+
     def commit(self) -> None:
-        """The file as it is now is the one to keep: the journal is removed."""
-        if self._jfd is not None:
-            os.close(self._jfd)
-            self._jfd = None
-            self.journal.unlink(missing_ok=True)
+        """The file as it is now is the one to keep: the journal's head is cleared (one
+        small write; its room stays held, and the entries left past it belong to an
+        earlier epoch: they fail their CRC)."""
+        if self._jsize:
+            _pwrite_all(self._jfd, bytes(_HEAD.size), 0)
+            self._jsize = 0
+            self._epoch += 1
         self._saved.clear()
         self._committed = os.fstat(self.fd).st_size
 
     def close(self) -> None:
+        """Close the file; the journal is removed if it holds nothing (committed), else
+        kept for the rollback."""
         if not self.closed:
-            if self._jfd is not None:  # (not committed: the journal stays for recovery)
-                os.close(self._jfd)
-                self._jfd = None
+            os.close(self._jfd)
+            if not self._jsize:
+                self.journal.unlink(missing_ok=True)
             os.close(self.fd)
         super().close()
 

@@ -652,8 +652,10 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool,
                         "finite: zeros where data was written)" if kind == "value" else
                         f"/{name} reads other values than were written{at} (they do not "
                         "match their digest: damaged metadata)"))
-            record = (r if name in series or name in frames else
-                      _frames_before_spring(f, r) if part == "frames" else None)
+            c0 = r - r % int(ds.chunks[0]) if ds.chunks else 0  # (its chunk's first row:
+            # the resume's rows are written into that chunk again)
+            record = (c0 if name in series or name in frames else
+                      _frames_before_spring(f, c0) if part == "frames" else None)
             if record is not None and name != "events":
                 out.problems[-1] = Problem(part, out.problems[-1].text, record)
             if name in series:

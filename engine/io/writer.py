@@ -534,6 +534,16 @@ class RunWriter(WriterClosing):
             total += 256 * len(job["events"]) + 65536
         return total
 
+    def _journal_bound(self, job: dict[str, Any]) -> int:
+        """At most what writing ``job`` saves in the journal (issue #47 item 1): the
+        bytes its rows change in chunks already in the file, what its checkpoint and
+        events rewrite in place, and metadata (the close's marking among it)."""
+        if not self._file.committed:  # (a new file's first write: all of it appended)
+            return 0
+        n_springs = sum(len(sp[0]) for sp in job.get("springs") or () if sp is not None)
+        rows = job["k"] * (self._record_bytes + 8 * self._n_row_datasets)  # (+ digests)
+        return rows + 56 * n_springs + self._bound({**job, "k": 0})
+
     def _write_job(self, job: dict[str, Any]) -> None:
         """Write what :meth:`_collect` took (on the caller's thread or the writer's,
         never both: one write in flight).  The space is held first
@@ -550,6 +560,7 @@ class RunWriter(WriterClosing):
                 raise OutputSpaceError(errno.ENOENT, "the file was removed while the run "
                                        "wrote it")
             self._reserve.ensure(self._bound(job) + CLOSE_RESERVE)
+            self._file.reserve(self._journal_bound(job))
         except OutputSpaceError as exc:  # nothing written: the file is whole
             if job["k"] > 1 and exc.errno in _SPACE_ERRNOS:  # (what fits is written)
                 self._write_in_pieces(job)
@@ -600,6 +611,7 @@ class RunWriter(WriterClosing):
                    "springs": springs[at:at + n] if springs else springs}
             try:
                 self._reserve.ensure(self._bound(sub) + CLOSE_RESERVE)
+                self._file.reserve(self._journal_bound(sub))
             except OutputSpaceError as exc:
                 if n > 1:
                     n = (n + 1) // 2
@@ -631,6 +643,7 @@ class RunWriter(WriterClosing):
         up (:meth:`_abandon`)."""
         try:
             self._reserve.ensure(CLOSE_RESERVE)
+            self._file.reserve(CLOSE_RESERVE)
             self.f.flush()
         except Exception:  # noqa: BLE001
             return False

@@ -161,6 +161,7 @@ class WriterClosing:
             if self._healthy:
                 try:
                     self._reserve.ensure(CLOSE_RESERVE)
+                    self._file.reserve(CLOSE_RESERVE)
                     self._trim_rows(self._rows_in_file)
                     self._write_status(status, self.failure.message, self._file_step,
                                        self._file_t)
