@@ -224,8 +224,9 @@ class Problem:
     part: str
     text: str
     row: int | None = None
-    """The first record the damage touches, where it lies in rows (a chunk of the
-    series or the frames): a checkpoint taken before it can still be resumed."""
+    """The first record the damage touches where it lies in the bytes of a chunk of the
+    series or the frames (a checksum error; its index whole): the first row of that
+    chunk.  A checkpoint taken before it can still be resumed."""
 
 
 @dataclass
@@ -656,7 +657,8 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool,
             # the resume's rows are written into that chunk again)
             record = (c0 if name in series or name in frames else
                       _frames_before_spring(f, c0) if part == "frames" else None)
-            if record is not None and name != "events":
+            if record is not None and name != "events" and kind == "checksum":  # (a
+                # chunk's bytes, its index whole: other values read are index damage)
                 out.problems[-1] = Problem(part, out.problems[-1].text, record)
             if name in series:
                 series_rows = min(series_rows, r)
