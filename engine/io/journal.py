@@ -11,7 +11,8 @@ had written is still there.  So the writer reaches the file through
 the last *commit* left (or a truncation cuts them), their old contents are appended to
 ``<file>.journal``, each with its offset, length and CRC-32; writes past that end need
 nothing.  :meth:`JournaledFile.commit`, called after each flush of the file (and after
-its close), removes the journal: the file as it is now is the one to keep.
+its close), clears the journal's head: the file as it is now is the one to keep (the
+journal is removed when the file is closed committed).
 
 A journal found on disk therefore means a writer died (or failed) between two commits;
 applying it backwards and cutting the file back to its committed length gives the

@@ -326,6 +326,7 @@ class RunWriter(WriterClosing):
         try:  # (a copy was checked; a file extended in place is checked here: item 4)
             check_datatypes(self.f, self.partial)
         except RunFileError:
+            self._file.close()
             self._lock.release()
             raise
         self._reserve = SpaceReserve(self.partial)
