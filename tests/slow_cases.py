@@ -248,7 +248,7 @@ SLOW_CASES: list[tuple[str, str]] = [
      "[*-SIGTERM]", PROCESSES),
     ("tests/test_outputs.py::test_a_signal_during_a_conversion_leaves_nothing[*-SIGTERM]",
      PROCESSES),
-    # issue #47 item 1: every kill point (~450 runs); a few stay in the default run
+    # issue #47 item 1: every kill point (~270 runs); a few stay in the default run
     ("tests/test_run_kill_points.py::test_a_kill_at_every_write_of_the_close_and_the_"
      "writer_leaves_a_run_that_finishes", PROCESSES),
 ]

@@ -8,7 +8,7 @@ The kill points are reached by the ``LD_PRELOAD`` shim of tests/kill_points.py: 
 counting run says how many calls each thread makes (and is the straight run the others
 are compared with); the default run kills at a few points, those just before HDF5
 rewrites its superblock (where, before the journal, metadata already pointed past the
-file's end: "addr overflow"), the full sweep is slow (tests/slow_cases.py: ~450 runs
+file's end: "addr overflow"), the full sweep is slow (tests/slow_cases.py: ~270 runs
 killed and resumed)."""
 
 from __future__ import annotations
