@@ -20,10 +20,9 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
     our rest lengths from the first and the deck says LAMMPS rests at it;
     ``args.bond_damping``, ``args.run_steps`` where a Python caller sets them:
     :func:`write_lammps`; ``check()``: before the files are renamed into place)."""
-    import h5py
-
     from engine.io import RunFileError
     from engine.io.hdf5 import RunFile
+    from engine.io.schema import open_h5
 
     from ..errors import UsageError
 
@@ -44,7 +43,7 @@ def convert_lammps(args: argparse.Namespace, check=None) -> int:
             carried = rf.carried_geometry()  # (issue #43 item 4: no files needed)
             bonds = np.asarray(rf.bonds, dtype=np.int64).reshape(-1, 2)
             t_last = float(rf.frame_times[-1]) if len(rf.frame_times) else fr.t
-        with h5py.File(run, "r") as f:
+        with open_h5(Path(run), "r") as f:  # (a killed writer's last commit: #47)
             steps = int(f.attrs.get("steps", 0) or 0)
             m = np.asarray(f["bodies/mass"][()], dtype=np.float64)
             J = np.asarray(f["bodies/inertia"][()], dtype=np.float64)

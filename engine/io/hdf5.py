@@ -42,7 +42,9 @@ everything up to the last good step (and a checkpoint to resume from).  Before e
 write the space for it is held (:mod:`engine.io.reserve`): a full disk, a quota or a
 file-size limit stops the writer before HDF5 writes anything (:class:`OutputWriteError`,
 the file whole up to its last write), and no h5py object is closed or freed after a
-failed write (that crashed HDF5).  docs/output.md, "Guarantees".
+failed write (that crashed HDF5).  The writer reaches its file through a rollback
+journal (:mod:`.journal`, issue #47 item 1): a writer killed at any write leaves the
+file as its last whole flush left it.  docs/output.md, "Guarantees".
 
 This module is the package's face for the names above (issue #34 item 3: the code is
 split by responsibility): :mod:`.file_layout` (chunking, filters, constants),

@@ -489,8 +489,14 @@ class RunFile:
         damaged or its checkpoints are; else the notes to show (a checkpoint that cannot
         be verified, a fallback to the previous one)."""
         report = self.verify(deep=True)
-        if report.problems:
+        if report.problems and not report.resumable_before_damage():
             raise RunFileError(report.line("resume"))
+        if report.problems:  # (damage only in records after a checkpoint: issue #47 item 1)
+            self._damage_row = report.damage_row()
+            ck = report.checkpoint
+            return [*report.notes, f"{self.path}: {report.what()}; the run is resumed from "
+                    f"its checkpoint at t = {ck.t:.6g}, taken before that damage (the "
+                    "records after it are written again)"]
         return report.notes
 
     @_guarded("its checkpoint")
@@ -504,7 +510,10 @@ class RunFile:
                    f"{self.schema_version}), before runs kept one" if self.schema_version < 2
                    else "the run was written without one")
             raise RunFileError(f"{self.path}: no checkpoint to resume from: {why}")
-        chosen, _, checks = choose_checkpoint(self._f, row_count(self._f))
+        rows = row_count(self._f)
+        if getattr(self, "_damage_row", None) is not None:  # (check_resumable found it)
+            rows = min(rows, self._damage_row)
+        chosen, _, checks = choose_checkpoint(self._f, rows)
         if chosen is None:
             raise RunFileError(f"{self.path}: no intact checkpoint to resume from (" + "; ".join(
                 f"/{c.name}: {c.why}" for c in checks) + ")")

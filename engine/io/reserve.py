@@ -58,6 +58,19 @@ def _fsize_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
+def hold_room(fd: int, nbytes: int) -> None:
+    """Hold the first ``nbytes`` of the file ``fd`` (its blocks allocated, its size
+    unchanged), or raise :class:`OutputSpaceError`; where the file system cannot,
+    nothing (the writes themselves then say): the journal's room (issue #47 item 1)."""
+    if _FALLOCATE is None:
+        return
+    if _FALLOCATE(fd, FALLOC_FL_KEEP_SIZE, 0, int(nbytes)) == 0:
+        return
+    err = ctypes.get_errno()
+    if err not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+        raise OutputSpaceError(err, os.strerror(err))
+
+
 class SpaceReserve:
     """Holds space past the end of the file ``path`` (opened once, here; the file
     must exist).  Plain file descriptors only: safe from any thread, no HDF5."""

@@ -11,8 +11,10 @@ from pathlib import Path
 import h5py
 
 from .datatypes import datatype_problem
+from .journal import RecoveredView, read_journal
 
-__all__ = ["CHECKPOINT_GROUPS", "RunFileError", "check_datatypes", "open_run_file"]
+__all__ = ["CHECKPOINT_GROUPS", "RunFileError", "check_datatypes", "open_h5",
+           "open_run_file"]
 
 CHECKPOINT_GROUPS = ("checkpoint", "checkpoint_alt")
 """The two groups the checkpoint alternates between (docs/output.md)."""
@@ -31,8 +33,12 @@ def open_run_file(path: str | Path, mode: str = "r") -> h5py.File:
     p = Path(path)
     if not p.exists():
         raise RunFileError(f"{p}: no such file")
+    j = read_journal(p)
+    if (j is not None and j[0] == 0) or p.stat().st_size == 0:  # (issue #47 item 1)
+        raise RunFileError(f"{p}: its run was stopped before its first records were "
+                           "written whole: the file holds nothing; rerun it")
     try:
-        f = h5py.File(p, mode, locking=False)
+        f = open_h5(p, mode)
     except OSError as exc:
         if not h5py.is_hdf5(p):
             raise RunFileError(f"{p}: not an HDF5 file") from None
@@ -45,6 +51,21 @@ def open_run_file(path: str | Path, mode: str = "r") -> h5py.File:
         raise RunFileError(f"{p}: cannot open the HDF5 file ({exc})") from None
     check_datatypes(f, p)
     return f
+
+
+def open_h5(p: Path, mode: str) -> h5py.File:
+    """The HDF5 file ``p``; read where a writer died mid-flush (a journal beside it):
+    as its last whole flush left it (:class:`~engine.io.journal.RecoveredView`, the file
+    unchanged; issue #47 item 1)."""
+    j = read_journal(p) if mode == "r" else None
+    if j is None:
+        return h5py.File(p, mode, locking=False)
+    view = RecoveredView(p, j)
+    try:
+        return h5py.File(view, "r", locking=False)
+    except BaseException:
+        view.close()
+        raise
 
 
 def check_datatypes(f: h5py.File, path: str | Path) -> None:

@@ -223,6 +223,10 @@ class Problem:
 
     part: str
     text: str
+    row: int | None = None
+    """The first record the damage touches where it lies in the bytes of a chunk of the
+    series or the frames (a checksum error; its index whole): the first row of that
+    chunk.  A checkpoint taken before it can still be resumed."""
 
 
 @dataclass
@@ -256,6 +260,23 @@ class Integrity:
     def resumable(self) -> bool:
         """Whole, with a usable checkpoint."""
         return self.ok and self.checkpoint is not None
+
+    def damage_row(self) -> int | None:
+        """The first record the damage touches where every problem lies in rows of the
+        series or the frames (a resume from a checkpoint taken before it drops them,
+        issue #47 item 1); ``None`` where there is none, or other damage."""
+        rows = [p.row for p in self.problems]
+        if not rows or any(r is None for r in rows):
+            return None
+        return min(rows)
+
+    def resumable_before_damage(self) -> bool:
+        """Damaged only in rows that the checkpoint a resume uses (:attr:`checkpoint`,
+        chosen before them) was taken before: the resume drops them."""
+        first = self.damage_row()
+        ck = self.checkpoint
+        return (first is not None and ck is not None and ck.n_records is not None
+                and ck.n_records <= first)
 
     def damaged(self, *parts: str) -> bool:
         """Whether any problem touches one of ``parts`` (all parts when none given)."""
@@ -297,6 +318,8 @@ class Integrity:
             if self.frames and self.has_velocity:
                 fix += f", or continue from one of its frames in the app (rrp gui {p})"
             what = self.what() if self.problems else "its checkpoint is damaged"
+            if not self.series_rows and not self.frames:  # (issue #47 item 8)
+                return f"{p}: {what}; nothing of it can be read or resumed: {fix}"
             return f"{p}: {what}; {self.readable()}, but it cannot be resumed: {fix}"
         if not self.problems:
             return f"{p}: no damage found"
@@ -481,7 +504,31 @@ def check_run(f: h5py.File, path: str | Path, *, deep: bool = False,
                                                 f"({type(exc).__name__}: {first_line(exc)})"))
         if out.frames:
             out.frames = 0
+        _salvage(f, out)
     return out
+
+
+def _salvage(f: h5py.File, out: Integrity) -> None:
+    """After HDF5 failed to read the file's metadata: what can still be read, read
+    directly (issue #47 item 8: "nothing of it can still be read" was said of files
+    whose records all read): the series' times, and the frames where the first and
+    the last of ``/bodies/position`` read."""
+    if not out.series_rows:
+        try:
+            t = np.asarray(f["time"][...], dtype=np.float64)
+        except READ_ERRORS:
+            t = np.empty(0)
+        if len(t):
+            out.series_rows, out.t_series = len(t), float(t[-1])
+    if not out.frames:
+        try:
+            ds = f["bodies/position"]
+            n = int(ds.shape[0])
+            if n:
+                _ = (ds[0], ds[n - 1])  # (read: they must decode)
+            out.frames = n
+        except READ_ERRORS:
+            pass
 
 
 def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool,
@@ -606,6 +653,13 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool,
                         "finite: zeros where data was written)" if kind == "value" else
                         f"/{name} reads other values than were written{at} (they do not "
                         "match their digest: damaged metadata)"))
+            c0 = r - r % int(ds.chunks[0]) if ds.chunks else 0  # (its chunk's first row:
+            # the resume's rows are written into that chunk again)
+            record = (c0 if name in series or name in frames else
+                      _frames_before_spring(f, c0) if part == "frames" else None)
+            if record is not None and name != "events" and kind == "checksum":  # (a
+                # chunk's bytes, its index whole: other values read are index damage)
+                out.problems[-1] = Problem(part, out.problems[-1].text, record)
             if name in series:
                 series_rows = min(series_rows, r)
             elif name in frames and n_frames is not None:
@@ -627,7 +681,10 @@ def _check_run(f: h5py.File, out: Integrity, deep: bool, scan_series: bool,
     if not checkpoints:
         return
     rows = row_count(f)
-    _, choice, checks = choose_checkpoint(f, rows)
+    first = out.damage_row()  # (a checkpoint before the damage still resumes: item 1)
+    _, choice, checks = choose_checkpoint(f, rows if first is None else min(rows, first))
+    if first is not None:
+        rows = min(rows, first)
     out.checkpoint, out.checkpoints = choice, checks
     damaged = [c for c in checks if c.state == "damaged"]
     if out.problems:  # the records are damaged: a checkpoint past them says nothing more

@@ -41,6 +41,7 @@ from . import digests
 from .atomic import AtomicOutput
 from .datatypes import datatype_problem
 from .paths import output_of_partial
+from .schema import open_h5
 from .verify import READ_ERRORS
 
 __all__ = ["VTKExportError", "VTKExportWarning", "VTKReadError", "export_vtk"]
@@ -238,10 +239,7 @@ def _open(path: Path) -> h5py.File:
     if not path.is_file():
         raise VTKExportError(f"no such run file: {str(path)!r}")
     try:
-        try:
-            f = h5py.File(path, "r", locking=False)
-        except TypeError:  # pragma: no cover - h5py without the locking option
-            f = h5py.File(path, "r")
+        f = open_h5(path, "r")  # (as its last whole flush left it: issue #47 item 1)
     except OSError as exc:
         raise VTKExportError(f"cannot read {str(path)!r} as an HDF5 run file "
                              f"({_first_line(exc)})") from None

@@ -40,6 +40,7 @@ from .file_layout import (
     frame_filters,
 )
 from .flushlock import FlushLock
+from .journal import JournaledFile
 from .outlock import OutputLock
 from .paths import _output_name_attr, _same_file, is_partial_name, output_of_partial, partial_name
 from .reserve import OutputSpaceError, SpaceReserve
@@ -120,13 +121,15 @@ class RunWriter(WriterClosing):
             raise
         if self.frames:
             sim.set_record_state(True)
-        self.f = h5py.File(self.partial, "w", rdcc_nbytes=_CHUNK_CACHE_BYTES)
+        self._file = JournaledFile(self.partial, create=True)  # (issue #47 item 1)
+        self._hold_commit = True  # (until the first checkpoint is written: _first_flush)
+        self.f = h5py.File(self._file, "w", rdcc_nbytes=_CHUNK_CACHE_BYTES)
         self._reserve = SpaceReserve(self.partial)
         self._flush_lock = FlushLock(self._reserve.fd)
-        with self._flush_lock:  # (the header is written whole before a reader sees
-            self._write_header(sim, scenario)  # it: issue #47 item 3)
-            self.f.flush()
-        self._first_flush()
+        with self._flush_lock:  # (the header and the first records and checkpoint are
+            self._write_header(sim, scenario)  # written whole before a reader sees them,
+            self.f.flush()  # issue #47 item 3, and committed together: a kill before
+            self._first_flush()  # leaves an empty file, after, a resumable one: item 1)
 
     def _write_header(self, sim: Simulation, scenario: str) -> None:
         """The new file's attributes, constants and (empty) row datasets, sealed."""
@@ -212,13 +215,20 @@ class RunWriter(WriterClosing):
         self._layout_known()
 
     def _first_flush(self) -> None:
-        """The first write (layout and checkpoint); if it fails in line, the file is
-        closed (and removed: it holds nothing) before the failure is raised."""
+        """The first write (layout and checkpoint), in line (never in the writer's thread:
+        a new file's first commit holds a checkpoint to resume from, issue #47 item 1);
+        if it fails, the file is closed (and removed: it holds nothing) before the
+        failure is raised."""
+        background, self.background = self.background, False
         try:
             self.flush(checkpoint=True)
         except OutputWriteError:
             self.close("failed")  # (raises the failure)
             raise
+        finally:
+            self.background = background
+        self._hold_commit = False
+        self._file.commit()
 
     def _start(self, lock: OutputLock | None, keep_complete: bool, extends: bool) -> None:
         """Take the output's lock (or adopt the caller's) before anything is created."""
@@ -231,6 +241,7 @@ class RunWriter(WriterClosing):
         self._flush_lock: FlushLock | contextlib.nullcontext = contextlib.nullcontext()
         self.failure: OutputWriteError | None = None
         self._healthy = True  # False: h5py failed mid-write; the handle is not touched
+        self._hold_commit = False  # True: the flushes do not commit (a new file's start)
         self._file_t = float(self.sim.t)
         self._file_step = int(self.sim.step_index)
         self._rows_in_file = 0
@@ -313,10 +324,13 @@ class RunWriter(WriterClosing):
         except BaseException:
             self._lock.release()
             raise
-        self.f = h5py.File(self.partial, "r+", locking=False, rdcc_nbytes=_CHUNK_CACHE_BYTES)
+        self._file = JournaledFile(self.partial)  # (rolled back to its last whole flush
+        self.f = h5py.File(self._file, "r+", locking=False,  # if a writer died in one)
+                           rdcc_nbytes=_CHUNK_CACHE_BYTES)
         try:  # (a copy was checked; a file extended in place is checked here: item 4)
             check_datatypes(self.f, self.partial)
         except RunFileError:
+            self._file.close()
             self._lock.release()
             raise
         self._reserve = SpaceReserve(self.partial)
@@ -330,6 +344,7 @@ class RunWriter(WriterClosing):
             self._reserve.ensure(_start_bound(sim) + CLOSE_RESERVE)
         except OutputSpaceError as exc:
             self.f.close()
+            self._file.close()
             self._reserve.close()
             self._lock.release()
             raise OutputWriteError(exc.errno, f"cannot write {self.partial}: "
@@ -338,7 +353,7 @@ class RunWriter(WriterClosing):
             self._trim_rows(self.base)  # between the two); mark it as written again
             self._mark_running()
             self._mark_writer()
-            self.f.flush()
+            self._flush_file()
         self._rows_in_file = self.base
         self._layout_known()
         self._first_flush()
@@ -524,6 +539,16 @@ class RunWriter(WriterClosing):
             total += 256 * len(job["events"]) + 65536
         return total
 
+    def _journal_bound(self, job: dict[str, Any]) -> int:
+        """At most what writing ``job`` saves in the journal (issue #47 item 1): the
+        bytes its rows change in chunks already in the file, what its checkpoint and
+        events rewrite in place, and metadata (the close's marking among it)."""
+        if not self._file.committed:  # (a new file's first write: all of it appended)
+            return 0
+        n_springs = sum(len(sp[0]) for sp in job.get("springs") or () if sp is not None)
+        rows = job["k"] * (self._record_bytes + 8 * self._n_row_datasets)  # (+ digests)
+        return rows + 56 * n_springs + self._bound({**job, "k": 0})
+
     def _write_job(self, job: dict[str, Any]) -> None:
         """Write what :meth:`_collect` took (on the caller's thread or the writer's,
         never both: one write in flight).  The space is held first
@@ -540,6 +565,7 @@ class RunWriter(WriterClosing):
                 raise OutputSpaceError(errno.ENOENT, "the file was removed while the run "
                                        "wrote it")
             self._reserve.ensure(self._bound(job) + CLOSE_RESERVE)
+            self._file.reserve(self._journal_bound(job))
         except OutputSpaceError as exc:  # nothing written: the file is whole
             if job["k"] > 1 and exc.errno in _SPACE_ERRNOS:  # (what fits is written)
                 self._write_in_pieces(job)
@@ -556,7 +582,7 @@ class RunWriter(WriterClosing):
                 self.batches += 1
             if job["events"] is not None:
                 self._write_events(job["events"])
-            self.f.flush()
+            self._flush_file()
             self._rows_in_file = job["rows_end"]
             self._file_t, self._file_step = job["t"], job["step"]
             self.seconds["records"] += time.perf_counter() - t0
@@ -564,7 +590,7 @@ class RunWriter(WriterClosing):
             if job["checkpoint"] is not None:
                 t0 = time.perf_counter()
                 self._write_checkpoint(*job["checkpoint"])
-                self.f.flush()
+                self._flush_file()
                 self.checkpoint_t = float(job["checkpoint"][0].get("t", job["t"]))
                 self._last_checkpoint_cost = time.perf_counter() - t0
                 self.seconds["checkpoint"] += self._last_checkpoint_cost
@@ -590,6 +616,7 @@ class RunWriter(WriterClosing):
                    "springs": springs[at:at + n] if springs else springs}
             try:
                 self._reserve.ensure(self._bound(sub) + CLOSE_RESERVE)
+                self._file.reserve(self._journal_bound(sub))
             except OutputSpaceError as exc:
                 if n > 1:
                     n = (n + 1) // 2
@@ -598,7 +625,7 @@ class RunWriter(WriterClosing):
                 return
             try:
                 self._write_rows(sub["rows"], n, sub["springs"], *job["e_ref"])
-                self.f.flush()
+                self._flush_file()
             except Exception as exc:  # noqa: BLE001 - as in _write_job
                 why = getattr(exc, "strerror", None) or f"{type(exc).__name__}: {exc}"
                 self._fail(getattr(exc, "errno", None), f"cannot write {self.partial}: "
@@ -621,6 +648,7 @@ class RunWriter(WriterClosing):
         up (:meth:`_abandon`)."""
         try:
             self._reserve.ensure(CLOSE_RESERVE)
+            self._file.reserve(CLOSE_RESERVE)
             self.f.flush()
         except Exception:  # noqa: BLE001
             return False

@@ -21,6 +21,7 @@ from .file_layout import (
     CHECKPOINT_CHEAP,
     VARIABLE_CHECKPOINT_ARRAYS,
 )
+from .journal import JournaledFile
 from .paths import _is_complete_run
 from .schema import CHECKPOINT_GROUPS, open_run_file
 from .verify import DIGEST_ATTR, check_run, checkpoint_digest
@@ -57,7 +58,7 @@ class WriterClosing:
         newest = max(serials.values())
         g = self.f.require_group(target)
         g.attrs["serial"] = -1
-        self.f.flush()
+        self._flush_file()
         for k in [k for k in g if k not in d]:  # (a group of an older layout: resume)
             self._forget(f"{target}/{k}")
             del g[k]
@@ -96,7 +97,7 @@ class WriterClosing:
         g.attrs["n_records"] = attrs["n_records"]
         g.attrs["version"] = attrs["version"]
         g.attrs[DIGEST_ATTR] = checkpoint_digest(arrays, attrs)
-        self.f.flush()
+        self._flush_file()
         g.attrs["serial"] = newest + 1
 
     def close(self, status: str = "complete", message: str = "") -> Path:
@@ -160,6 +161,7 @@ class WriterClosing:
             if self._healthy:
                 try:
                     self._reserve.ensure(CLOSE_RESERVE)
+                    self._file.reserve(CLOSE_RESERVE)
                     self._trim_rows(self._rows_in_file)
                     self._write_status(status, self.failure.message, self._file_step,
                                        self._file_t)
@@ -168,8 +170,7 @@ class WriterClosing:
         _close_step("marked")
         if self._healthy:
             try:
-                self.f.close()
-                self._ds.clear()
+                self._close_file()
                 os.fsync(self._reserve.fd)
             except Exception as exc:  # noqa: BLE001
                 self._healthy = False
@@ -203,8 +204,7 @@ class WriterClosing:
         t0 = time.perf_counter()
         report = why = None
         try:
-            self.f.close()
-            self._ds.clear()
+            self._close_file()
         except Exception as exc:  # noqa: BLE001
             self._healthy = False
             self._fail(getattr(exc, "errno", None), f"cannot close {self.partial}: "
@@ -218,7 +218,8 @@ class WriterClosing:
         except Exception as exc:  # noqa: BLE001 - (a RunFileError: one line)
             why = _first_line(exc)
         try:
-            self.f = h5py.File(self.partial, "r+", locking=False,
+            self._file = JournaledFile(self.partial)
+            self.f = h5py.File(self._file, "r+", locking=False,
                                rdcc_nbytes=_CHUNK_CACHE_BYTES)
         except Exception as exc:  # noqa: BLE001
             self._healthy = False
@@ -234,6 +235,20 @@ class WriterClosing:
             self._fail(errno.EIO, f"{self.partial} fails its checks once written ({why}): "
                        "it is not marked complete")
             self.failure.damaged = True
+
+    def _flush_file(self) -> None:
+        """Flush the file and commit it (:meth:`~engine.io.journal.JournaledFile.commit`:
+        a writer killed from here on leaves it as it is now, issue #47 item 1)."""
+        self.f.flush()
+        if not self._hold_commit:
+            self._file.commit()
+
+    def _close_file(self) -> None:
+        """Close the file and commit what the close wrote."""
+        self.f.close()
+        self._ds.clear()
+        self._file.commit()
+        self._file.close()
 
     def _write_status(self, status: str, message: str, steps: int, t: float) -> None:
         mark_file(self.f, status, message, steps, t)

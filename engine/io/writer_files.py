@@ -18,6 +18,7 @@ import numpy as np
 from ..simulation import Simulation
 from . import digests
 from .file_layout import _SPRING_ROWS
+from .journal import journal_name, recover
 from .outlock import OutputLock
 from .paths import output_for
 from .schema import RunFileError, open_run_file
@@ -130,7 +131,11 @@ def _copy(source: Path, dest: Path) -> None:
     """Copy a run file to a writer's name; on failure nothing is left behind."""
     try:
         shutil.copyfile(source, dest)
+        if journal_name(source).exists():  # (a writer died mid-flush: the copy is rolled
+            shutil.copyfile(journal_name(source), journal_name(dest))  # back, issue #47)
+            recover(dest)
     except OSError as exc:
+        journal_name(dest).unlink(missing_ok=True)
         dest.unlink(missing_ok=True)
         raise OutputWriteError(exc.errno, f"cannot copy {source} to {dest}: "
                                f"{exc.strerror or exc}", dest) from None
@@ -164,7 +169,9 @@ def _copy_verified(source: Path, dest: Path, n_records: int,
         else:
             why = report.what() if report.problems else (
                 "its checkpoint is not the one resumed from")
-        if report is None or report.problems or not same:
+        dropped = report is not None and report.resumable_before_damage()  # (damage only
+        if report is None or (report.problems and not dropped) or not same:  # after the
+            # checkpoint resumed from: the resume drops those records, issue #47 item 1)
             dest.unlink(missing_ok=True)
             raise RunFileError(f"{source}: its copy {dest} fails its checks ({why}): the "
                                "file changed while it was copied; nothing was written, "
