@@ -36,6 +36,8 @@ SLOW_CASES: list[tuple[str, str]] = [
      "of_two_types", COMPILE),
     ("tests/test_energy_stepping_bond_types.py::test_all_bonds_type_2_*", PROCESSES),
     ("tests/test_assembly.py::test_a_free_assembly_keeps_p_and_l[lgvi]", COMPILE),
+    ("tests/test_stages.py::test_cli_resume_across_a_stage_change_matches_an_unbroken_run",
+     PROCESSES),
     # whole-run examples and studies
     ("tests/test_api.py::test_the_branch_example_prints_what_it_documents",
      "the branch example's hard-contact schemes: ~45 s compile"),
