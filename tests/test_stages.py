@@ -282,6 +282,11 @@ def test_rrp_run_follows_the_stages_and_the_file_keeps_them(tmp_path):
         assert f.build_model().stages == _load(tmp_path).stages
         d, _ = f.resume_state()
     assert d["stage_index"] == 1 and d["stage_t1"] == pytest.approx(0.05)
+    from app.export.track import first_stage, schemes_at, stage_at
+    with RunFile(tmp_path / "r.h5") as f:  # (what the export's caption says)
+        first, switches = first_stage(f, f.build_model()), schemes_at(f)[2]
+    assert [stage_at(first, switches, t) for t in (0.0, 0.029, 0.03, 0.05)] == [
+        "1", "1", "2 (hold)", "2 (hold)"]
 
 
 def _rrp(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
@@ -319,3 +324,22 @@ def test_an_export_of_the_watched_run_follows_the_stages(tmp_path):
     with RunFile(out) as f:
         assert [(e.kind, e.step) for e in f.events] == [("stage", 30)]
         assert f.times[-1] == pytest.approx(0.04)
+
+
+def test_an_exported_run_file_names_its_stage_in_the_caption(tmp_path):
+    """``rrp export``'s overlay says the stage of each frame (from ``/events``)."""
+    from helpers import require_offscreen_render
+    require_offscreen_render()
+    from app.export import export_run
+    from engine.drivers import simulation_for
+    from engine.io import RunWriter
+    sim = simulation_for(_load(tmp_path).build_model(), "rrp-newmark", 1e-3, record_every=5,
+                         record_frames=True, record_state=True)
+    w = RunWriter(tmp_path / "r.h5", sim, scenario="s", checkpoint=False, t_end=0.05)
+    assert sim.advance(50).ok
+    w.flush()
+    path = w.close("complete", "")
+    seen = []
+    export_run(path, out=tmp_path / "x.gif", on_frame=seen.append, size=(160, 120), fps=100)
+    captions = {round(s.t, 6): s.caption for s in seen}
+    assert captions[0.02].endswith("· stage 1") and "stage 2 (hold)" in captions[0.04]
