@@ -197,6 +197,24 @@ def test_resume_is_bit_identical_across_a_stage_change(tmp_path):
         np.testing.assert_array_equal(x, y)
 
 
+def test_a_run_whose_h_changed_resumes_though_it_divides_no_duration(tmp_path):
+    """At h = 0.003 stage 2's 0.02 is no whole number of steps: a fresh run is refused
+    (above), a run that changed to it resumes, its stages counted in time."""
+    from engine.simulation import Simulation
+    m = _load(tmp_path).build_model()
+    a = _sim(m)
+    assert a.advance(10).ok
+    a.set_h(3e-3)
+    b = Simulation.from_resume_state(m, a.resume_state())
+    for s in (a, b):
+        assert s.advance(20).ok
+    for x, y in zip(_state(a), _state(b), strict=True):
+        np.testing.assert_array_equal(x, y)
+    ev = [e for e in b.events if e.kind == "stage"][0]
+    assert ev.step == 17 and ev.t == pytest.approx(0.031)  # (first step past 0.03)
+    assert b.stage_span() == (ev.t, pytest.approx(ev.t + 7 * 3e-3))  # (0.02 / h, up)
+
+
 def test_a_checkpoint_restored_across_the_boundary_comes_back_to_its_stage(tmp_path):
     m = _load(tmp_path).build_model()
     sim = _sim(m)

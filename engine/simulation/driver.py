@@ -128,7 +128,8 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin, StagesMixin):
         if pi is None or pi.shape != (n, 3):
             self._sync_momentum()
         self._init_clock()
-        self._init_stages(check_step(h))  # (the first stage's fields: issue #44 item 5)
+        # (the first stage's fields; a fresh run checks the durations: issue #44 item 5)
+        self._init_stages(check_step(h), strict=state is None)
         with np.errstate(over="ignore", invalid="ignore"):  # (_check_start names it)
             self._evaluate_forces()
         e0 = self._s0[6]

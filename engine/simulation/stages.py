@@ -73,15 +73,16 @@ class StagesMixin:
         return self._stage_t0, self._stage_t1
 
     # ------------------------------------------------------------------ set-up
-    def _init_stages(self, h: float) -> None:
-        """Enter the first stage at ``t = 0`` (before the first force evaluation), all
-        durations checked against ``h``."""
+    def _init_stages(self, h: float, strict: bool = True) -> None:
+        """Enter the first stage at ``t = 0`` (before the first force evaluation); with
+        ``strict`` (a run from the model's start) every duration checked against ``h``
+        (a resumed or branched run, whose ``h`` may have changed, counts them in time)."""
         self.stages = tuple(getattr(self.model, "stages", ()) or ())
         self.stage_index = -1
         self._stage_end = None
         if not self.stages:
             return
-        for k, s in enumerate(self.stages):
+        for k, s in enumerate(self.stages if strict else ()):
             try:
                 stage_steps(s, h, k)
             except ValueError as exc:
@@ -167,7 +168,7 @@ class StagesMixin:
         if self._stage_end is None or self.step_index >= self._stage_end:
             return
         left = (self._stage_t1 - self.t) / self.h
-        self._stage_end = self.step_index + max(1, int(math.ceil(left - 1e-9)))
+        self._stage_end = self.step_index + max(0, int(math.ceil(left - 1e-9)))
 
     # ------------------------------------------------------------------ saved states
     def _stage_saved(self) -> tuple:
