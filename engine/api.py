@@ -64,7 +64,7 @@ def run(scenario: str | Path | Scenario, *, integrator: str | None = None,
     sim = make_simulation(scenario, integrator=integrator, h=h, every=every, overrides=overrides,
                      frames=frames)
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, overrides)
-    t_end = sc.run.t_end if t_end is None else float(t_end)
+    t_end = sc.t_end_at(sim.h) if t_end is None else float(t_end)  # (stages: #44 item 5)
     writer = None
     if out is not None:
         from .io import RunWriter

@@ -54,6 +54,9 @@ class RunSettings:
     t_end: float = 10.0
     every: int = 10
     energy_tolerance: float = 1.0
+    t_end_given: bool = True
+    """Whether ``t_end`` was given; a scenario with stages and without it runs their
+    total (:meth:`Scenario.t_end_at`: at another ``h``, theirs at that ``h``)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,21 @@ class Scenario:
     run: RunSettings
     path: Path | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
+    stages: tuple = ()
+    """The run's stages (``engine.models.stages.Stage``; an assembly's ``[[stages]]``)."""
+
+    def t_end_at(self, h: float) -> float:
+        """The run's end at step ``h``: ``run.t_end`` if given, else the stages' total at
+        ``h`` (:class:`ScenarioError`, one line, for a duration that is not a whole
+        number of steps of ``h``)."""
+        if self.run.t_end_given or not self.stages:
+            return self.run.t_end
+        from .models.stages import stages_total
+
+        try:
+            return stages_total(self.stages, h)
+        except ValueError as exc:
+            raise ScenarioError(f"{self.name}: [[stages]] {exc}") from None
 
     def build_model(self) -> Model:
         """Build the model from the resolved parameters."""
@@ -157,9 +175,17 @@ def scenario_from_dict(data: Mapping[str, Any], label: str = "<scenario>",
         if key in data and not isinstance(data[key], str):
             raise ScenarioError(f"{label}: {key!r} must be a string")
     name = path.stem if path is not None else label
+    stages = tuple(getattr(built, "stages", ()) or ())
+    if stages and "t_end" not in data.get("run", {}):
+        from .models.stages import stages_total
+
+        try:  # (the run's end: the stages' total, issue #44 item 5)
+            run = replace(run, t_end=stages_total(stages, run.h), t_end_given=False)
+        except ValueError as exc:
+            raise ScenarioError(f"{label}: [[stages]] {exc}") from None
     return Scenario(name=name, model=model, title=data.get("title", spec.title),
                     description=data.get("description", ""), params=params, run=run,
-                    path=path)
+                    path=path, stages=stages)
 
 
 def _resolve(spec, given: Mapping[str, Any]) -> dict[str, Any]:

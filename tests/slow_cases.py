@@ -39,6 +39,8 @@ SLOW_CASES: list[tuple[str, str]] = [
     # issue #44 item 1: rrp-newmark keeps each bond law's momentum test in the default run
     *((f"tests/test_bond_laws.py::test_variational_schemes_keep_momentum_with_every_law"
        f"[*-{s}]", COMPILE) for s in ("lgvi", "campello", "rrp-exact", "rrp-implicit")),
+    ("tests/test_stages.py::test_cli_resume_across_a_stage_change_matches_an_unbroken_run",
+     PROCESSES),
     # whole-run examples and studies
     ("tests/test_api.py::test_the_branch_example_prints_what_it_documents",
      "the branch example's hard-contact schemes: ~45 s compile"),

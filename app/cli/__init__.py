@@ -186,7 +186,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         sc = _load(args.scenario, overrides)
         run = sc.run
         h = args.h if args.h is not None else run.h
-        t_end = args.t_end if args.t_end is not None else run.t_end
+        # (without one: the stages' total at this h, issue #44 item 5)
+        t_end = args.t_end if args.t_end is not None else sc.t_end_at(h)
         n_total = step_count(t_end, h)  # SimulationError: one line, exit 2
         vtk_dir, tmp = _vtk_target(args)
     out = args.out or (str(tmp / "run.h5") if tmp is not None else None)

@@ -65,6 +65,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         "model": model.name,
         "integrator": sim.integrator.name,
         "schemes": _schemes(sim, float(a["t"][0]) if len(a["t"]) else 0.0, t_reached),
+        "stages": _stage_spans(sim, float(a["t"][0]) if len(a["t"]) else 0.0, t_reached),
         "h": h,
         "t_end": t_end,
         "t_reached": t_reached,
@@ -130,6 +131,26 @@ def _schemes(sim, t_first: float, t_last: float) -> list[dict[str, Any]]:
     return out
 
 
+def _stage_spans(sim, t_first: float, t_last: float) -> list[dict[str, Any]]:
+    """Each stage the run went through with the time it covered, from its stage changes
+    (``sim.events``, a resumed file's included; issue #44 item 5); ``[]`` without
+    stages."""
+    stages = getattr(sim, "stages", ())
+    if not stages:
+        return []
+    ev = [e for e in sim.events if e.kind == "stage"]
+    cur = ev[0].old if ev else sim.stages[sim.stage_index].label(sim.stage_index)
+    out: list[dict[str, Any]] = []
+    t0 = t_first
+    for e in ev:
+        if e.t > t0:
+            out.append({"stage": cur, "t0": t0, "t1": float(e.t)})
+            t0 = float(e.t)
+        cur = e.new
+    out.append({"stage": cur, "t0": t0, "t1": float(t_last)})
+    return out
+
+
 def _held_by(path) -> tuple[int, float] | None:
     """``(records, t of the last one)`` of the run file at ``path`` as it is on disk
     (``None``: no file there, or none that opens)."""
@@ -182,6 +203,9 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
         print("  schemes     " + "; ".join(  # figures below cover them all)
             f"{c['integrator']}, h = {c['h']:g} (t = {c['t0']:.6g} → {c['t1']:.6g})"
             for c in s["schemes"]))
+    if s.get("stages"):  # (issue #44 item 5)
+        print("  stages      " + "; ".join(
+            f"{c['stage']}: t = {c['t0']:.6g} → {c['t1']:.6g}" for c in s["stages"]))
     simulated = ""
     if s["t_simulated"] != s["t_reached"]:  # (a write failed: the file ends earlier)
         simulated = f" in the file (simulated to {s['t_simulated']:.6g})"
@@ -236,6 +260,8 @@ def _drive(args, sim, writer, n_total: int, t_end: float, tty: bool, signals):
 
     bar = _progress(n_total, tty) if tty else (
         None if args.quiet else _LineProgress(n_total, sim, t_end))
+    if getattr(sim, "stages", ()) and not args.quiet:  # (issue #44 item 5)
+        bar = _StageLines(bar, sim, tty)
     return drive(args, sim, writer, n_total, t_end, bar, signals,
                  lambda failure: _resume_hint(failure, args, writer, t_end))
 
@@ -275,6 +301,38 @@ def _resume_hint(failure, args, writer, t_end: float) -> str:
                            f", then resume from the last good state ({cmd})").replace(
                                ", kept).", f", kept in {where}).")
     return f"{msg.rstrip('.')}; resume with {cmd}"
+
+
+class _StageLines:
+    """The progress (``bar``, or none) with a line on stderr where the run enters a
+    stage (issue #44 item 5), and one for the stage it starts in."""
+
+    def __init__(self, bar, sim, tty: bool) -> None:
+        self.bar, self.sim, self.tty = bar, sim, tty
+        self.seen = len(sim.events)
+        self._say(f"rrp: t = {sim.t:.6g}: in {sim.stage_label()}")
+
+    def _say(self, line: str) -> None:
+        if self.tty and self.bar is not None:
+            from tqdm import tqdm
+
+            tqdm.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def update(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+        events = self.sim.events
+        for e in events[self.seen:]:
+            if e.kind == "stage":
+                self._say(f"rrp: t = {e.t:.6g}: stage {e.old} → {e.new}; now in "
+                          f"{self.sim.stage_label()}")
+        self.seen = len(events)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 class _LineProgress:

@@ -44,10 +44,12 @@ from .track import (
     HERMITE_BULGE,
     ExportInputError,
     RunTrack,
+    first_stage,
     fmt_h,
     frame_count,
     scheme_at,
     schemes_at,
+    stage_at,
 )
 
 VIEW_SHARE = 0.58
@@ -320,6 +322,8 @@ class Source:
     scheme: Callable[[float], tuple[str, str]]
     curves: list | None
     box: tuple[np.ndarray, np.ndarray] | None
+    stage: Callable[[float], str] = lambda _t: ""  # noqa: E731
+    """The stage in use at ``t`` (``""``: none; issue #44 item 5)."""
 
 
 def _run_source(track: RunTrack, others: list[RunTrack], a: float, b: float, dt: float,
@@ -343,8 +347,10 @@ def _run_source(track: RunTrack, others: list[RunTrack], a: float, b: float, dt:
             lo, hi = np.minimum(lo, lo2), np.maximum(hi, hi2)
         box = (lo, hi)
     start, switches = schemes_at(rf)[:2], schemes_at(rf)[2]
-    return Source(track, rf.build_model(), rf.scenario,
-                  lambda t: scheme_at(start, switches, t), curves, box)
+    model = rf.build_model()
+    first = first_stage(rf, model)
+    return Source(track, model, rf.scenario, lambda t: scheme_at(start, switches, t),
+                  curves, box, lambda t: stage_at(first, switches, t))
 
 
 def _render(src: Source, others: list[RunTrack], out: Path, a: float, dt: float,
@@ -400,6 +406,9 @@ def _render(src: Source, others: list[RunTrack], out: Path, a: float, dt: float,
                                   (o.state(min(max(t, o.t_first), o.t_last)) for o in others)])
             integ, hh = src.scheme(t)
             text = f"{src.name} · {integ} · h = {fmt_h(hh)} · t = {t:.3f} s"
+            stage = src.stage(t)
+            if stage:  # (issue #44 item 5)
+                text += f" · stage {stage}"
             if title:
                 text = f"{title}\n{text}"
             caption.SetText(2, text)

@@ -186,7 +186,7 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
             box = None
     t_first = time.perf_counter() - w0
     track = SimTrack(sc, integrator, h, t_end, check)
-    src = Source(track, track.model, sc.name, track.scheme, curves, box)
+    src = Source(track, track.model, sc.name, track.scheme, curves, box, track.stage)
     frames, t_last, (t_sim, t_render, t_encode) = _render(
         src, [], out, t0, dt, n_frames, fps, size, title, colour_by, progress, check,
         on_frame)

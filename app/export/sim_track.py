@@ -123,6 +123,11 @@ class SimTrack:
         """The integrator and ``h`` (a scenario's export switches neither)."""
         return self.sim.integrator.name, f"{self.sim.h:g}"
 
+    def stage(self, _t: float) -> str:
+        """The stage the simulation is in (``""``: none; issue #44 item 5)."""
+        k = getattr(self.sim, "stage_index", -1)
+        return self.sim.stages[k].label(k) if k >= 0 else ""
+
     def label(self) -> str:
         """The run's name in the plots' legend (as a run file's)."""
         return f"{self.sc.name} ({self.sim.integrator.name}, h = {self.sim.h:g})"

@@ -203,6 +203,26 @@ def scheme_at(start: tuple[str, str], switches: list[tuple[float, str, str]],
     return integ, h
 
 
+def stage_at(first: str, switches: list[tuple[float, str, str]], t: float) -> str:
+    """The stage in use at ``t`` (``""``: a run without stages), from the one it started
+    in (``first``) and the switches of :func:`schemes_at` of kind ``stage`` (issue #44
+    item 5; a change at ``t`` counts from ``t``, as :func:`scheme_at`'s)."""
+    stage = first
+    for ts, kind, new in switches:
+        if ts > t + TIME_EPS * max(1.0, abs(t)):
+            break
+        if kind == "stage":
+            stage = new
+    return stage
+
+
+def first_stage(rf: RunFile, model) -> str:
+    """The stage a run file's run started in: its first stage change's old one, ``"1"``
+    for a model with stages and none, ``""`` without stages."""
+    old = next((ev.old for ev in rf.events if ev.kind == "stage"), None)
+    return old if old is not None else ("1" if getattr(model, "stages", ()) else "")
+
+
 def fmt_h(h: str) -> str:
     """``h`` as the overlay prints it (a number in ``%g``, else as recorded)."""
     try:

@@ -82,7 +82,8 @@ def write_watched(w: Watched, directory: Path,
         writer = RunWriter(path, sim, scenario=name, checkpoint=False, t_end=w.t_end)
         status, message = "complete", ""
         try:
-            todo = list(w.events) if k == 0 else []
+            # (stage changes are not replayed: the driver follows the model's stages)
+            todo = [e for e in w.events if e[1] in ("integrator", "h")] if k == 0 else []
             while True:
                 if check is not None:
                     check()

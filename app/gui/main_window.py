@@ -515,6 +515,8 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         scale = self.loaded.energy_scale if self.loaded is not None else "|E₀|"
         text = (f"t = {fr.t:.4f}   step {fr.step}   {fr.integrator}, h = {fr.h:g}   "
                 f"{error_title(names, scale)[1]}/{scale} = {rel}   [{self.state}]")
+        if fr.stage:  # (issue #44 item 5)
+            text += f"   {fr.stage}"
         if fr.contact is not None:  # hard contacts: what the percussion solver does
             text += "   " + contact_summary(fr.contact)
         self.status.setText(text)

@@ -145,6 +145,9 @@ class Frame:
     """:func:`body_report` of the body the window inspects (``None``: none picked)."""
     events_per_second: float = 0.0
     """Events a second of the event-driven runs (energy-stepping), over the last second."""
+    stage: str = ""
+    """The primary run's stage, e.g. ``"stage 2 of 2 (t = 10 → 15)"`` (``""``: the model
+    has no stages; issue #44 item 5)."""
 
 
 DEFAULT_REQUEST = LoadRequest("torus")

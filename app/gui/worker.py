@@ -489,6 +489,7 @@ class SimulationWorker(QObject):
         fr = Frame(s.t, s.step, s.integrator, s.h, s.x, s.q, s.v, s.omega, ghosts,
                    {r.label: r.new_series() for r in self._runs}, list(new_events),
                    self._last_stability, rel if math.isfinite(rel) else math.nan,
-                   self._rate[0], self._rate[1], contact, inspect, self._rate[2])
+                   self._rate[0], self._rate[1], contact, inspect, self._rate[2],
+                   getattr(sim, "stage_label", str)())
         self._frame_in_flight.set()
         self.frame.emit(fr)

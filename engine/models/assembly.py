@@ -56,6 +56,7 @@ from .base import BIG, TINY, Model, ModelSpec, Param, ParameterError
 from .bond_laws import law_components, law_table, parse_law
 from .builders import MAX_BONDS as _MAX_BONDS
 from .builders import MAX_SPHERES, Part
+from .stages import apply_stages, stages_of
 from .torus import CONTACT_PARAMS, SPHERE_PARAMS, bonded_energy_components, bonded_spheres
 
 SCHEMA = (
@@ -241,6 +242,7 @@ def check_geometry(geo: Geometry, p: dict[str, Any]) -> None:
     _check_types(geo)
     check_dipoles(P.dipole, geo.where_body)
     fields_of(p, P.group)  # (the [[fields]] and [[damping]] tables: issue #44)
+    stages_of(p, P.group)  # (and the [[stages]]: issue #44 item 5)
     if n >= 2:
         pairs = cKDTree(P.x).query_pairs(float(P.D.max()), output_type="ndarray")
         if pairs.size and b.shape[0]:  # (bonded spheres may overlap: their contact is
@@ -342,6 +344,8 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
     if gn > 0.0:
         ff.set_gravity(gn, g / gn)
     extra = apply_fields(ff, p, P.group, P.dipole)  # (issue #44 items 3 and 4)
+    stages, staged = apply_stages(ff, p, P.group, P.dipole)  # (item 5)
+    extra += tuple(c for c in staged if c not in extra)
     components = bonded_energy_components(ff, hard, bool(walls), gn > 0.0)
     binder_like, spring = law_components(laws)
     if not binder_like:
@@ -366,6 +370,7 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
         contact="hard" if hard else "penalty",
         groups=P.group.copy(),
         carried=carried_arrays(P, walls, bond_types or {}, bond_laws or {}),
+        stages=stages,
     )
 
 

@@ -46,8 +46,10 @@ def _group(r: dict[str, Any], where: str, groups: np.ndarray) -> int:
     if "group" not in r:
         return -1
     gr = r["group"]
+    if gr == "all":  # (LAMMPS's group all: every sphere, as without group)
+        return -1
     if isinstance(gr, bool) or not isinstance(gr, int):
-        raise AssemblyError(f"{where}: group must be an integer, got {gr!r}")
+        raise AssemblyError(f"{where}: group must be an integer (or \"all\"), got {gr!r}")
     if not np.any(groups == gr):
         have = ", ".join(str(int(k)) for k in np.unique(groups)[:8])
         raise AssemblyError(f"{where}: group {gr} has no spheres (the groups are {have}); "

@@ -43,7 +43,7 @@ class AssemblyError(ParameterError):
 
 
 GEOMETRY_KEYS = ("bodies", "bonds", "walls", "build", "source", "bond_types",
-                 "walls_from_box", "diameter", "atom_style", "units", "fields", "damping")
+                 "walls_from_box", "diameter", "atom_style", "units", "fields", "damping", "stages")
 """The top-level keys of an assembly scenario besides ``[parameters]`` and ``[run]``."""
 BODY_COLUMNS = ("x", "y", "z", "diameter", "mass", "density", "inertia", "vx", "vy", "vz",
                 "wx", "wy", "wz", "group", "mux", "muy", "muz")

@@ -238,6 +238,9 @@ class Model:
     """Calibration of the accuracy guide (:func:`engine.stability.accuracy_guide`): the
     measured ``h ω_max / sqrt(ε)`` of the second-order schemes on this model (``None``: no
     guide, e.g. when impacts make the energy error first order)."""
+    stages: tuple = ()
+    """The run's stages (``engine.models.stages.Stage``: steps or duration, the fields
+    and damping of each; issue #44 item 5), which the driver follows; ``()``: none."""
 
     @property
     def n_bodies(self) -> int:

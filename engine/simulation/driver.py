@@ -48,9 +48,10 @@ from .events import _EVENT_KERNELS_BUILT, EventDrivenMixin
 from .guards import DEFAULT_ENERGY_TOLERANCE, GuardsMixin, _check_start
 from .records import Event, Snapshot, StepReport, TimeSeries
 from .resume import ResumeMixin
+from .stages import StagesMixin
 
 
-class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
+class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin, StagesMixin):
     """Drive ``model`` with the named integrator and step ``h``.
 
     ``record_every``: record a row of the time series every that many steps (and a
@@ -127,6 +128,8 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
         if pi is None or pi.shape != (n, 3):
             self._sync_momentum()
         self._init_clock()
+        # (the first stage's fields; a fresh run checks the durations: issue #44 item 5)
+        self._init_stages(check_step(h), strict=state is None)
         with np.errstate(over="ignore", invalid="ignore"):  # (_check_start names it)
             self._evaluate_forces()
         e0 = self._s0[6]
@@ -276,6 +279,7 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
                                      repr(float(h))))  # (exact: an export re-runs it)
             self.h = h
             self._t_base, self._step_base = self.t, self.step_index
+            self._stage_after_h()  # (a stage's end is a time: issue #44 item 5)
             if self._stepper is not None and self._stepper.stopped_on_its_way:
                 # (its events went on past t towards the old t + h: new terraces from
                 # the state at t, the next step)
@@ -321,8 +325,15 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin):
 
     def advance(self, n_steps: int) -> StepReport:
         """Take up to ``n_steps`` steps.  On a blow-up or an inadmissible step the state
-        is the last good one and the report carries a :class:`Failure`."""
+        is the last good one and the report carries a :class:`Failure`.  With stages,
+        each is entered at its first step (:mod:`.stages`)."""
         n_steps = int(n_steps)
+        if self.stages:
+            return self._advance_staged(n_steps)
+        return self._advance_steps(n_steps)
+
+    def _advance_steps(self, n_steps: int) -> StepReport:
+        """:meth:`advance` within a stage (or a run without stages)."""
         if self._integrator.event_driven:
             return self._advance_events(n_steps)
         done_total = 0

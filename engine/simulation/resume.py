@@ -55,7 +55,8 @@ class ResumeMixin:
             self._es_saved
         return (tuple(a.copy() for a in self._s0), self.t, self.step_index,
                 {k: a.copy() for k, a in self.aux.items()}, springs, stepper,
-                self._es_done, (self._t_base, self._step_base, self.h))
+                self._es_done, (self._t_base, self._step_base, self.h),
+                self._stage_saved())
 
     def restore(self, cp: tuple) -> None:
         """Come back to a :meth:`checkpoint` (an event-driven scheme goes on from the
@@ -77,6 +78,7 @@ class ResumeMixin:
         else:
             self._t_base, self._step_base = t, step
         self.aux = {"pi": self._s0[7]}
+        self._stage_restore(cp[8] if len(cp) > 8 else None)
         self.ff.invalidate_neighbours()
         if self.ff.has_history:
             self.ff.reset_history(self._s0[0], self._s0[2], springs)
@@ -155,7 +157,7 @@ class ResumeMixin:
                 "record_state": bool(self.record_state),
                 "energy_tolerance": (-1.0 if self.energy_tolerance is None
                                      else float(self.energy_tolerance)),
-                "events": list(self.events)}
+                "events": list(self.events), **self._stage_scalars()}
 
     @classmethod
     def from_resume_state(cls, model: Model, d: dict, *, record_every: int | None = None,
@@ -260,6 +262,7 @@ class ResumeMixin:
         self.e_ref, self.e_scale = float(d["e_ref"]), float(d["e_scale"])
         self.p_scale, self.l_scale = float(d["p_scale"]), float(d["l_scale"])
         self.events = list(d.get("events", []))
+        self._stage_resumed(d)  # (issue #44 item 5)
         self._stepper = None  # (from the saved one, else made anew, at the next step)
         saved = {k[len(ES_STATE_PREFIX):]: v for k, v in d.items()
                  if k.startswith(ES_STATE_PREFIX)}
@@ -307,6 +310,8 @@ class ResumeMixin:
     def _start_from_frame(self, frame, keep_clock: bool,
                           energy_reference: tuple[float, float] | None) -> None:
         D = float(getattr(frame, "D", 0.0) or 0.0)
+        if keep_clock:  # (the stage of the frame's step: issue #44 item 5)
+            self._stage_at_frame(int(frame.step), float(frame.t))
         if self.ff.flags[T_FIELD] and keep_clock:  # (a ramped field at the frame's time)
             self.t = float(frame.t)
             self._evaluate_forces()
