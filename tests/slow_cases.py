@@ -36,6 +36,11 @@ SLOW_CASES: list[tuple[str, str]] = [
      "of_two_types", COMPILE),
     ("tests/test_energy_stepping_bond_types.py::test_all_bonds_type_2_*", PROCESSES),
     ("tests/test_assembly.py::test_a_free_assembly_keeps_p_and_l[lgvi]", COMPILE),
+    # the interpreted twins (issue #45): the pendulum's and the torus's rrp-newmark stay
+    ("tests/test_interpreted.py::test_interpreted_then_compiled_gives_the_compiled_bits"
+     "[torus-pfc-verlet]", COMPILE),
+    ("tests/test_interpreted.py::test_interpreted_then_compiled_gives_the_compiled_bits"
+     "[torus-lgvi]", COMPILE),
     # whole-run examples and studies
     ("tests/test_api.py::test_the_branch_example_prints_what_it_documents",
      "the branch example's hard-contact schemes: ~45 s compile"),
