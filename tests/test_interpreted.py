@@ -191,3 +191,24 @@ def test_one_priming_process_per_part_scheme_and_family(tmp_path, monkeypatch):
             os.close(priming._HELD.pop())
     assert priming.alone("run", 1, 465)  # (released with its process: here, its fd)
     os.close(priming._HELD.pop())
+
+
+def test_a_twin_that_raises_leaves_its_arguments_and_the_call_compiles(monkeypatch):
+    """Where Python raises and the compiled kernel does not (``1.0 / 0.0``: ``inf``
+    under ``error_model="numpy"``), the arguments are put back as the twin found them
+    and the call runs compiled: the compiled kernel's result, whatever the twin did."""
+    monkeypatch.setattr(interp, "_engine_kernel", lambda d: True)
+    monkeypatch.setattr(interp, "_cached", lambda d, a: False)
+
+    @njit(cache=False, error_model="numpy")
+    def scale_into(a, x):
+        for i in range(a.shape[0]):
+            a[i] = a[i] + 1.0
+        a[0] = 1.0 / x  # (Python floats: ZeroDivisionError in Python)
+
+    a = np.array([1.0, 2.0])
+    twins = interp.USED.get("scale_into", 0)
+    with interpret_while_cold():
+        scale_into(a, 0.0)
+    assert a[0] == np.inf and a[1] == 3.0  # (once, not twice: the twin's +1 undone)
+    assert interp.USED.get("scale_into", 0) == twins
