@@ -212,17 +212,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     writer = None
     stack = contextlib.ExitStack()
     try:
-        # a kernel missing from the cache runs as its uncompiled twin (small arguments
-        # only) while _prime_in_a_subprocess's processes compile it (issue #45)
         from engine.interpreted import interpret_while_cold
 
-        stack.enter_context(interpret_while_cold())
         with signals.immediate():
             every = args.every or run.every
             tol = args.energy_tolerance or run.energy_tolerance
-            model = sc.build_model()
-            integrator = _scheme(args, sc, model, bool(overrides))
-            _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet, model, integrator)
+            with interpret_while_cold():  # (the model's own kernels, the look in the
+                model = sc.build_model()  # cache: small arguments run uncompiled)
+                integrator = _scheme(args, sc, model, bool(overrides))
+                compiling = _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet,
+                                                   model, integrator)
+            if compiling:  # the kernels' twins step while those processes compile the
+                stack.enter_context(interpret_while_cold())  # run's (issue #45)
             frames = bool(args.out or args.vtk) and not args.no_frames
             sim = simulation_for(model, integrator, h, record_every=every, record_frames=frames,
                              energy_tolerance=tol, record_state=frames)

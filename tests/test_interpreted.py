@@ -138,7 +138,9 @@ if sys.argv[1] == "cold":  # a cold cache as rrp run meets it: nothing found, no
 else:  # compiled from the start (before issue #45)
     priming.run_kernels_cached = lambda scheme, family: True
     interp.interpret_while_cold = contextlib.nullcontext
-sys.exit(cli.main(["run", "pendulum", "--t-end", "0.3", "-o", sys.argv[2], "--json"]))
+code = cli.main(["run", sys.argv[3], "--t-end", "0.3", "-o", sys.argv[2], "--json"])
+print("twins:", sorted(interp.USED), file=sys.stderr)
+sys.exit(code)
 """
 
 
@@ -159,8 +161,9 @@ def test_rrp_run_steps_interpreted_while_its_kernels_compile(tmp_path):
     out = {}
     for kind in ("cold", "compiled"):
         path = tmp_path / f"{kind}.h5"
-        p = subprocess.run([sys.executable, "-c", COLD_RUN, kind, str(path)], cwd=tmp_path,
-                           env=env, capture_output=True, text=True, timeout=600)
+        p = subprocess.run([sys.executable, "-c", COLD_RUN, kind, str(path), "pendulum"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=600)
         assert p.returncode == 0, p.stderr[-2000:]
         summary = json.loads(p.stdout[p.stdout.index("{"):])
         with RunFile(path) as rf:
@@ -169,6 +172,27 @@ def test_rrp_run_steps_interpreted_while_its_kernels_compile(tmp_path):
     assert cold[0]["interpreted_steps"] == cold[0]["steps"] > 0
     assert warm[0]["interpreted_steps"] == 0
     assert_same_bits(warm[1], cold[1], "rrp run, interpreted vs compiled")
+
+
+def test_a_run_without_priming_processes_does_not_step_interpreted(tmp_path):
+    """Where ``rrp run`` starts no process to compile the run's kernels (a model in
+    generalized coordinates, an event-driven scheme, a large model), its steps are not
+    left to the twins for good: they compile in the run, as before issue #45."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    p = subprocess.run([sys.executable, "-c", COLD_RUN, "cold", str(tmp_path / "s.h5"),
+                        "spring-pendulum"], cwd=tmp_path,
+                       env=dict(os.environ, PYTHONPATH=str(root)), capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    summary = json.loads(p.stdout[p.stdout.index("{"):])
+    assert summary["steps"] > 0
+    assert "twins: []" in p.stderr  # (its stepping kernels 'run', 'node_values': compiled)
 
 
 def test_one_priming_process_per_part_scheme_and_family(tmp_path, monkeypatch):
