@@ -296,11 +296,11 @@ def interpreted(kernel):
 
 INTERPRETED_MAX_ELEMENTS = 200_000
 """A call whose array arguments hold more elements than this compiles as usual: the
-twin's speed (≈ 50–100× below the compiled kernel's) is for small models, and its
+twin's speed (≈ 50–500× below the compiled kernel's) is for small models, and its
 arguments are copied first (a twin that raises leaves them as they were)."""
 PROBE_INTERVAL = 0.5
-"""Seconds between two looks in the disk cache for the same kernel and argument types
-while it is missing (a background process is filling it)."""
+"""Seconds between two looks in the disk cache for a kernel it lacked (a background
+process is filling it; typing the arguments of a look takes milliseconds)."""
 
 _ENGINE = Path(__file__).resolve().parent
 _STATE = threading.local()
