@@ -47,9 +47,11 @@ def _ensure_numba_cache_dir() -> None:
     ``config.CACHE_DIR`` is set also when Numba was imported first (found when a
     benchmark imported it before the engine).  A ``NUMBA_CACHE_DIR`` set by the user
     is kept."""
+    from .interpreted import install as install_interpreted
     from .kernel_cache import install
 
     install()
+    install_interpreted()  # (inert outside engine.interpreted.interpret_while_cold)
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     digest = _toolchain_digest()

@@ -142,12 +142,42 @@ def spawn_priming(scheme: int, family: tuple, part: str = "run") -> subprocess.P
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    code = (f"from engine.priming import {PARTS[part]} as prime; "
+    code = (f"from engine.priming import {PARTS[part]} as prime, alone; "
             "from engine.specialize import marker_of_code; "
+            f"alone('{part}', {int(scheme)}, {family_code(family)}) and "
             f"prime({int(scheme)}, marker_of_code({family_code(family)}))")
     return subprocess.Popen([sys.executable, "-c", code], env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
+
+
+_HELD: list[int] = []
+
+
+def alone(part: str, scheme: int, code: int) -> bool:
+    """Whether this process is the only one priming ``part`` of ``scheme`` on the
+    family ``code`` into this kernel cache (an exclusive lock beside the cache, held
+    until the process ends): ``rrp run`` leaves its priming processes to finish the
+    cache after a short run (issue #45), and a second cold run meanwhile must not start
+    two more that compile the same kernels (each would take a core)."""
+    import fcntl
+
+    from numba.core import config
+
+    root = Path(config.CACHE_DIR or os.environ.get("TMPDIR", "/tmp"))
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root / f"priming-{part}-{scheme}-{code}.lock", os.O_RDWR | os.O_CREAT,
+                     0o644)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _HELD.append(fd)
+    return True
 
 
 def start_siblings(model, integrator: str) -> subprocess.Popen | None:

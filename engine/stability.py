@@ -276,7 +276,7 @@ def stiffness_energy(x: np.ndarray, v: np.ndarray, q: np.ndarray, omega: np.ndar
         return 0.0
     rows = np.zeros((n, 2))
     kinds = np.zeros((n, 2), dtype=np.int64)
-    stiffness_rows(x, v, q, omega, ff_arrays, rows, kinds)
+    stiffness_rows(x, v, q, omega, ff_arrays, rows, kinds, math.inf)  # (the primed signature)
     m, J, D, flags, fp = ff_arrays[:5]
     with np.errstate(over="ignore", invalid="ignore"):  # (extreme scenarios: inf, unused)
         total = 0.5 * float(np.sum(m * rows[:, 0] * D * D + J * rows[:, 1]))

@@ -41,6 +41,11 @@ SLOW_CASES: list[tuple[str, str]] = [
        f"[*-{s}]", COMPILE) for s in ("lgvi", "campello", "rrp-exact", "rrp-implicit")),
     ("tests/test_stages.py::test_cli_resume_across_a_stage_change_matches_an_unbroken_run",
      PROCESSES),
+    # the interpreted twins (issue #45): the pendulum's and the torus's rrp-newmark stay
+    ("tests/test_interpreted.py::test_interpreted_then_compiled_gives_the_compiled_bits"
+     "[torus-pfc-verlet]", COMPILE),
+    ("tests/test_interpreted.py::test_interpreted_then_compiled_gives_the_compiled_bits"
+     "[torus-lgvi]", COMPILE),
     # whole-run examples and studies
     ("tests/test_api.py::test_the_branch_example_prints_what_it_documents",
      "the branch example's hard-contact schemes: ~45 s compile"),

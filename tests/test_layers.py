@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: rotations, array layout, state, the kernel cache, the family gates and constants
     ("engine.rotations", "engine.layout", "engine.state", "engine.kernel_cache", "engine.inputs",
-     "engine.specialize", "engine.solver_counts"),
+     "engine.specialize", "engine.solver_counts", "engine.interpreted"),
     # 2: the force terms and what finds their pairs
     ("engine.potentials", "engine.neighbours", "engine.contact", "engine.parallel",
      "engine.generalized.spring_pendulum"),

@@ -13,6 +13,7 @@ tracebacks (``RRP_DEBUG=1`` shows them for bugs).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -123,7 +124,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _prime_in_a_subprocess(tty: bool, model, integrator: str) -> None:
+def _prime_in_a_subprocess(tty: bool, model, integrator: str) -> list:
     """When the kernel cache lacks this run's stepping loop (a fresh install, a new
     version, a scheme or model not run before), compile the run's kernels
     (``engine.priming``: its scheme and its model's terms only) in a process of their
@@ -131,31 +132,48 @@ def _prime_in_a_subprocess(tty: bool, model, integrator: str) -> None:
     compiled in order, and the kernels beside it), as Numba keeps ≈ 0.6 GB of the
     compiler's memory in the process that compiles, on top of the model's (a first
     10⁶-sphere run peaked at 2.43 GB instead of 1.91; BENCHMARKS.md).  This process
-    then loads them from the cache."""
+    then loads them from the cache.
+
+    A model of at most ``INTERPRETED_MAX_BODIES`` bodies does not wait: the processes
+    are returned, still compiling, and the run steps with the kernels' uncompiled twins
+    meanwhile (``engine.interpreted``, the same bits), swapping to the compiled loop at
+    the first chunk after it is in the cache (issue #45).  Else they are waited for and
+    ``[]`` is returned."""
     from engine.integrators.registry import get_integrator
     from engine.priming import run_kernels_cached, spawn_priming
 
     if getattr(model, "coordinates", "bodies") != "bodies":
-        return  # (the generalized-coordinate kernels are small: compiled in the run)
+        return []  # (the generalized-coordinate kernels are small: compiled in the run)
     try:
         info = get_integrator(integrator)
     except KeyError:
-        return  # (the run reports it)
+        return []  # (the run reports it)
     if info.event_driven:  # (no stepping loop: energy-stepping's kernels are small, and
-        return  # its models at most a few thousand bodies; the run builds them)
+        return []  # its models at most a few thousand bodies; the run builds them)
     scheme = info.scheme_id
     family = model.forcefield.arrays[-1]
     if run_kernels_cached(scheme, family):
-        return
+        return []
+    small = model.forcefield.n_bodies <= INTERPRETED_MAX_BODIES
     if tty:
-        print(f"compiling the kernels of {integrator} on this model (first use only)…",
+        print(f"compiling the kernels of {integrator} on this model (first use only)"
+              + ("; stepping interpreted meanwhile…" if small else "…"),
               file=sys.stderr, flush=True)
     # the chain forces → step → loop in one process, the kernels beside it in another,
     # on the second core (engine.priming.prime_sibling_kernels); a failure here is the
     # main process's to report: it compiles what is missing itself
     procs = [spawn_priming(scheme, family, "run"), spawn_priming(scheme, family, "siblings")]
+    if small:
+        return procs
     for p in procs:
         p.wait()
+    return []
+
+
+INTERPRETED_MAX_BODIES = 1000
+"""The largest model ``rrp run`` steps interpreted while its kernels compile (issue #45:
+the pendulum's twin takes ≈ 30 µs a step, the torus's 80 spheres ≈ 25 ms, an assembly's
+252 ≈ 80 ms; a larger model would barely move before the compile ends)."""
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -197,13 +215,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_out(Path(out))
     lock = OutputLock(out).acquire() if out else None
     writer = None
+    stack = contextlib.ExitStack()
     try:
+        from engine.interpreted import interpret_while_cold
+
         with signals.immediate():
             every = args.every or run.every
             tol = args.energy_tolerance or run.energy_tolerance
-            model = sc.build_model()
-            integrator = _scheme(args, sc, model, bool(overrides))
-            _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet, model, integrator)
+            with interpret_while_cold():  # (the model's own kernels, the look in the
+                model = sc.build_model()  # cache: small arguments run uncompiled)
+                integrator = _scheme(args, sc, model, bool(overrides))
+                compiling = _prime_in_a_subprocess(sys.stderr.isatty() and not args.quiet,
+                                                   model, integrator)
+            if compiling:  # the kernels' twins step while those processes compile the
+                stack.enter_context(interpret_while_cold())  # run's (issue #45)
             frames = bool(args.out or args.vtk) and not args.no_frames
             sim = simulation_for(model, integrator, h, record_every=every, record_frames=frames,
                              energy_tolerance=tol, record_state=frames)
@@ -236,6 +261,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if vtk_dir is not None and outcome.path is not None and outcome.path.exists():
             _write_vtk(str(outcome.path), vtk_dir, args.quiet)
     finally:
+        stack.close()
         if writer is None and lock is not None:
             lock.release()
         if tmp is not None:

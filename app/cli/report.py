@@ -89,6 +89,7 @@ def _report(args, sim, a, outcome, scenario, title, h, t_end, t_prep,
         "us_per_step_cpu": cpu,
         "steps_per_second": 1e6 / us if us == us and us > 0 else None,
         "startup_seconds": t_prep,
+        "interpreted_steps": getattr(sim, "interpreted_steps", 0),
         "records": records,
         "output": str(outcome.path) if outcome.path is not None else args.out,
         "version": __version__,
@@ -249,6 +250,9 @@ def _print_summary(s: dict[str, Any], title: str, props: str) -> None:
         print(f"  speed       {s['us_per_step']:.3g} µs/step, {s['steps_per_second']:,.0f} "
               "steps/s (engine only: JIT and I/O excluded); "
               f"{s['us_per_step_cpu']:.3g} µs/step of the stepping thread's CPU")
+    if s.get("interpreted_steps"):
+        print(f"              the first {s['interpreted_steps']:,} steps interpreted while "
+              "the kernels compiled (the same bits: docs/performance.md)")
     if s["output"]:
         print(f"  output      {s['output']} ({s['records']} records)")
 

@@ -23,8 +23,9 @@ from ..contact import grown_contact_work
 from ..diagnostics import energy_scale, momentum_scales, rotational_energy, spin_momentum
 from ..forcefield import ForceField, compute_forces_ws, new_scratch
 from ..integrators.advance import advance_ws as _advance_kernel
-from ..integrators.advance import needs_scratch, new_state_buffer, new_work
+from ..integrators.advance import loop_kernel, needs_scratch, new_state_buffer, new_work
 from ..integrators.registry import IntegratorInfo, get_integrator
+from ..interpreted import interpreted, twin_calls
 from ..layout import (
     E_ROTATIONAL,
     E_TRANSLATIONAL,
@@ -156,6 +157,15 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin, StagesMixin):
         self.record_every = int(record_every)
         self.record_frames = bool(record_frames)
         self.energy_tolerance = energy_tolerance
+        self.kernels = "compiled"
+        """How the stepping loop runs: ``"compiled"`` (Numba's machine code; within
+        ``engine.interpreted.interpret_while_cold``, its uncompiled twin until the disk
+        cache holds the code, as on a cold start) or ``"interpreted"`` (always the twin:
+        ``engine.interpreted``).  The same bits either way, so it may change between any
+        two calls of :meth:`advance` (issue #45)."""
+        self.stepped_by = ""
+        """Which implementation took the last chunk's steps: ``"compiled"`` or
+        ``"interpreted"`` (the twin: a cold start's first seconds)."""
         self.t_end = math.inf
         """Where the run is meant to end (``rrp run`` sets it; the app runs until paused):
         the stability estimate counts the wall impacts free flight reaches before it."""
@@ -173,6 +183,8 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin, StagesMixin):
         grow when another thread, a run file's writer, takes the core meanwhile; with the
         parallel kernels it is this thread's share only)."""
         self.kernel_steps = 0
+        self.interpreted_steps = 0
+        """The steps the loop's uncompiled twin took (:attr:`kernels`, issue #45)."""
 
     # ------------------------------------------------------------------ properties
     @property
@@ -620,11 +632,13 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin, StagesMixin):
         self._ensure_scratch()
         t0, c0 = time.perf_counter(), time.thread_time()
         ff = self.ff.arrays
-        done, nrec, status = _advance_kernel(
-            self._integrator.scheme_id, n, self.h, self.t, self.step_index, self.record_every,
+        done, nrec, status = self._stepping_loop(
+            n, self.h, self.t, self.step_index, self.record_every,
             self._s0, self._s1, ff, self._work, e_ctrl, rec, self.record_frames,
             self._info, self._scratch(ff))
         self._after_kernel(n, done, t0, c0)
+        if self.stepped_by == "interpreted":
+            self.interpreted_steps += done
         r = slice(0, nrec)
         steps, times = self._record_steps(first, nrec)
         extra = {"step": steps}
@@ -638,6 +652,19 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin, StagesMixin):
         if state and nrec:
             self._keep_springs(self.series.n - 1)
         return done, status
+
+    def _stepping_loop(self, *args) -> tuple[int, int, int]:
+        """The stepping loop of the current scheme on ``args`` (after the scheme: see
+        ``engine.integrators.advance.advance_ws``), compiled or its twin
+        (:attr:`kernels`), noting which ran in :attr:`stepped_by`."""
+        scheme = self._integrator.scheme_id
+        if self.kernels == "interpreted":
+            self.stepped_by = "interpreted"
+            return interpreted(loop_kernel(scheme))(*args)
+        before = twin_calls()
+        out = _advance_kernel(scheme, *args)
+        self.stepped_by = "interpreted" if twin_calls() != before else "compiled"
+        return out
 
     def _record_now(self) -> None:
         snap = self.snapshot()
