@@ -172,7 +172,8 @@ def test_the_metamaterial_reads_with_its_hybrid_style(tmp_path):
     d = read_data(metamaterial(tmp_path), atom_style="hybrid bpm/sphere dipole")
     assert d.x.shape == (1360, 3) and d.bonds.shape == (1440, 2)
     assert np.allclose(d.D, 0.1) and np.allclose(d.m, math.pi / 6 * 1e-3)
-    assert d.dropped == ["q", "mux", "muy", "muz"]
+    assert d.dropped == ["q"]  # (the dipoles are carried: issue #44 item 6)
+    assert d.mu.shape == (1360, 3) and np.count_nonzero(d.mu.any(axis=1)) == 64
     c = read_data(metamaterial(tmp_path, crlf=True), atom_style="hybrid bpm/sphere dipole")
     for a, b in ((d.x, c.x), (d.m, c.m), (d.D, c.D), (d.bonds, c.bonds)):
         assert np.array_equal(a, b)
@@ -191,9 +192,10 @@ def test_import_of_the_metamaterial_names_atom_style_or_writes_it(tmp_path):
               tmp_path / "s.toml")
     assert res.returncode == 0, res.stderr
     assert "(1360 bodies)" in res.stdout and "(1440 bonds, 1 bond type)" in res.stdout
-    assert "not carried: q, mux, muy, muz" in res.stdout and "units SI" in res.stdout
+    assert "not carried: q\n" in res.stdout
+    assert "units SI" in res.stdout  # (the dipoles are carried: issue #44 item 6)
     bodies = np.loadtxt(tmp_path / "s-bodies.csv", delimiter=",", skiprows=1)
-    assert bodies.shape == (1360, 13)
+    assert bodies.shape == (1360, 16)
     crlf = metamaterial(tmp_path, crlf=True)
     res = rrp("import", "lammps", crlf, "--atom-style", "hybrid bpm/sphere dipole", "--out",
               tmp_path / "c.toml", "--quiet")
@@ -201,22 +203,19 @@ def test_import_of_the_metamaterial_names_atom_style_or_writes_it(tmp_path):
     assert (tmp_path / "c-bodies.csv").read_bytes() == (tmp_path / "s-bodies.csv").read_bytes()
 
 
-def test_the_deck_gives_the_style_units_and_bond_coefficients(tmp_path):
+def test_the_deck_gives_the_style_units_and_bond_law(tmp_path):
+    """The deck's units lj are taken as they are (issue #44 item 6: a dimensionless
+    model, said in a note) and its bond_coeff is the bpm/rotational law's, not the
+    binder's (tests/test_lammps_deck_import.py has the rest)."""
     src = metamaterial(tmp_path)
     deck = tmp_path / "in.bpm.metamaterial"
     deck.write_bytes((DATA / "in.bpm.metamaterial").read_bytes())
     res = rrp("import", "lammps", src, "--deck", deck, "--out", tmp_path / "s.toml")
-    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
-    assert "in.bpm.metamaterial line 6: units lj are LAMMPS's reduced units" in res.stderr
-    res = rrp("import", "lammps", src, "--deck", deck, "--units", "si", "--out",
-              tmp_path / "s.toml")
     assert res.returncode == 0, res.stderr
+    assert "in.bpm.metamaterial line 6: units lj: the numbers are taken as they are" \
+        in res.stderr
     text = (tmp_path / "s.toml").read_text()
-    # bond_coeff 1 1.0 1.0 0.1 0.5 …: k_bend = Kb, k_axial = Kr r0², k_shear = Ks r0², r0 0.1
-    assert "k_bend = 0.5\n" in text
-    assert "k_axial = 0.0100000000" in text and "k_shear = 0.0100000000" in text
-    assert "not carried: type 1's torsion Kt 0.1" in res.stderr
-    assert "critical forces and damping" in res.stderr
+    assert 'law = "bpm/rotational"\nk_r = 1.0\nk_s = 1.0\nk_t = 0.1\nk_b = 0.5\n' in text
 
 
 # ------------------------------------------------------------------- read right or refused

@@ -5,10 +5,13 @@ docs/scenarios.md "Assemblies").
 The scenario reads the CSVs (``bodies = "…-bodies.csv"``, ``bonds = "…-bonds.csv"``), so
 it runs without the data file.  The atom style and units come from ``--atom-style`` and
 ``--units``, else the ``--deck``'s lines, else the file's own (issue #43 item 1,
-``engine.io.lammps.read_data``).  A bond type gets the binder coefficients the data file
+``engine.io.lammps.read_data``).  With ``--deck`` the deck's commands are read
+(issue #44 item 6, ``engine.io.lammps.deck_plan`` and ``deck_scenario``): its bond law,
+``set`` masses, groups, timestep and ``run`` stages with their fields and damping; a
+command not carried is one line naming it and its line, nothing written.  Otherwise a
+bond type gets the binder coefficients the data file
 carries in its ``# rrp bond_type`` header comments (written by ``rrp convert --to
-lammps``: issue #35 item 1), else the deck's ``bond_coeff`` where its bond style maps
-(``engine.io.lammps.read_deck``), else the torus's binder constants (k_bend 10, k_axial 200,
+lammps``: issue #35 item 1), else the torus's binder constants (k_bend 10, k_axial 200,
 k_shear 200) in ``[bond_types]`` — LAMMPS's bond coefficients are not those of the B&G
 binder law — and the command says so in one line.  No walls and no
 gravity unless the scenario is edited to ask for them.  ``[run] h`` is the accuracy
@@ -50,8 +53,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the data file's LAMMPS units (overrides the deck's units and the "
                         "title's 'units = ...'); converted to SI, lj refused")
     p.add_argument("--deck", default=None, metavar="IN.deck",
-                   help="the LAMMPS input deck: its atom_style, units, bond_style and "
-                        "bond_coeff lines are used")
+                   help="the LAMMPS input deck: its units, atom_style, groups, set, "
+                        "bond_style/bond_coeff, timestep, fixes (nve/bpm/sphere, efield, "
+                        "viscous, viscous/sphere), variables and run lines become the "
+                        "scenario's laws, masses, step and stages; any other command is "
+                        "refused (docs/scenarios.md \"LAMMPS input decks\")")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p.set_defaults(handler=cmd_import)
 
@@ -89,23 +95,43 @@ def _import(args: argparse.Namespace) -> int:
     stem = out.stem
     bodies_csv, bonds_csv = out.parent / f"{stem}-bodies.csv", out.parent / f"{stem}-bonds.csv"
     _refuse_overwriting_the_input(args, [out, bodies_csv, bonds_csv])
-    d, deck_notes, coeff_from = _read(args)
+    d, deck_notes, coeff_from, scen = _read(args)
     n = d.x.shape[0]
     J = 0.1 * d.m * d.D * d.D
-    table = np.column_stack([d.x, d.D, d.m, J, d.v, d.omega, d.mol])
+    cols = [d.x, d.D, d.m, J, d.v, d.omega]
+    header = "x,y,z,diameter,mass,inertia,vx,vy,vz,wx,wy,wz"
+    if d.mu is not None:
+        cols.append(d.mu)
+        header += ",mux,muy,muz"
+    table = (np.column_stack([*cols, d.mol]), header + ",group")
     types = sorted(set(range(1, d.n_bond_types + 1)) | set(np.unique(d.bond_type).tolist()))
-    units = ("si" if d.units == "si" else f"LAMMPS {d.units} converted to SI" if d.units
+    lj = scen is not None and getattr(args, "_lj", False)
+    units = ("lj, taken as they are (a dimensionless model)" if lj else "si"
+             if d.units == "si" else f"LAMMPS {d.units} converted to SI" if d.units
              else "SI (the file names none: its numbers taken as they are)")
-    lines = [f"# Imported from {Path(args.data_file).name} by 'rrp import lammps' "
-             f"(atom style {d.style}, units {units}): {n} spheres, {d.bonds.shape[0]} bonds.",
+    deck_name = Path(args.deck).name if args.deck else ""
+    lines = [f"# Imported from {Path(args.data_file).name}"
+             + (f" and the deck {deck_name}" if scen is not None else "")
+             + f" by 'rrp import lammps' (atom style {d.style}, units {units}): "
+             f"{n} spheres, {d.bonds.shape[0]} bonds.",
              "# Bond coefficients: the torus's binder constants (edit [bond_types]); no walls",
              "# and no gravity (add [[walls]] and gravity = [...] under [parameters]).",
              f'title = "{Path(args.data_file).name} (imported from LAMMPS)"',
              'model = "assembly"', f'bodies = "{bodies_csv.name}"',
              f'bonds = "{bonds_csv.name}"', "", "[parameters]",
-             "gravity = [0.0, 0.0, 0.0]", ""]
-    missing = [t for t in types if str(t) not in d.bond_coeffs]
+             "gravity = [0.0, 0.0, 0.0]"]
+    if scen is not None:  # (the deck has no pair style: LAMMPS's spheres do not touch)
+        lines += ["k_contact = 0.0  # the deck has no pair_style: no contacts",
+                  "k_wall = 0.0"]
+    lines.append("")
+    laws = scen.laws if scen is not None else {}
+    missing = [t for t in types if str(t) not in d.bond_coeffs and str(t) not in laws]
     for t in types:
+        if str(t) in laws:
+            lines += [f"[bond_types.{t}]"] + [
+                f"{key} = {_toml(v)}" for key, v in laws[str(t)].items()]
+            lines.append("")
+            continue
         k = d.bond_coeffs.get(str(t))  # (the file's comments, else the deck's map)
         vals = TORUS_BINDER if k is None else dict(zip(TORUS_BINDER, k, strict=True))
         lines += [f"[bond_types.{t}]"] + [f"{key} = {v!r}" for key, v in vals.items()]
@@ -113,16 +139,33 @@ def _import(args: argparse.Namespace) -> int:
     if not missing:
         lines[1] = (f"# Bond coefficients: those {coeff_from} gives (edit [bond_types]); "
                     "no walls")
+    if scen is not None and scen.stages:
+        from engine.models.stages import stages_toml
+
+        for k, (st, r) in enumerate(zip(scen.stages, scen.runs, strict=True)):
+            lines.append(f"# stage {k + 1}: {deck_name} line {r.line}, run {r.steps}")
+            lines += stages_toml([st]).rstrip("\n").split("\n")
+            lines.append("")
     try:  # (from the scenario as 'rrp run' will build it: a draft beside the output)
         h, why = _step_of_draft(out, bodies_csv, bonds_csv, table, d, "\n".join(lines))
     except ValueError as exc:  # (the scenario, model and run errors: nothing is written)
         raise UsageError(f"{args.data_file}: no stable step for the imported state: "
                          f"{exc}") from None
+    if scen is not None and scen.h is not None:
+        guide = h
+        h = scen.h
+        why = (f"the deck's timestep ({deck_name})"
+               + ("" if h <= guide * 2.0 else f"; above the accuracy guide {guide:g} of "
+                  "the imported state: 'rrp run' says so"))
     at = lines.index("[parameters]")
-    lines[at:at] = [f"# {why}", "[run]", f"h = {h!r}", ""]
+    run = [f"# {why}", "[run]", f"h = {h!r}"]
+    if scen is not None and scen.stages:
+        total = sum(st.steps for st in scen.stages)
+        run += [f"t_end = {total * h!r}  # the stages' total: {total} steps"]
+    lines[at:at] = [*run, ""]
     _write_all(args, out, bodies_csv, bonds_csv, table, d, "\n".join(lines))
     if not args.quiet:
-        for note in [*d.notes, *deck_notes]:
+        for note in [*d.notes, *deck_notes, *(scen.notes if scen is not None else [])]:
             print(f"rrp: note: {note}", file=sys.stderr)
         if missing:
             print(f"rrp: note: {Path(args.data_file).name} gives no binder coefficients"
@@ -145,8 +188,10 @@ def _read(args: argparse.Namespace):
     where they map.  Returns the data, the deck's notes and where the coefficients came
     from."""
     from engine.io.lammps import units as un
+    from engine.io.lammps.deck_plan import plan_of
+    from engine.io.lammps.deck_scenario import apply_plan
     from engine.io.lammps.read_data import LammpsDataError, read_data
-    from engine.io.lammps.read_deck import binder_of_deck, read_deck
+    from engine.io.lammps.read_deck import read_deck
     from engine.models.assembly import check_import
     from engine.models.assembly_input import AssemblyError
 
@@ -154,26 +199,39 @@ def _read(args: argparse.Namespace):
 
     try:
         deck = read_deck(args.deck) if args.deck is not None else None
+        plan = plan_of(deck) if deck is not None else None
         style, style_from = args.atom_style, "--atom-style"
         if style is None and deck is not None and deck.atom_style:
             style, style_from = deck.atom_style, deck.where(deck.style_line)
         units, units_from = args.units, "--units"
         if units is None and deck is not None and deck.units:
             units, units_from = deck.units, deck.where(deck.units_line)
+        notes: list[str] = []
+        args._lj = units == "lj" and deck is not None
+        if args._lj:  # (a deck in lj: a dimensionless model, its numbers as they are)
+            units = "si"
+            notes.append(f"{units_from}: units lj: the numbers are taken as they are (a "
+                         "dimensionless model: lengths in sigma, masses in m, energies in "
+                         "epsilon, shown as SI)")
         d = read_data(args.data_file, diameter=args.diameter, atom_style=style,
                       units=units, style_from=style_from, units_from=units_from)
-        notes: list[str] = []
+        sc = un.scales(d.units) if d.units else un.UNITS["si"]
         coeff_from = "the data file"
-        if deck is not None and d.bonds.size:
-            sc = un.scales(d.units) if d.units else un.UNITS["si"]
-            mapped, notes = binder_of_deck(deck, d.x, d.bonds, d.bond_type, sc)
-            if mapped and not d.bond_coeffs:
+        scen = None
+        if plan is not None:
+            scen = apply_plan(plan, d, sc)
+            if scen.laws:
                 coeff_from = f"the deck {deck.path.name}"
-            d.bond_coeffs = {**mapped, **d.bond_coeffs}  # (the file's exact comments win)
         check_import(d, TORUS_BINDER)
     except (LammpsDataError, AssemblyError) as exc:
         raise UsageError(str(exc)) from None
-    return d, notes, coeff_from
+    return d, notes, coeff_from, scen
+
+
+def _toml(v) -> str:
+    """A TOML scalar."""
+    return ("true" if v else "false") if isinstance(v, bool) else \
+        f'"{v}"' if isinstance(v, str) else repr(float(v))
 
 
 def _write_all(args: argparse.Namespace, out: Path, bodies_csv: Path, bonds_csv: Path,
@@ -197,9 +255,9 @@ def _write_files(paths: tuple[Path, Path, Path], table, d, text: str) -> None:
     """The bodies' CSV, the bonds' CSV and the scenario's text at ``paths``."""
     import numpy as np
 
-    np.savetxt(paths[0], table, delimiter=",", comments="",
-               header="x,y,z,diameter,mass,inertia,vx,vy,vz,wx,wy,wz,group",
-               fmt=["%.17g"] * 12 + ["%d"])
+    data, header = table
+    np.savetxt(paths[0], data, delimiter=",", comments="", header=header,
+               fmt=["%.17g"] * (data.shape[1] - 1) + ["%d"])
     np.savetxt(paths[1], np.column_stack([d.bonds, d.bond_type]), delimiter=",",
                comments="", header="i,j,type", fmt="%d")
     paths[2].write_text(text, encoding="utf-8")

@@ -100,6 +100,10 @@ class LammpsData:
     SI, columns not carried), one line each."""
     dropped: list[str] = field(default_factory=list)
     """The ``Atoms`` columns an assembly does not carry (``q``, ``mux`` …)."""
+    mu: np.ndarray | None = None
+    """``(n, 3)``: the ``mux muy muz`` columns as each sphere's body-frame dipole at
+    t = 0 (issue #44 item 6; units si or none only: the dipole has no unit scale here),
+    ``None`` where the style has none."""
 
     def lines(self, section: str) -> np.ndarray:
         """The line of each row of ``section`` (``"Atoms"``, ``"Bonds"``): the file is
@@ -278,10 +282,15 @@ def read_data(path: str | Path, *, diameter: float | None = None,
     else:
         D, m = _point_masses(label, buf, spans, counts, atom_type, style, at_line,
                              diameter, sc, how)
-    dropped = [k for k in cols if k not in st.CARRIED]
+    mu = None
+    if "mux" in c and unit_name in (None, "", "si"):  # (no unit scale for a dipole)
+        mu = np.ascontiguousarray(np.stack([c["mux"], c["muy"], c["muz"]], axis=1))
+    carried = st.CARRIED | ({"mux", "muy", "muz"} if mu is not None else set())
+    dropped = [k for k in cols if k not in carried]
     if dropped:
         notes.append(f"{label}: the columns {' '.join(dropped)} of atom style {style} are "
-                     "not carried (an assembly has no charges or dipoles)")
+                     "not carried (an assembly has no charges"
+                     + (")" if mu is not None else " or dipoles in these units)"))
     mol = c["mol"].astype(np.int64) if "mol" in c else np.zeros(n, dtype=np.int64)
     index_of = _index(label, at_line, ids)
     v, omega = _velocities(label, buf, spans, n, st.has_omega(style), index_of)
@@ -298,7 +307,7 @@ def read_data(path: str | Path, *, diameter: float | None = None,
                       hd.box * sc.length, style,
                       counts.get("bond types", int(btype.max(initial=0))), hd.coeffs,
                       hd.coeff_lines, hd.tilt * sc.length, unit_name or None, notes,
-                      dropped)
+                      dropped, mu)
 
 
 def _unwrap(x: np.ndarray, img: np.ndarray, box: np.ndarray, tilt: np.ndarray) -> None:
