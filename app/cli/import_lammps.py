@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--units", default=None,
                    choices=("lj", "real", "metal", "si", "cgs", "micro", "nano"),
                    help="the data file's LAMMPS units (overrides the deck's units and the "
-                        "title's 'units = ...'); converted to SI, lj refused")
+                        "title's 'units = ...'); converted to SI; lj refused, except a "
+                        "deck's: its numbers taken as they are")
     p.add_argument("--deck", default=None, metavar="IN.deck",
                    help="the LAMMPS input deck: its units, atom_style, groups, set, "
                         "bond_style/bond_coeff, timestep, fixes (nve/bpm/sphere, efield, "
@@ -105,7 +106,7 @@ def _import(args: argparse.Namespace) -> int:
         header += ",mux,muy,muz"
     table = (np.column_stack([*cols, d.mol]), header + ",group")
     types = sorted(set(range(1, d.n_bond_types + 1)) | set(np.unique(d.bond_type).tolist()))
-    lj = scen is not None and getattr(args, "_lj", False)
+    lj = scen is not None and scen.lj
     units = ("lj, taken as they are (a dimensionless model)" if lj else "si"
              if d.units == "si" else f"LAMMPS {d.units} converted to SI" if d.units
              else "SI (the file names none: its numbers taken as they are)")
@@ -207,8 +208,8 @@ def _read(args: argparse.Namespace):
         if units is None and deck is not None and deck.units:
             units, units_from = deck.units, deck.where(deck.units_line)
         notes: list[str] = []
-        args._lj = units == "lj" and deck is not None
-        if args._lj:  # (a deck in lj: a dimensionless model, its numbers as they are)
+        lj = units == "lj" and deck is not None
+        if lj:  # (a deck in lj: a dimensionless model, its numbers as they are)
             units = "si"
             notes.append(f"{units_from}: units lj: the numbers are taken as they are (a "
                          "dimensionless model: lengths in sigma, masses in m, energies in "
@@ -220,6 +221,7 @@ def _read(args: argparse.Namespace):
         scen = None
         if plan is not None:
             scen = apply_plan(plan, d, sc)
+            scen.lj = lj
             if scen.laws:
                 coeff_from = f"the deck {deck.path.name}"
         check_import(d, TORUS_BINDER)

@@ -34,6 +34,8 @@ class DeckScenario:
     h: float | None = None
     group_names: dict[int, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    lj: bool = False
+    """The deck's units are lj, taken as they are (the caller sets it)."""
     runs: list = field(default_factory=list)
     """The deck's ``run`` lines (:class:`~.deck_plan.RunStage`), one a stage."""
 
