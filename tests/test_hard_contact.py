@@ -11,6 +11,7 @@ from engine.contact.detect import contact_velocity, find_contacts_ws, new_contac
 from engine.contact.percussions import solve_percussions_ws
 from engine.forcefield import new_scratch
 from engine.layout import (
+    E_DISSIPATED,
     IS_CONTACTS,
     N_IS,
     P_E_N,
@@ -172,7 +173,7 @@ def test_frictionless_impact_conserves_what_the_wall_allows(frictionless_run):
     assert a["P"][-1, 0] > 5.0  # rebounded (P_x was −80)
     assert np.abs(a["P"][:, 1:] - a["P"][0, 1:]).max() < 1e-12 * sim.p_scale
     assert np.abs(a["L"][:, 0] - a["L"][0, 0]).max() < 1e-12 * sim.l_scale
-    D = a["energy"][:, -1]
+    D = a["energy"][:, E_DISSIPATED]
     assert np.abs(D).max() < 1e-8 * sim.e_scale
     rel = (a["energy"].sum(1) - sim.e_ref) / sim.e_scale
     assert np.abs(rel).max() < 2e-3
@@ -189,7 +190,7 @@ def test_friction_spins_the_spheres_and_dissipates():
     a = sim.series.arrays()
     spin = np.linalg.norm(a["omega"][-1], axis=1)
     assert spin.max() > 1.0  # the wall set them spinning (Ω₀ = 0)
-    D = a["energy"][:, -1]
+    D = a["energy"][:, E_DISSIPATED]
     assert D[-1] > 1e-3 * sim.e_scale
     assert np.all(np.diff(D) >= -1e-9 * sim.e_scale)
     rel = (a["energy"].sum(1) - sim.e_ref) / sim.e_scale  # E + D against E₀
