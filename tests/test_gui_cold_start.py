@@ -27,9 +27,11 @@ COLD_GUI = """
 import json, subprocess, sys, time
 import engine.priming as priming
 calls = []
+procs = []
 def spawn(scheme, family, part="run"):  # (a compile that never ends: nothing is built)
     calls.append(part)
-    return subprocess.Popen(["sleep", "600"])
+    procs.append(subprocess.Popen(["sleep", "600"]))
+    return procs[-1]
 priming.spawn_priming = spawn
 from PyQt6.QtCore import QSettings
 from PyQt6.QtWidgets import QApplication
@@ -51,6 +53,8 @@ fr = w.last_frame
 out = {"moved": bool((fr.x != x0).any()), "kernels": getattr(fr, "kernels", None),
        "status": w.status.text(), "calls": calls, "step": fr.step}
 w.close()
+for p in procs:
+    p.kill()
 print(json.dumps(out))
 """
 

@@ -104,7 +104,8 @@ class SimulationWorker(QObject):
         self._siblings: list = []  # processes building kernels (engine.priming)
         self._compiling: list[tuple[str, object]] = []
         """(scheme, process) building a stepping loop in the background while the runs
-        step on the kernels' uncompiled twins (issue #45); kept across a pause."""
+        step on the kernels' uncompiled twins (issue #45); kept across a pause, and left
+        to finish the cache when the window closes (as ``rrp run`` leaves them)."""
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -173,13 +174,6 @@ class SimulationWorker(QObject):
                 self._compiling.append((name, proc))
                 started = True
         return started
-
-    def _end_compiling(self) -> None:
-        for _, proc in self._compiling:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-        self._compiling = []
 
     @pyqtSlot()
     def start_thread(self) -> None:
@@ -457,8 +451,7 @@ class SimulationWorker(QObject):
         only be stopped from its own thread: one still running when the thread ended was
         stopped by its destructor in the GUI thread at exit, which Qt refuses), then end
         the thread's event loop: after this, nothing of the worker runs."""
-        self._halt()
-        self._end_compiling()
+        self._halt()  # (a background compile goes on: the next start finds its kernels)
         if self._timer is not None:
             self._timer.deleteLater()  # (deleted as the thread finishes)
             self._timer = None
