@@ -178,7 +178,8 @@ def build_runs(req: LoadRequest, stage: Callable[[int, int, str], None],
     preview(Preview(req.scenario, model.title, model, names, h))  # here)
     # (after the preview: on a cold cache, finding that the loop is not cached takes
     # seconds, which kept the initial state off the screen: issue #33 item 8)
-    cold = cold_schemes(model, names)
+    with interpret_while_cold() if compile_cold is not None else nullcontext():
+        cold = cold_schemes(model, names)  # (its stand-in's helpers: uncompiled)
     if cold and compile_cold is not None and compile_cold(model, cold):
         with interpret_while_cold():  # (issue #45: moving at once, compiled later)
             return _make_runs(req, sc, model, h, names, note, stage, [])
