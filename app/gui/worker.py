@@ -249,7 +249,8 @@ class SimulationWorker(QObject):
         self.pause()
         self.state_changed.emit("compiling", "starting a run from the recorded frame…")
         try:
-            runs, note = branch_runs(req)
+            with self._twins():  # (while the cache is cold: issue #45)
+                runs, note = branch_runs(req)
         except Exception as exc:  # (SimulationError and ValueError mostly: one line)
             text = one_line(exc)
             self.rejected.emit("branch", f"cannot continue from frame "
@@ -272,7 +273,8 @@ class SimulationWorker(QObject):
             return
         self.pause()
         try:
-            runs, note = resume_runs(sim, integrators, h)
+            with self._twins():
+                runs, note = resume_runs(sim, integrators, h)
         except Exception as exc:
             text = one_line(exc)
             self.rejected.emit("branch", f"cannot continue from here: {text}")
@@ -383,8 +385,10 @@ class SimulationWorker(QObject):
         if sim is None:
             return
         try:
-            sim.check_integrator(name)
-            if not sim.kernels_cached(name) and not self._switch_cold(sim, name):
+            with self._twins():  # (a stand-in's helpers, while the cache is cold)
+                sim.check_integrator(name)
+                cached = sim.kernels_cached(name)
+            if not cached and not self._switch_cold(sim, name):
                 text = f"compiling {name} (first use)…"  # seconds, said with a busy bar
                 self.progress.emit(0, 0, text)
                 self.state_changed.emit("compiling", text)
