@@ -66,7 +66,39 @@ def test_the_initial_state_is_drawn_while_the_kernels_build(qtbot, settings, see
     w.close()
 
 
-def test_a_switch_to_a_scheme_not_built_yet_says_so(qtbot, make_window, seen, monkeypatch):
+@pytest.fixture
+def staged(monkeypatch):
+    """A model too large for the twins (``app.cold_start``, issue #45): on a cold cache
+    its kernels are built before it moves, one stage each, as before the twins."""
+    import app.cold_start as cold_start
+
+    monkeypatch.setattr(cold_start, "INTERPRETED_MAX_BODIES", 0)
+
+
+@pytest.fixture
+def spawned(monkeypatch):
+    """The background compiles started (scheme id, part), each a process that stays
+    until killed (nothing compiles: the kernels stay as they were)."""
+    import subprocess
+
+    import engine.priming as priming
+
+    calls: list[tuple] = []
+
+    def spawn(scheme, family, part="run"):
+        proc = subprocess.Popen(["sleep", "600"])
+        calls.append((scheme, part, proc))
+        return proc
+
+    monkeypatch.setattr(priming, "spawn_priming", spawn)
+    yield calls
+    for *_, proc in calls:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_switch_to_a_scheme_not_built_yet_says_so(qtbot, make_window, seen, monkeypatch,
+                                                    staged):
     w = make_window(LoadRequest("pendulum"))
     built = []
     monkeypatch.setattr(Simulation, "kernels_cached", lambda self, name: False)
@@ -131,7 +163,7 @@ def test_the_first_paint_shows_an_explicit_request(qtbot, settings, tmp_path):
 
 
 def test_a_cold_compile_reports_each_kernel_group_with_an_estimate(qtbot, settings, seen,
-                                                                   monkeypatch):
+                                                                   monkeypatch, staged):
     """A cold cache (simulated: the stepping loop reads as not cached, so the kernel
     groups are built, from the warm cache, one step each): more than two steps, each
     kernel group; the times of a load that took long are kept, and the next cold start
@@ -182,7 +214,7 @@ def test_an_unknown_scheme_asked_for_is_not_shown_and_the_worker_says_why(qtbot,
 
 
 def test_the_cold_start_line_fits_the_status_bar_and_its_bar_moves_from_the_start(
-        qtbot, settings, monkeypatch):
+        qtbot, settings, monkeypatch, staged):
     """Issue #42 item 7: on a cold start the status line with its estimate ran off the
     status bar (a QLabel of ~1100 pixels of text in a 900-pixel window), and the bar,
     at "step 1 of 4", stayed empty for the whole first step (~30 s).  The line is
@@ -232,3 +264,55 @@ def test_the_cold_start_line_fits_the_status_bar_and_its_bar_moves_from_the_star
             assert first["bar"][1] > 0 and first["bar"][2] > 0  # (not busy: a share)
         else:
             assert first["bar"][1] == 0  # (busy: nothing to measure by yet)
+
+
+# ---------------------------------------------------------------- issue #45
+def test_a_cold_small_model_moves_at_once_while_its_kernels_compile_behind(
+        qtbot, settings, seen, monkeypatch, spawned):
+    """A cold cache (simulated: the stepping loop reads as not cached) on the torus: no
+    kernel group is built before it moves; the processes that build its stepping loop
+    (the chain and the kernels beside it) are started and left running, across a
+    pause and after the window closes (the next start finds the cache filled).  (That
+    the twins step meanwhile, with an empty cache: ``test_gui_cold_start.py``.)"""
+    import app.gui.kernel_stages as ks
+    from engine.integrators import get_integrator
+
+    monkeypatch.setattr(ks, "run_kernels_cached", lambda scheme, family: False)
+    w = MainWindow(LoadRequest("torus"), settings=settings)
+    w.show()
+    qtbot.addWidget(w)
+    qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None, timeout=WAIT)
+    scheme = get_integrator("rrp-newmark").scheme_id
+    assert [c[:2] for c in spawned] == [(scheme, "run"), (scheme, "siblings")]
+    texts = [e[3] for e in seen if e[0] == "progress"]
+    assert not any("stepping loop" in t or "stability estimate" in t for t in texts), texts
+    x0 = w.last_frame.x.copy()
+    w.play()
+    qtbot.waitUntil(lambda: w.last_frame.step > 0, timeout=WAIT)
+    w.pause()
+    qtbot.waitUntil(lambda: w.state == "paused", timeout=WAIT)
+    assert not np.array_equal(w.last_frame.x, x0)
+    assert w.worker.compiling() == ["rrp-newmark"]  # (a pause leaves the compile going)
+    w.close()
+    assert all(c[2].poll() is None for c in spawned)  # (left to finish the cache)
+
+
+def test_a_first_switch_on_a_cold_cache_takes_effect_at_once(qtbot, make_window, seen,
+                                                             monkeypatch, spawned):
+    """A first switch to a scheme whose loop is not cached, on a small model: its
+    loop is built in the background, nothing is built in the worker, and the run
+    switches at once (no busy bar: it steps on the twins meanwhile, issue #45)."""
+    from engine.integrators import get_integrator
+
+    w = make_window(LoadRequest("pendulum"))
+    built = []
+    monkeypatch.setattr(Simulation, "kernels_cached", lambda self, name: False)
+    monkeypatch.setattr(Simulation, "build_kernels", lambda self, name: built.append(name))
+    del seen[:]
+    w.set_integrator("rk4")
+    qtbot.waitUntil(lambda: w.last_frame is not None and w.last_frame.integrator == "rk4",
+                    timeout=WAIT)
+    assert built == [] and not [e for e in seen if e[0] == "progress"]
+    assert [c[:2] for c in spawned] == [(get_integrator("rk4").scheme_id, "run"),
+                                         (get_integrator("rk4").scheme_id, "siblings")]
+    assert w.worker.compiling() == ["rk4"]

@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine.studies", "engine.api", "engine"),
     # 8: what the window and the command line share (no Qt widgets, no argparse)
     ("app.errors", "app.run_signals", "app.run_loop", "app.scene", "app.plot_style", "app.export",
-     "app.resume_checks"),
+     "app.resume_checks", "app.cold_start"),
     # 9: the window
     ("app.gui",),
     # 10: the command line

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..cold_start import INTERPRETED_MAX_BODIES
 from ..errors import EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, UsageError
 
 # the argument types (app.cli.args: also used by the sub-command modules, which import
@@ -168,12 +169,6 @@ def _prime_in_a_subprocess(tty: bool, model, integrator: str) -> list:
     for p in procs:
         p.wait()
     return []
-
-
-INTERPRETED_MAX_BODIES = 1000
-"""The largest model ``rrp run`` steps interpreted while its kernels compile (issue #45:
-the pendulum's twin takes ≈ 30 µs a step, the torus's 80 spheres ≈ 25 ms, an assembly's
-252 ≈ 80 ms; a larger model would barely move before the compile ends)."""
 
 
 def cmd_run(args: argparse.Namespace) -> int:

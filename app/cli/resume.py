@@ -4,6 +4,7 @@ run from its file's checkpoint, under the lock of its output."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 
@@ -54,8 +55,18 @@ def _cmd_resume(args: argparse.Namespace, signals) -> int:
 
 
 def _resume_locked(args: argparse.Namespace, signals, src, out, lock, source_lock) -> int:
+    """The resume, under its locks; on a cold kernel cache, a small model steps with the
+    kernels' uncompiled twins while its kernels compile in the background, as a fresh
+    ``rrp run`` does (issue #45: the same bits)."""
+    with contextlib.ExitStack() as stack:  # (engine imports: lazily, as the CLI's)
+        return _resume_in(args, signals, src, out, lock, source_lock, stack)
+
+
+def _resume_in(args: argparse.Namespace, signals, src, out, lock, source_lock,
+               stack: contextlib.ExitStack) -> int:
     from engine import __version__
     from engine.drivers import simulation_from_resume_state
+    from engine.interpreted import interpret_while_cold
     from engine.io import RunFile, RunFileError, RunWriter
     from engine.run_steps import step_count
     from engine.scenarios import load_scenario
@@ -73,7 +84,8 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock, source_loc
             if not args.quiet:
                 print(f"note: {note}", file=sys.stderr)
         d, n_records = rf.resume_state()
-        model = rf.build_model()
+        with interpret_while_cold():  # (the model's own kernels, on small arguments)
+            model = rf.build_model()
         scenario, version = rf.scenario, str(d.get("version", rf.version))
         t_file = float(d["t"])
         target = rf._f.attrs.get("t_end")
@@ -89,6 +101,8 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock, source_loc
     from ..resume_checks import finish_or_continue
 
     finish = finish_or_continue(args, src, d, t_file, target, status)
+    twins = stack.enter_context(contextlib.ExitStack())
+    twins.enter_context(interpret_while_cold())  # (until the cache is known to be warm)
     try:
         sim = simulation_from_resume_state(
             model, d, energy_tolerance=args.energy_tolerance or "keep")
@@ -108,6 +122,10 @@ def _resume_locked(args: argparse.Namespace, signals, src, out, lock, source_loc
     n_total = 0 if finish else step_count(args.t_end, sim.h, sim._t_base,
                                           sim.step_index - sim._step_base)
     tty = sys.stderr.isatty() and not args.quiet
+    from . import _prime_in_a_subprocess
+
+    if not finish and not _prime_in_a_subprocess(tty, model, sim.integrator.name):
+        twins.close()  # (warm, or a model compiled first: nothing steps interpreted)
     with signals.immediate():
         t_prep = time.perf_counter()
         sim.warm_up()

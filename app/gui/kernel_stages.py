@@ -52,13 +52,16 @@ def cold_schemes(model, names: list[str]) -> list[tuple[str, int]]:
     return out
 
 
-def priming_stages(model, names: list[str]) -> list[Stage]:
+def priming_stages(model, names: list[str],
+                   cold: list[tuple[str, int]] | None = None) -> list[Stage]:
     """The kernel groups to build before the runs of ``names`` on ``model``, in the
     order a run compiles them: empty when every stepping loop is cached (a warm start:
     the runs load their kernels in a fraction of a second); else the forces, then each
     cold scheme's step and stepping loop, then the stability estimate and the helpers
-    (the neighbour grid, the attitude map of the output)."""
-    cold = cold_schemes(model, names)
+    (the neighbour grid, the attitude map of the output).  ``cold``: what
+    :func:`cold_schemes` gives, when the caller has it."""
+    if cold is None:
+        cold = cold_schemes(model, names)
     if not cold:
         return []
     from engine.forcefield import compute_forces_ws, new_scratch, one_body_stand_in

@@ -30,7 +30,7 @@ from ..scene import AXES_DETAILS, BodyScene
 from .controls import ControlPanel
 from .inspector import inspector_html
 from .messages import DEFAULT_REQUEST
-from .perf import perf_line
+from .perf import kernels_line, perf_line
 from .plots import PlotPanel, TimedPlotWidget, error_title
 from .recorder import Recorder
 from .replay import Recording, TimelineBar
@@ -513,7 +513,10 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         rel = "—" if not math.isfinite(fr.rel_error) else f"{fr.rel_error:+.3e}"
         names = self.loaded.energy_names if self.loaded is not None else []
         scale = self.loaded.energy_scale if self.loaded is not None else "|E₀|"
-        text = (f"t = {fr.t:.4f}   step {fr.step}   {fr.integrator}, h = {fr.h:g}   "
+        runs = len(self.loaded.integrators) if self.loaded is not None else 1
+        cold = kernels_line(fr, runs)  # (issue #45: the twins step while compiling)
+        text = (f"{cold + '   ' if cold else ''}"
+                f"t = {fr.t:.4f}   step {fr.step}   {fr.integrator}, h = {fr.h:g}   "
                 f"{error_title(names, scale)[1]}/{scale} = {rel}   [{self.state}]")
         if fr.stage:  # (issue #44 item 5)
             text += f"   {fr.stage}"
@@ -521,7 +524,6 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
             text += "   " + contact_summary(fr.contact)
         self.status.setText(text)
         self.status.setToolTip(contact_details(fr.contact))
-        runs = len(self.loaded.integrators) if self.loaded is not None else 1
         self.perf.setText(perf_line(fr, runs, self._fps))  # (per recording interval: #33.6)
 
     def _on_failed(self, message: str) -> None:

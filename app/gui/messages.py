@@ -148,6 +148,12 @@ class Frame:
     stage: str = ""
     """The primary run's stage, e.g. ``"stage 2 of 2 (t = 10 → 15)"`` (``""``: the model
     has no stages; issue #44 item 5)."""
+    kernels: str = ""
+    """Which implementation took the primary run's last chunk: ``"compiled"``,
+    ``"interpreted"`` (the kernels' twins, while the cache is cold: issue #45) or ``""``
+    (no chunk yet)."""
+    compiling: tuple[str, ...] = ()
+    """The schemes whose kernels are being built in the background."""
 
 
 DEFAULT_REQUEST = LoadRequest("torus")

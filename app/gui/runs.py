@@ -9,6 +9,7 @@ passes in how to report its stages.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,13 @@ import numpy as np
 from engine.diagnostics import model_invariant_names, model_invariants, relative_energy_error
 from engine.drivers import simulation_for, simulation_from_frame, simulation_from_resume_state
 from engine.integrators import INTEGRATORS
+from engine.interpreted import interpret_while_cold
 from engine.layout import ENERGY_NAMES
 from engine.rotations import quat_to_matrix
 from engine.scenarios import ScenarioError, load_scenario
 from engine.simulation import Simulation, SimulationError, integrator_for, usable_integrators
 
-from .kernel_stages import priming_stages
+from .kernel_stages import cold_schemes, priming_stages
 from .messages import BranchRequest, LoadRequest, Preview, Series
 
 MAX_COMPARE = 3
@@ -150,15 +152,25 @@ def _run(names: list[str], name: str, sim: Simulation) -> Run:
 
 def build_runs(req: LoadRequest, stage: Callable[[int, int, str], None],
                preview: Callable[[Preview], None],
-               start_siblings: Callable[[Any, str], None]) -> tuple[list[Run], str]:
+               start_siblings: Callable[[Any, str], None],
+               compile_cold: Callable[[Any, list[tuple[str, int]]], bool] | None = None
+               ) -> tuple[list[Run], str]:
     """The runs of ``req`` and a note: a scheme that cannot drive the model (say the
     contact model was switched to hard) is replaced by one that can
     (:func:`choose_integrator`), a compare scheme that cannot is left out.  ``preview``
     gets the model before its kernels are built, ``stage(k, n, what)`` each stage of
     the build (issue #33 item 8), ``start_siblings(model, scheme)`` starts the second
-    process that builds kernels on a cold cache."""
+    process that builds kernels on a cold cache.
+
+    On a cold cache, ``compile_cold(model, cold)`` (``cold``: the ``(name, scheme id)``
+    of the schemes whose stepping loops are not cached) may start building them in the
+    background and return ``True``: then nothing is built here, the runs are made on
+    the kernels' uncompiled twins (issue #45: the same bits) and the caller steps them
+    within ``engine.interpreted.interpret_while_cold`` until the compiled loops are in
+    the cache."""
     sc = load_scenario(req.scenario, req.overrides or None)
-    model = sc.build_model()
+    with interpret_while_cold() if compile_cold is not None else nullcontext():
+        model = sc.build_model()  # (its own kernels, on small arguments: uncompiled)
     h = sc.run.h if req.h is None else req.h
     names, note = schemes(model, req.integrator or sc.run.integrator, req.compare,
                           sc.run.integrator)
@@ -166,7 +178,21 @@ def build_runs(req: LoadRequest, stage: Callable[[int, int, str], None],
     preview(Preview(req.scenario, model.title, model, names, h))  # here)
     # (after the preview: on a cold cache, finding that the loop is not cached takes
     # seconds, which kept the initial state off the screen: issue #33 item 8)
+    with interpret_while_cold() if compile_cold is not None else nullcontext():
+        cold = cold_schemes(model, names)  # (its stand-in's helpers: uncompiled)
+    if cold and compile_cold is not None and compile_cold(model, cold):
+        with interpret_while_cold():  # (issue #45: moving at once, compiled later)
+            return _make_runs(req, sc, model, h, names, note, stage, [])
     start_siblings(model, names[0])
+    # on a cold cache, one step per kernel group (issue #33 item 8); then the runs
+    return _make_runs(req, sc, model, h, names, note, stage,
+                      priming_stages(model, names, cold))
+
+
+def _make_runs(req: LoadRequest, sc, model, h: float, names: list[str], note: str,
+               stage: Callable[[int, int, str], None], priming: list
+               ) -> tuple[list[Run], str]:
+    """The runs of :func:`build_runs`, after building the kernel groups ``priming``."""
 
     def make(name: str) -> Simulation:
         return simulation_for(model, name, h, record_every=sc.run.every,
@@ -174,8 +200,6 @@ def build_runs(req: LoadRequest, stage: Callable[[int, int, str], None],
                               energy_tolerance=sc.run.energy_tolerance)
 
     runs = []
-    # on a cold cache, one step per kernel group (issue #33 item 8); then the runs
-    priming = priming_stages(model, names)
     n = len(priming) + (len(names) + 1 if not priming else len(names))
     for k, (what, build) in enumerate(priming):
         stage(k + 1, n, what)

@@ -15,6 +15,7 @@ The messages live in :mod:`app.gui.messages`, the building of the runs in
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -24,12 +25,15 @@ from pathlib import Path
 from PyQt6.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
 
 from engine.diagnostics import error_scale_symbol
+from engine.integrators import get_integrator
+from engine.interpreted import interpret_while_cold
 from engine.layout import ENERGY_NAMES
 from engine.priming import start_siblings
 from engine.scenarios import ScenarioError
 from engine.simulation import Simulation, SimulationError
 from engine.stability import StabilityEstimate
 
+from ..cold_start import compile_in_background, steps_interpreted
 from .messages import BranchRequest, Frame, Loaded, LoadRequest, Preview, Series
 from .reports import body_report, contact_details, contact_summary
 from .runs import (
@@ -55,6 +59,8 @@ __all__ = [  # (the names the window, the tests and the benchmarks import from h
 
 TICK_MS = 17
 """Interval of the stepping timer: at most ~59 chunks (and frames) a second (≤ 60 Hz)."""
+TWIN_TICK_S = 0.1
+"""The stepping time a tick takes at most while the kernels' twins step (issue #45)."""
 
 
 class SimulationWorker(QObject):
@@ -96,6 +102,10 @@ class SimulationWorker(QObject):
         self._rate_window: list[tuple[float, int, float, int]] = []
         self._inspect: int | None = None
         self._siblings: list = []  # processes building kernels (engine.priming)
+        self._compiling: list[tuple[str, object]] = []
+        """(scheme, process) building a stepping loop in the background while the runs
+        step on the kernels' uncompiled twins (issue #45); kept across a pause, and left
+        to finish the cache when the window closes (as ``rrp run`` leaves them)."""
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -116,8 +126,10 @@ class SimulationWorker(QObject):
         self._pause_asked.set()
 
     def _halt(self) -> None:
-        """Stop stepping: the timer stopped, the sibling processes ended (a compile for
-        a cache nobody will read now)."""
+        """Stop stepping: the timer stopped, the sibling processes of a staged build
+        ended (a compile for a cache nobody will read now).  The background compile of
+        a cold start (:attr:`_compiling`) goes on: the runs swap to its kernels when
+        they play again."""
         self.playing = False
         self._pause_asked.clear()  # (the runs under way have stopped: nothing to ask)
         for proc in self._siblings:
@@ -136,6 +148,33 @@ class SimulationWorker(QObject):
         return self._timer
 
     # ------------------------------------------------------------------ slots
+    def compiling(self) -> list[str]:
+        """The schemes whose stepping loops are being built in the background (the
+        processes that ended are forgotten)."""
+        self._compiling = [(n, p) for n, p in self._compiling if p.poll() is None]
+        return list(dict.fromkeys(n for n, _ in self._compiling))
+
+    def _twins(self):
+        """Within it, while a background compile runs, a kernel not in the cache yet
+        runs as its uncompiled twin (``engine.interpreted``: the same bits) instead of
+        compiling here; once the processes have ended, kernels compile as usual."""
+        return interpret_while_cold() if self.compiling() else contextlib.nullcontext()
+
+    def _compile_cold(self, model, cold: list[tuple[str, int]]) -> bool:
+        """On a cold cache, for a small model (``app.cold_start``), start building the
+        stepping loops of ``cold`` (``(name, scheme id)``, the primary's first: its
+        chain and the kernels beside it, a compare scheme's chain) in the background;
+        whether any started (then the runs step on the twins meanwhile)."""
+        if not steps_interpreted(model):
+            return False
+        started = False
+        for k, (name, scheme) in enumerate(cold):
+            parts = ("run", "siblings") if k == 0 else ("run",)
+            for proc in compile_in_background(model, scheme, parts):
+                self._compiling.append((name, proc))
+                started = True
+        return started
+
     @pyqtSlot()
     def start_thread(self) -> None:
         """Connected to the thread's ``started``: applies :attr:`threads_wanted`."""
@@ -168,7 +207,7 @@ class SimulationWorker(QObject):
         self.state_changed.emit("compiling", "loading the scenario…")
         try:
             runs, note = build_runs(req, self._stage, self.preview.emit,
-                                    self._start_siblings)
+                                    self._start_siblings, self._compile_cold)
         except Exception as exc:  # an engine bug must not take the window down either
             self.rejected.emit("scenario", str(exc) if isinstance(
                 exc, ScenarioError | SimulationError | ValueError) else
@@ -176,7 +215,8 @@ class SimulationWorker(QObject):
             self.state_changed.emit("paused" if self._runs else "idle",
                                     "scenario not loaded")
             return
-        self._install(runs, req, note)
+        with self._twins():
+            self._install(runs, req, note)
 
     def _install(self, runs: list[Run], req, note: str, branch: str = "") -> None:
         """Make ``runs`` the current runs (of request ``req``) and tell the window."""
@@ -209,7 +249,8 @@ class SimulationWorker(QObject):
         self.pause()
         self.state_changed.emit("compiling", "starting a run from the recorded frame…")
         try:
-            runs, note = branch_runs(req)
+            with self._twins():  # (while the cache is cold: issue #45)
+                runs, note = branch_runs(req)
         except Exception as exc:  # (SimulationError and ValueError mostly: one line)
             text = one_line(exc)
             self.rejected.emit("branch", f"cannot continue from frame "
@@ -232,7 +273,8 @@ class SimulationWorker(QObject):
             return
         self.pause()
         try:
-            runs, note = resume_runs(sim, integrators, h)
+            with self._twins():
+                runs, note = resume_runs(sim, integrators, h)
         except Exception as exc:
             text = one_line(exc)
             self.rejected.emit("branch", f"cannot continue from here: {text}")
@@ -320,10 +362,11 @@ class SimulationWorker(QObject):
             return
         done: list[tuple[object, float]] = []
         try:
-            for r in self._runs:
-                old = r.sim.h
-                r.sim.set_h(h)
-                done.append((r.sim, old))
+            with self._twins():  # (a cold cache: the twins re-derive, at once)
+                for r in self._runs:
+                    old = r.sim.h
+                    r.sim.set_h(h)
+                    done.append((r.sim, old))
         except SimulationError as exc:
             # an implicit scheme may fail to re-derive its velocity variable at the new
             # h: undo the runs already changed, so that all keep the old step
@@ -342,22 +385,36 @@ class SimulationWorker(QObject):
         if sim is None:
             return
         try:
-            sim.check_integrator(name)
-            if not sim.kernels_cached(name):  # first use: seconds, said with a busy bar
-                text = f"compiling {name} (first use)…"
+            with self._twins():  # (a stand-in's helpers, while the cache is cold)
+                sim.check_integrator(name)
+                cached = sim.kernels_cached(name)
+            if not cached and not self._switch_cold(sim, name):
+                text = f"compiling {name} (first use)…"  # seconds, said with a busy bar
                 self.progress.emit(0, 0, text)
                 self.state_changed.emit("compiling", text)
                 self._start_siblings(sim.model, name)
                 sim.build_kernels(name)
                 self.state_changed.emit("running" if self.playing else "paused",
                                         f"{name} ready")
-            sim.set_integrator(name)
+            with self._twins():
+                sim.set_integrator(name)
         except SimulationError as exc:
             self.rejected.emit("integrator", str(exc))
             return
         self._failed = False
         self.accepted.emit("integrator", sim.integrator.name)
         self._emit_frame(force=True)
+
+    def _switch_cold(self, sim: Simulation, name: str) -> bool:
+        """A first switch to ``name`` on a cold cache: for a small model, its stepping
+        loop is built in the background and the run goes on at once on the twins
+        (issue #45); whether that was started (else the caller builds it here)."""
+        info = get_integrator(name)
+        if info.event_driven or not steps_interpreted(sim.model):
+            return False
+        procs = compile_in_background(sim.model, info.scheme_id)
+        self._compiling.extend((name, p) for p in procs)
+        return bool(procs)
 
     @pyqtSlot(str)
     def save_data(self, path: str) -> None:
@@ -398,7 +455,7 @@ class SimulationWorker(QObject):
         only be stopped from its own thread: one still running when the thread ended was
         stopped by its destructor in the GUI thread at exit, which Qt refuses), then end
         the thread's event loop: after this, nothing of the worker runs."""
-        self._halt()
+        self._halt()  # (a background compile goes on: the next start finds its kernels)
         if self._timer is not None:
             self._timer.deleteLater()  # (deleted as the thread finishes)
             self._timer = None
@@ -409,11 +466,20 @@ class SimulationWorker(QObject):
     def _tick(self) -> None:
         if not self.playing or not self._runs:
             return
-        self._advance(self.steps_per_tick)
+        n = self.steps_per_tick
+        if self._runs[0].sim.stepped_by == "interpreted" and self._rate[0] > 0:
+            # (the twins take ms a step: fewer a tick, so that the view and a Pause
+            # follow; the bits do not depend on the chunking)
+            n = max(1, min(n, int(TWIN_TICK_S * 1e6 / self._rate[0])))
+        self._advance(n)
         if self.playing:
             self._emit_frame()
 
     def _advance(self, n: int) -> None:
+        with self._twins():
+            self._advance_runs(n)
+
+    def _advance_runs(self, n: int) -> None:
         t0 = time.perf_counter()
         done = events = 0
         # (a Pause may stop a run part-way, issue #33: each run goes to the same step,
@@ -467,7 +533,8 @@ class SimulationWorker(QObject):
         sim = self._runs[0].sim
         now = time.perf_counter()
         if force or now - self._stability_at > 0.1:  # ≤ 10 estimates a second
-            self._last_stability = sim.stability()
+            with self._twins():
+                self._last_stability = sim.stability()
             self._stability_at = now
         s = sim.snapshot()
         new_events = sim.events[self._runs[0].sent_events:]
@@ -490,6 +557,7 @@ class SimulationWorker(QObject):
                    {r.label: r.new_series() for r in self._runs}, list(new_events),
                    self._last_stability, rel if math.isfinite(rel) else math.nan,
                    self._rate[0], self._rate[1], contact, inspect, self._rate[2],
-                   getattr(sim, "stage_label", str)())
+                   getattr(sim, "stage_label", str)(), sim.stepped_by,
+                   tuple(self.compiling()))
         self._frame_in_flight.set()
         self.frame.emit(fr)
