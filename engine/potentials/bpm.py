@@ -15,10 +15,13 @@ to angular bending and twisting displacements" with ``k_b``, ``k_t``):
 
 * normal ``U_n = ½ k_r s²``, ``F_i = −k_r s n`` (energy component ``axial``);
 * shear: the reference direction carried by each sphere ``e_b = R_b a_b`` (``a_b =
-  R_b⁰ᵀ n₀``, body frame, at creation), its chord to the bond ``r₀|e_b − n|`` the shear
-  displacement at that end: ``U_s = ½ k_s r₀² (2 − c_i − c_j)``, ``c_b = e_b·n`` (≈ ½ k_s
-  δ² for a tangential displacement δ); ``F_i = ½ k_s r₀² Σ_b (e_b − c_b n)/r = −F_j``,
-  torque ``τ_b = ½ k_s r₀² e_b × n`` (component ``shear``);
+  R_b⁰ᵀ n₀``, body frame, at creation), their mean ``m = ½ (e_i + e_j)`` and its part
+  across the bond ``p = (I − nnᵀ) m``: ``U_s = ½ k_s r₀² |p|²`` — the tangential
+  displacement against the spheres' mean rotation, as in LAMMPS (Wang 2009: the bond's
+  shear angle in one sphere's frame less half the spheres' relative rotation), ``≈ ½ k_s
+  |δ − r₀ θ̄ × n|²`` for a tangential displacement ``δ`` and small rotations with mean
+  ``θ̄``; ``F_i = k_s r₀² (m·n) p / r = −F_j``, torque ``τ_b = ½ k_s r₀² p × e_b``
+  (component ``shear``; tests/test_bond_laws_lammps.py: LAMMPS's loads);
 * twist and bending: the rotation of ``j`` relative to ``i`` since creation,
   ``Δq = q_j ⊗ c ⊗ q_i*`` (``c = q_j⁰* ⊗ q_i⁰``), ``Δq = (w, v)``, ``v = sin(θ/2) û``;
   twist ``t = 2 v·n`` and bending ``b = 2 (I − nnᵀ) v`` (the angles, to ``O(θ³)``):
@@ -120,12 +123,18 @@ def _rotational(t, b, d0, d1, d2, q, i, j):
                                   t[b, C_AI], t[b, C_AI + 1], t[b, C_AI + 2])
     ej0, ej1, ej2 = quat_rotate_t(q[j, 0], q[j, 1], q[j, 2], q[j, 3],
                                   t[b, C_AJ], t[b, C_AJ + 1], t[b, C_AJ + 2])
-    ci = ei0 * n0 + ei1 * n1 + ei2 * n2
-    cj = ej0 * n0 + ej1 * n1 + ej2 * n2
+    # shear: the tangential part p of the mean carried direction m = ½(e_i + e_j)
+    m0 = 0.5 * (ei0 + ej0)
+    m1 = 0.5 * (ei1 + ej1)
+    m2 = 0.5 * (ei2 + ej2)
+    mn = m0 * n0 + m1 * n1 + m2 * n2
+    p0s = m0 - mn * n0
+    p1s = m1 - mn * n1
+    p2s = m2 - mn * n2
     hs = 0.5 * ks * r0 * r0
-    fs0 = hs * (ei0 - ci * n0 + ej0 - cj * n0) / r
-    fs1 = hs * (ei1 - ci * n1 + ej1 - cj * n1) / r
-    fs2 = hs * (ei2 - ci * n2 + ej2 - cj * n2) / r
+    fs0 = 2.0 * hs * mn * p0s / r
+    fs1 = 2.0 * hs * mn * p1s / r
+    fs2 = 2.0 * hs * mn * p2s / r
     # twist and bending: Δq = q_j ⊗ c ⊗ q_i*
     a0, a1, a2, a3 = quat_mul_t(q[j, 0], q[j, 1], q[j, 2], q[j, 3], t[b, C_REL], t[b, C_REL + 1],
                                 t[b, C_REL + 2], t[b, C_REL + 3])
@@ -153,14 +162,14 @@ def _rotational(t, b, d0, d1, d2, q, i, j):
     return (scale * (-fr * n0 + fs0 - c * p0),
             scale * (-fr * n1 + fs1 - c * p1),
             scale * (-fr * n2 + fs2 - c * p2),
-            scale * (hs * (ei1 * n2 - ei2 * n1) + 0.5 * (w * g0 - vg0)),
-            scale * (hs * (ei2 * n0 - ei0 * n2) + 0.5 * (w * g1 - vg1)),
-            scale * (hs * (ei0 * n1 - ei1 * n0) + 0.5 * (w * g2 - vg2)),
-            scale * (hs * (ej1 * n2 - ej2 * n1) - 0.5 * (w * g0 + vg0)),
-            scale * (hs * (ej2 * n0 - ej0 * n2) - 0.5 * (w * g1 + vg1)),
-            scale * (hs * (ej0 * n1 - ej1 * n0) - 0.5 * (w * g2 + vg2)),
+            scale * (hs * (p1s * ei2 - p2s * ei1) + 0.5 * (w * g0 - vg0)),
+            scale * (hs * (p2s * ei0 - p0s * ei2) + 0.5 * (w * g1 - vg1)),
+            scale * (hs * (p0s * ei1 - p1s * ei0) + 0.5 * (w * g2 - vg2)),
+            scale * (hs * (p1s * ej2 - p2s * ej1) - 0.5 * (w * g0 + vg0)),
+            scale * (hs * (p2s * ej0 - p0s * ej2) - 0.5 * (w * g1 + vg1)),
+            scale * (hs * (p0s * ej1 - p1s * ej0) - 0.5 * (w * g2 + vg2)),
             0.5 * kr * s * s,
-            hs * (2.0 - ci - cj),
+            hs * (p0s * p0s + p1s * p1s + p2s * p2s),
             2.0 * kt * vn * vn + 2.0 * kb * (p0 * p0 + p1 * p1 + p2 * p2))
 
 
