@@ -132,3 +132,23 @@ def test_one_sphere_turned_loads_both_with_half_the_shear_torque(tmp_path):
                                      rel=1e-3)
     np.testing.assert_allclose(T @ _B, T_l @ _B, rtol=1e-3)
     np.testing.assert_allclose(F, F_l, rtol=0, atol=1e-3 * np.abs(F_l).max())
+
+
+@requires_lammps
+@pytest.mark.parametrize("mode", ["stretch", "twist", "bend-1", "bend-2", "roll-both"])
+@pytest.mark.parametrize("eps", [1e-3, 0.05, 0.3])
+def test_angle_modes_equal_lammps_beyond_the_linear_regime(tmp_path, mode, eps):
+    """Twist and bending are LAMMPS's angles (``τ_t = k_t ψ``, ``τ_b = k_b θ``, the
+    swing-twist split of the relative rotation about the bond): equal to ``1e-10`` of
+    the scale at 0.05 and 0.3 rad, to ``1e-8`` at 1e-3 rad (LAMMPS's bending angle is
+    an ``acos`` near 1: relative error ~1e-16/θ²); a stretch to ``1e-6`` (LAMMPS's
+    shear angle, zero there, is such an ``acos``, good to ~1e-8)."""
+    u, p1, p2 = (eps * np.asarray(v) for v in MODES[mode])
+    x1 = X0 + np.array([_Z, u])
+    phi = np.array([p1, p2])
+    F_l, T_l = _lammps(tmp_path, x1, phi)
+    F, T, _ = _ours(x1, phi)
+    scale = max(np.abs(F_l).max(), np.abs(T_l).max())
+    tol = (1e-6 if mode == "stretch" else 1e-8 if eps < 0.01 else 1e-10) * scale
+    np.testing.assert_allclose(F, F_l, rtol=0, atol=tol)
+    np.testing.assert_allclose(T, T_l, rtol=0, atol=tol)
