@@ -15,17 +15,28 @@ to angular bending and twisting displacements" with ``k_b``, ``k_t``):
 
 * normal ``U_n = ½ k_r s²``, ``F_i = −k_r s n`` (energy component ``axial``);
 * shear: the reference direction carried by each sphere ``e_b = R_b a_b`` (``a_b =
-  R_b⁰ᵀ n₀``, body frame, at creation), its chord to the bond ``r₀|e_b − n|`` the shear
-  displacement at that end: ``U_s = ½ k_s r₀² (2 − c_i − c_j)``, ``c_b = e_b·n`` (≈ ½ k_s
-  δ² for a tangential displacement δ); ``F_i = ½ k_s r₀² Σ_b (e_b − c_b n)/r = −F_j``,
-  torque ``τ_b = ½ k_s r₀² e_b × n`` (component ``shear``);
+  R_b⁰ᵀ n₀``, body frame, at creation), their mean ``m = ½ (e_i + e_j)``, its part
+  across the bond ``p = (I − nnᵀ) m`` and the shear angle ``α = atan2(|p|, m·n)``
+  between bond and mean direction: ``U_s = ½ k_s r₀² α²`` — the tangential displacement
+  against the spheres' *mean* rotation, as LAMMPS's (Wang 2009: the bond's shear angle
+  in one sphere's frame less half the spheres' relative rotation; a rotation ``θ`` of
+  one sphere alone loads both with ``−¼ k_s r₀² θ``), ``≈ ½ k_s |δ − r₀ θ̄ × n|²`` for a
+  tangential displacement ``δ`` and small rotations of mean ``θ̄``; ``F_i = k_s r₀²
+  (α/|p|) p / r = −F_j``, torque ``τ_b = h × e_b``, ``h = ∂U/∂e_b = ½ k_s r₀² (α/|p|)
+  ((m·n) p − |p|² n)/|m|²`` (component ``shear``);
 * twist and bending: the rotation of ``j`` relative to ``i`` since creation,
-  ``Δq = q_j ⊗ c ⊗ q_i*`` (``c = q_j⁰* ⊗ q_i⁰``), ``Δq = (w, v)``, ``v = sin(θ/2) û``;
-  twist ``t = 2 v·n`` and bending ``b = 2 (I − nnᵀ) v`` (the angles, to ``O(θ³)``):
-  ``U_t = ½ k_t t²``, ``U_b = ½ k_b |b|²`` (component ``bending``, both);
-  with ``g = ∂U/∂v = 4 k_t (v·n) n + 4 k_b (I − nnᵀ) v``: ``τ_i = ½ (w g − v × g)``,
-  ``τ_j = −½ (w g + v × g)``, and, ``n`` turning with the bond,
-  ``F_i = −4 (k_t − k_b)(v·n)(I − nnᵀ) v / r = −F_j``;
+  ``Δq = q_j ⊗ c ⊗ q_i*`` (``c = q_j⁰* ⊗ q_i⁰``), ``Δq = (w, v)`` with ``w ≥ 0``, split
+  about the bond (swing-twist, as LAMMPS's Wang–Mora angles): twist ``ψ = 2 atan2(v·n,
+  w)``, bending ``θ = 2 asin |(I − nnᵀ) v|``; ``U_t = ½ k_t ψ²``, ``U_b = ½ k_b θ²``
+  (component ``bending``, both), so that ``|τ_t| = k_t ψ`` and ``|τ_b| = k_b θ`` are
+  LAMMPS's torques at any angle.  With ``g = ∂U/∂v = A n + B p_v`` (``A = 2 k_t ψ
+  w/(w² + (v·n)²)``, ``B = 2 k_b θ/(|p_v| √(1 − |p_v|²))``, ``p_v = (I − nnᵀ) v``) and
+  ``g_w = ∂U/∂w = −2 k_t ψ (v·n)/(w² + (v·n)²)``: ``τ_i = ½ (w g − v × g − g_w v)``,
+  ``τ_j = −½ (w g + v × g − g_w v)``, and, ``n`` turning with the bond, ``F_i = −(A −
+  B v·n) p_v / r = −F_j``.  tests/test_bond_laws_lammps.py: these loads equal real
+  LAMMPS's to 1e-10 up to 0.3 rad; the shear's to ``O(ε)`` relative (LAMMPS's shear,
+  ``k_s r γ`` with the current ``r`` and measured in one sphere's frame, is not a
+  gradient);
 * ``smooth yes``: every force and torque above times ``w = 1 − B⁴``, ``B = max{0,
   f_r/f_rc + |f_s|/f_sc + |τ_b|/τ_bc + |τ_t|/τ_tc}`` (LAMMPS's breaking criterion; ``|τ_b|
   = k_b |b|``, ``|τ_t| = k_t |t|``): not a gradient (the energies stay unsmoothed, as
@@ -120,32 +131,58 @@ def _rotational(t, b, d0, d1, d2, q, i, j):
                                   t[b, C_AI], t[b, C_AI + 1], t[b, C_AI + 2])
     ej0, ej1, ej2 = quat_rotate_t(q[j, 0], q[j, 1], q[j, 2], q[j, 3],
                                   t[b, C_AJ], t[b, C_AJ + 1], t[b, C_AJ + 2])
-    ci = ei0 * n0 + ei1 * n1 + ei2 * n2
-    cj = ej0 * n0 + ej1 * n1 + ej2 * n2
+    # shear: the angle α between the bond and the mean carried direction m = ½(e_i + e_j)
+    m0 = 0.5 * (ei0 + ej0)
+    m1 = 0.5 * (ei1 + ej1)
+    m2 = 0.5 * (ei2 + ej2)
+    mn = m0 * n0 + m1 * n1 + m2 * n2
+    p0s = m0 - mn * n0
+    p1s = m1 - mn * n1
+    p2s = m2 - mn * n2
+    ps = math.sqrt(p0s * p0s + p1s * p1s + p2s * p2s)
+    alpha = math.atan2(ps, mn)
+    ra = alpha / ps if ps > 1e-12 else 1.0 / mn  # α/|p|
     hs = 0.5 * ks * r0 * r0
-    fs0 = hs * (ei0 - ci * n0 + ej0 - cj * n0) / r
-    fs1 = hs * (ei1 - ci * n1 + ej1 - cj * n1) / r
-    fs2 = hs * (ei2 - ci * n2 + ej2 - cj * n2) / r
-    # twist and bending: Δq = q_j ⊗ c ⊗ q_i*
+    fsc = 2.0 * hs * ra / r  # F_i = k_s r₀² (α/|p|) p / r
+    fs0 = fsc * p0s
+    fs1 = fsc * p1s
+    fs2 = fsc * p2s
+    hsc = hs * ra / (m0 * m0 + m1 * m1 + m2 * m2)  # ∂U/∂e_b = hsc (m·n p − |p|² n)
+    h0 = hsc * (mn * p0s - ps * ps * n0)
+    h1 = hsc * (mn * p1s - ps * ps * n1)
+    h2 = hsc * (mn * p2s - ps * ps * n2)
+    # twist and bending: Δq = q_j ⊗ c ⊗ q_i* = (w, v), w ≥ 0
     a0, a1, a2, a3 = quat_mul_t(q[j, 0], q[j, 1], q[j, 2], q[j, 3], t[b, C_REL], t[b, C_REL + 1],
                                 t[b, C_REL + 2], t[b, C_REL + 3])
     w, v0, v1, v2 = quat_mul_t(a0, a1, a2, a3, q[i, 0], -q[i, 1], -q[i, 2], -q[i, 3])
+    if w < 0.0:
+        w, v0, v1, v2 = -w, -v0, -v1, -v2
     vn = v0 * n0 + v1 * n1 + v2 * n2
     p0 = v0 - vn * n0
     p1 = v1 - vn * n1
     p2 = v2 - vn * n2
-    g0 = 4.0 * (kt * vn * n0 + kb * p0)
-    g1 = 4.0 * (kt * vn * n1 + kb * p1)
-    g2 = 4.0 * (kt * vn * n2 + kb * p2)
+    pb = math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+    psi = 2.0 * math.atan2(vn, w)  # twist angle
+    theta = 2.0 * math.asin(pb if pb < 1.0 else 1.0)  # bending angle
+    wv = w * w + vn * vn
+    wv = wv if wv > 1e-300 else 1e-300
+    ga = 2.0 * kt * psi * w / wv  # ∂U/∂(v·n)
+    gw = -2.0 * kt * psi * vn / wv  # ∂U/∂w
+    cb = 1.0 - pb * pb
+    cb = cb if cb > 1e-300 else 1e-300
+    gb = 2.0 * kb * (theta / pb if pb > 1e-12 else 2.0) / math.sqrt(cb)  # ∂U/∂|p|/|p|
+    g0 = ga * n0 + gb * p0
+    g1 = ga * n1 + gb * p1
+    g2 = ga * n2 + gb * p2
     vg0 = v1 * g2 - v2 * g1
     vg1 = v2 * g0 - v0 * g2
     vg2 = v0 * g1 - v1 * g0
-    c = 4.0 * (kt - kb) * vn / r
+    c = (ga - gb * vn) / r
     scale = 1.0
     if t[b, C_SMOOTH] != 0.0:  # LAMMPS's w = 1 − B⁴ (not a gradient)
         fsm = math.sqrt(fs0 * fs0 + fs1 * fs1 + fs2 * fs2)
-        tb = 2.0 * kb * math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
-        tt = 2.0 * kt * abs(vn)
+        tb = kb * theta
+        tt = kt * abs(psi)
         B = (fr / t[b, C_COEF + 4] + fsm / t[b, C_COEF + 5] + tb / t[b, C_COEF + 6]
              + tt / t[b, C_COEF + 7])
         B = B if B > 0.0 else 0.0
@@ -153,15 +190,15 @@ def _rotational(t, b, d0, d1, d2, q, i, j):
     return (scale * (-fr * n0 + fs0 - c * p0),
             scale * (-fr * n1 + fs1 - c * p1),
             scale * (-fr * n2 + fs2 - c * p2),
-            scale * (hs * (ei1 * n2 - ei2 * n1) + 0.5 * (w * g0 - vg0)),
-            scale * (hs * (ei2 * n0 - ei0 * n2) + 0.5 * (w * g1 - vg1)),
-            scale * (hs * (ei0 * n1 - ei1 * n0) + 0.5 * (w * g2 - vg2)),
-            scale * (hs * (ej1 * n2 - ej2 * n1) - 0.5 * (w * g0 + vg0)),
-            scale * (hs * (ej2 * n0 - ej0 * n2) - 0.5 * (w * g1 + vg1)),
-            scale * (hs * (ej0 * n1 - ej1 * n0) - 0.5 * (w * g2 + vg2)),
+            scale * (h1 * ei2 - h2 * ei1 + 0.5 * (w * g0 - vg0 - gw * v0)),
+            scale * (h2 * ei0 - h0 * ei2 + 0.5 * (w * g1 - vg1 - gw * v1)),
+            scale * (h0 * ei1 - h1 * ei0 + 0.5 * (w * g2 - vg2 - gw * v2)),
+            scale * (h1 * ej2 - h2 * ej1 - 0.5 * (w * g0 + vg0 - gw * v0)),
+            scale * (h2 * ej0 - h0 * ej2 - 0.5 * (w * g1 + vg1 - gw * v1)),
+            scale * (h0 * ej1 - h1 * ej0 - 0.5 * (w * g2 + vg2 - gw * v2)),
             0.5 * kr * s * s,
-            hs * (2.0 - ci - cj),
-            2.0 * kt * vn * vn + 2.0 * kb * (p0 * p0 + p1 * p1 + p2 * p2))
+            hs * alpha * alpha,
+            0.5 * kt * psi * psi + 0.5 * kb * theta * theta)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
