@@ -16,7 +16,8 @@ def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
                bond_type: np.ndarray | None = None, mol: np.ndarray | None = None,
                title: str = "RRP Studio assembly", margin: float = 1.0,
                bond_coeffs: dict[int, tuple[float, float, float]] | None = None,
-               atom_type: np.ndarray | None = None, pad: float | None = None) -> None:
+               atom_type: np.ndarray | None = None, pad: float | None = None,
+               units: str = "si") -> None:
     """Write a LAMMPS data file of atom style ``bpm/sphere`` (``mol`` = our group,
     ``atom_type`` 1 unless given: the deck's one type per diameter),
     ``Velocities`` with angular velocities and ``Bonds`` (type 1 unless given); the box
@@ -24,7 +25,9 @@ def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
     room for LAMMPS's neighbour bins in a flat direction (issue #43 item 2).  Numbers in
     17 digits (read back to the same doubles).  ``bond_coeffs``: our binder coefficients
     ``(k_bend, k_axial, k_shear)`` per bond type, as header comments that
-    :func:`read_data` reads back (LAMMPS ignores them)."""
+    :func:`read_data` reads back (LAMMPS ignores them).  The title line ends with
+    ``units = si`` (``units``), as LAMMPS's ``write_data`` names its units there, so a
+    reader knows them without a deck (ours: ``engine.io.lammps.units.of_title``)."""
     n = x.shape[0]
     bonds = np.asarray(bonds, dtype=np.int64).reshape(-1, 2)
     nb = bonds.shape[0]
@@ -37,7 +40,7 @@ def write_data(path: str | Path, x: np.ndarray, D: np.ndarray, m: np.ndarray,
     hi = x.max(axis=0, initial=0.0) + pad if n else np.full(3, pad)
     ids = np.arange(1, n + 1)
     with open(path, "w", encoding="ascii") as f:
-        f.write(f"{title}\n\n")
+        f.write(f"{title}, units = {units}\n\n")
         for t, (kb, ka, ks) in sorted((bond_coeffs or {}).items()):
             f.write(f"# rrp bond_type {t}: k_bend {kb!r} k_axial {ka!r} k_shear {ks!r}\n")
         f.write(f"{n} atoms\n{int(at.max(initial=1))} atom types\n{nb} bonds\n"
