@@ -488,9 +488,9 @@ def _unshare_ok() -> bool:
 
 def test_a_small_disk_is_filled_before_the_run_stops(tmp_path):
     """A pendulum run on a 9 MB disk (a tmpfs of its own, in a user and mount namespace)
-    writes until the disk is nearly full, then stops in one line (what a write needs is
-    held, not a fixed large amount: it stopped at t = 0 with 8.6 MB free), and the file
-    is whole and resumable."""
+    writes until the disk holds no room for its next write and that write's journal, then
+    stops in one line (what a write needs is held, not a fixed large amount: it stopped at
+    t = 0 with 8.6 MB free), and the file is whole and resumable."""
     if not _unshare_ok():
         pytest.skip("no user namespaces here to mount a small tmpfs")
     disk = tmp_path / "disk"
@@ -507,7 +507,11 @@ def test_a_small_disk_is_filled_before_the_run_stops(tmp_path):
     assert "No space left on device" in line and "the file holds the run up to t =" in line
     free = int(out[1])
     size = (tmp_path / "p.h5").stat().st_size
-    assert size > 7_000_000 and free < 2_000_000, (size, free, line)
+    # (since issue #47 item 1 the journal's room is held beside the file — what the next
+    # write may save of the bytes it overwrites, the size of a write — so the run stops
+    # with that much more free: 6.1 MB written, 3.4 MB free here; it stopped at t = 0 with
+    # 8.6 MB free before the first fix)
+    assert size > 5_000_000 and free < 4_000_000, (size, free, line)
     with RunFile(tmp_path / "p.h5") as rf:
         assert rf.status == "failed" and rf.times[-1] > 50
         assert not rf.verify(deep=True).problems
