@@ -179,12 +179,24 @@ class _Lazy:
         return self._made(*args)
 
 
-def _deferred(value) -> bool:
-    """Whether a global is made lazily (:class:`_Lazy`) in the twin's globals."""
-    if isinstance(value, Dispatcher):
-        return True
+def _overload_stub(value) -> bool:
+    """Whether ``value`` is a Python stub that Numba resolves inside jitted kernels (an
+    ``@overload`` whose body raises ``NotImplementedError``: ``engine.specialize``)."""
     return (isinstance(value, pytypes.FunctionType)
             and "NotImplementedError" in value.__code__.co_names)
+
+
+def _deferred(value) -> bool:
+    """Whether a global is made lazily (:class:`_Lazy`) in the twin's globals."""
+    return isinstance(value, Dispatcher) or _overload_stub(value)
+
+
+def _python_twin(value):
+    """The registered Python twin of ``value`` (:data:`PYTHON_TWINS`), or ``None``."""
+    try:
+        return PYTHON_TWINS.get(value)
+    except TypeError:  # (unhashable)
+        return None
 
 
 def _substitute(value):
@@ -193,23 +205,16 @@ def _substitute(value):
         return interpreted(value)
     if value is numba.prange:
         return range
-    try:
-        hit = PYTHON_TWINS.get(value)
-    except TypeError:  # (unhashable)
-        hit = None
+    hit = _python_twin(value)
     if hit is not None:
         return hit
-    if isinstance(value, pytypes.FunctionType) and \
-            "NotImplementedError" in value.__code__.co_names:
+    if _overload_stub(value):
         return _overload_twin(value)
     return None
 
 
 def _global(g: dict, name: str, value):
-    try:
-        hit = PYTHON_TWINS.get(value)
-    except TypeError:  # (unhashable)
-        hit = None
+    hit = _python_twin(value)
     if hit is not None:
         return hit
     if _deferred(value):

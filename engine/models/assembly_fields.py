@@ -75,13 +75,7 @@ def fields_of(p: dict[str, Any], groups: np.ndarray
     for k, r in enumerate(_tables(g, "fields", label)):
         where = f"{label} [[fields]] {k}"
         _keys(r, where, FIELD_KEYS)
-        if ("E" in r) == ("B" in r):
-            raise AssemblyError(f"{where}: give the field as E = [x, y, z] (or B, one of them)")
-        key = "E" if "E" in r else "B"
-        e = r[key]
-        if not isinstance(e, list) or len(e) != 3:
-            raise AssemblyError(f"{where}: {key} must be a list of three numbers, got {e!r}")
-        e = [_number(c, where, key) for c in e]
+        e = field_vector(r, where)
         ramp = None
         if "ramp" in r:
             rr = r["ramp"]
@@ -97,13 +91,32 @@ def fields_of(p: dict[str, Any], groups: np.ndarray
     for k, r in enumerate(_tables(g, "damping", label)):
         where = f"{label} [[damping]] {k}"
         _keys(r, where, DAMPING_KEYS)
-        if "gamma" not in r and "gamma_rot" not in r:
-            raise AssemblyError(f"{where}: give gamma (F = −γ v) and/or gamma_rot "
-                                "(τ = −γ_r Ω)")
-        damping.append((_group(r, where, groups),
-                        _number(r.get("gamma", 0.0), where, "gamma", 0.0),
-                        _number(r.get("gamma_rot", 0.0), where, "gamma_rot", 0.0)))
+        damping.append(damping_of(r, where, groups))
     return fields, damping
+
+
+def field_vector(r: dict[str, Any], where: str) -> list[float]:
+    """The checked field ``E = [x, y, z]`` (or ``B``, one of them) of a ``[[fields]]``
+    table or a stage's field ``r``; :class:`AssemblyError` (one line) otherwise."""
+    if ("E" in r) == ("B" in r):
+        raise AssemblyError(f"{where}: give the field as E = [x, y, z] (or B, one of them)")
+    key = "E" if "E" in r else "B"
+    e = r[key]
+    if not isinstance(e, list) or len(e) != 3:
+        raise AssemblyError(f"{where}: {key} must be a list of three numbers, got {e!r}")
+    return [_number(c, where, key) for c in e]
+
+
+def damping_of(r: dict[str, Any], where: str, groups: np.ndarray
+               ) -> tuple[int, float, float]:
+    """``(group, γ, γ_r)`` of a checked ``[[damping]]`` table or a stage's damping ``r``
+    (LAMMPS's ``fix viscous`` and ``fix viscous/sphere``)."""
+    if "gamma" not in r and "gamma_rot" not in r:
+        raise AssemblyError(f"{where}: give gamma (F = −γ v) and/or gamma_rot "
+                            "(τ = −γ_r Ω)")
+    return (_group(r, where, groups),
+            _number(r.get("gamma", 0.0), where, "gamma", 0.0),
+            _number(r.get("gamma_rot", 0.0), where, "gamma_rot", 0.0))
 
 
 def check_dipoles(dipole: np.ndarray | None, where_body) -> None:

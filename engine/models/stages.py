@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .assembly_fields import _group, _keys, _number, _tables
+from .assembly_fields import _group, _keys, _number, _tables, damping_of, field_vector
 from .assembly_input import AssemblyError
 
 STAGE_KEYS = ("name", "steps", "duration", "fields", "damping")
@@ -145,13 +145,7 @@ def stages_of(p: dict[str, Any], groups: np.ndarray) -> tuple[Stage, ...]:
         for j, f in enumerate(_tables(r, "fields", where)):
             fw = f"{where} fields {j + 1}"
             _keys(f, fw, STAGE_FIELD_KEYS)
-            if ("E" in f) == ("B" in f):
-                raise AssemblyError(f"{fw}: give the field as E = [x, y, z] (or B, one of "
-                                    "them)")
-            key = "E" if "E" in f else "B"
-            e = f[key]
-            if not isinstance(e, list) or len(e) != 3:
-                raise AssemblyError(f"{fw}: {key} must be a list of three numbers, got {e!r}")
+            e = field_vector(f, fw)
             ramp = None
             if "ramp" in f:
                 rr = f["ramp"]
@@ -159,19 +153,12 @@ def stages_of(p: dict[str, Any], groups: np.ndarray) -> tuple[Stage, ...]:
                     raise AssemblyError(f"{fw}: ramp must be [c0, c1] (the field's factor "
                                         f"at the stage's start and end), got {rr!r}")
                 ramp = tuple(_number(c, fw, "ramp") for c in rr)
-            fields.append(StageField(tuple(_number(c, fw, key) for c in e),
-                                     _group(f, fw, groups), ramp))
+            fields.append(StageField(tuple(e), _group(f, fw, groups), ramp))
         damping = []
         for j, d in enumerate(_tables(r, "damping", where)):
             dw = f"{where} damping {j + 1}"
             _keys(d, dw, STAGE_DAMPING_KEYS)
-            if "gamma" not in d and "gamma_rot" not in d:
-                raise AssemblyError(f"{dw}: give gamma (F = −γ v) and/or gamma_rot "
-                                    "(τ = −γ_r Ω)")
-            damping.append(StageDamping(_group(d, dw, groups),
-                                        _number(d.get("gamma", 0.0), dw, "gamma", 0.0),
-                                        _number(d.get("gamma_rot", 0.0), dw, "gamma_rot",
-                                                0.0)))
+            damping.append(StageDamping(*damping_of(d, dw, groups)))
         out.append(Stage(steps, duration, tuple(fields), tuple(damping), name))
     return tuple(out)
 
