@@ -16,13 +16,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from engine.io import RunFile, RunFileError
 from engine.io.text_frames import stem
+from engine.models.field_view import dissipation_sources, stage_spans
 
 from .common import (
     MAX_FRAMES,
@@ -324,6 +325,9 @@ class Source:
     box: tuple[np.ndarray, np.ndarray] | None
     stage: Callable[[float], str] = lambda _t: ""  # noqa: E731
     """The stage in use at ``t`` (``""``: none; issue #44 item 5)."""
+    spans: list = field(default_factory=list)
+    """The stages' ``(k, t₀, t₁)`` (``engine.models.field_view.stage_spans``): the
+    view's stage line and field arrow (issue #44 item 7)."""
 
 
 def _run_source(track: RunTrack, others: list[RunTrack], a: float, b: float, dt: float,
@@ -350,7 +354,8 @@ def _run_source(track: RunTrack, others: list[RunTrack], a: float, b: float, dt:
     model = rf.build_model()
     first = first_stage(rf, model)
     return Source(track, model, rf.scenario, lambda t: scheme_at(start, switches, t),
-                  curves, box, lambda t: stage_at(first, switches, t))
+                  curves, box, lambda t: stage_at(first, switches, t),
+                  stage_spans(model, float(rf.h), rf.events))
 
 
 def _render(src: Source, others: list[RunTrack], out: Path, a: float, dt: float,
@@ -362,13 +367,15 @@ def _render(src: Source, others: list[RunTrack], out: Path, a: float, dt: float,
     returns the frames drawn, the last one's time and the seconds spent getting the
     states (a scenario: simulating), rendering and encoding."""
     from ..scene import BodyScene, make_plotter
+    from ..scene.dipoles import FieldScene
 
     b = a + (n_frames - 1) * dt
     w, h = size
     strip = None
     if src.curves is not None:
         wv = max(16, int(round(w * VIEW_SHARE)) // 2 * 2)
-        strip = PlotStrip(src.curves, a, max(b, a + dt * 1e-6), (w - wv, h))
+        strip = PlotStrip(src.curves, a, max(b, a + dt * 1e-6), (w - wv, h),
+                          sources=dissipation_sources(src.model))
     else:
         wv = w
     plotter = make_plotter((wv, h), off_screen=True)
@@ -382,6 +389,8 @@ def _render(src: Source, others: list[RunTrack], out: Path, a: float, dt: float,
             r = _reach(scene)
             scene.reset_camera(extent=(src.box[0] - r, src.box[1] + r))
         font = max(6, min(12, round(h / 55)))
+        fields = FieldScene.for_model(plotter, src.model, scene.diameter, src.spans,
+                                      font_size=font)
         caption = plotter.add_text(" ", position="upper_left", font_size=font,
                                    color="#333333", name="rrp-caption", render=False)
         if progress:
@@ -401,6 +410,8 @@ def _render(src: Source, others: list[RunTrack], out: Path, a: float, dt: float,
                 break
             t = st.t
             scene.update(st.x, st.q, st.v, st.omega)
+            if fields is not None:  # (dipoles, field, stage: issue #44 item 7)
+                fields.update(t, st.x, st.q)
             if others:
                 scene.set_ghosts([(s.x, s.q) for s in
                                   (o.state(min(max(t, o.t_first), o.t_last)) for o in others)])

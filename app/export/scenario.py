@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from engine.models.field_view import stage_spans
+
 from .common import (
     MAX_FRAMES,
     SCREENSHOT_RATE,
@@ -186,7 +188,8 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
             box = None
     t_first = time.perf_counter() - w0
     track = SimTrack(sc, integrator, h, t_end, check)
-    src = Source(track, track.model, sc.name, track.scheme, curves, box, track.stage)
+    src = Source(track, track.model, sc.name, track.scheme, curves, box, track.stage,
+                 stage_spans(track.model, h if h is not None else sc.run.h))
     frames, t_last, (t_sim, t_render, t_encode) = _render(
         src, [], out, t0, dt, n_frames, fps, size, title, colour_by, progress, check,
         on_frame)

@@ -394,10 +394,11 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         self._make_scene(pv.model, pv.scenario)
         st = pv.model.initial_state
         self.scene.update(st.x, st.q, st.v, st.omega)
+        self._update_fields(0.0, st.x, st.q)
         self.scene.reset_camera()
         self.view.update()
         c = self.controls  # (what is being built, not the last scenario's choices)
-        c.show_scenario(pv.scenario, pv.model.name, dict(pv.model.params))
+        c.show_scenario(pv.scenario, pv.model.name, dict(pv.model.params), pv.model)
         c.allow_integrators(pv.model)
         c.show_integrators(pv.integrators)
         c.show_h(pv.h)
@@ -465,7 +466,7 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         self.inspect(self.picked if keep else None)
         self.view.update()
         self.plots.reset(ld)
-        self.controls.show_scenario(ld.scenario, ld.model.name, ld.params)
+        self.controls.show_scenario(ld.scenario, ld.model.name, ld.params, ld.model)
         self.controls.allow_integrators(ld.model)
         self.controls.show_integrators(ld.integrators)
         self.controls.t_end = ld.t_end
@@ -482,6 +483,7 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
                 rows = next(iter(fr.series.values()), None)  # the primary run's
                 by_rows = rows is not None and rows.x is not None
                 self.scene.update(fr.x, fr.q, fr.v, fr.omega, trail=not by_rows)
+                self._update_fields(fr.t, fr.x, fr.q, fr.stage_span)
                 if by_rows:  # the trail through every recorded row, not the frames only
                     self.scene.extend_trail(rows.x, rows.q)
                 if fr.inspect is not None and self.picked == fr.inspect.get("index"):
@@ -566,7 +568,7 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
             self._request = self._good_request  # Reset goes back to what is running
             if self.loaded is not None:  # the old scenario is still there: show it
                 self.controls.show_scenario(self.loaded.scenario, self.loaded.model.name,
-                                            self.loaded.params)
+                                            self.loaded.params, self.loaded.model)
                 fr, ld = self.last_frame, self.loaded  # (and its scheme and h: #33.8)
                 self._show_scheme(fr.integrator if fr else ld.integrators[0])
                 self.controls.show_h(fr.h if fr else ld.h)

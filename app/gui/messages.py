@@ -154,6 +154,9 @@ class Frame:
     (no chunk yet)."""
     compiling: tuple[str, ...] = ()
     """The schemes whose kernels are being built in the background."""
+    stage_span: tuple[int, float, float] | None = None
+    """The primary run's stage as ``(k, t₀, t₁)`` (0-based; ``None``: no stages): the
+    view's stage line and field arrow (issue #44 item 7)."""
 
 
 DEFAULT_REQUEST = LoadRequest("torus")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.io import RunFileError
+from engine.models.field_view import stage_spans
 
 from .inspector import inspector_html
 from .messages import DEFAULT_REQUEST, BranchRequest
@@ -42,6 +43,8 @@ class ReplayMixin:
         self.loaded = ld
         self.last_frame = None
         self._set_up_views(ld)
+        if getattr(self, "field_scene", None) is not None:  # (the stages' spans: #44.7)
+            self.field_scene.spans = stage_spans(ld.model, float(rec.file.h), rec.events)
         self.controls.trail.setEnabled(ld.model.pivot is not None)
         self.controls.set_playing(False)
         self.plots.show_recording({"energy": rec.series()}, rec.events)
@@ -86,6 +89,7 @@ class ReplayMixin:
             self.scene.clear_trail()
         self.replay_index = k
         self.scene.update(fr.x, fr.q, fr.v, fr.omega)
+        self._update_fields(fr.t, fr.x, fr.q)
         self.view.update()
         self.frames_drawn += 1
         self.plots.set_cursor(fr.t)

@@ -11,6 +11,7 @@ from PyQt6.QtCore import Qt
 from PyQt6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton
 
 from ..scene import AXES_DETAILS, BodyScene
+from ..scene.dipoles import FieldScene
 
 
 class ViewMixin:
@@ -145,7 +146,14 @@ class ViewMixin:
                                trail=c.trail.isChecked(), axes=c.axes.isChecked(),
                                axis_scale=c.axis_scale.value(), follow=follow)
         self.scene.set_axes_detail(self.axes_detail)
+        # the dipoles, the field and the stage (issue #44 item 7; None: the model has none)
+        self.field_scene = FieldScene.for_model(self.view, model, self.scene.diameter)
         return follow
+
+    def _update_fields(self, t: float, x, q, span=None) -> None:
+        """Move the dipole and field arrows and the stage line to a state at ``t``."""
+        if getattr(self, "field_scene", None) is not None:
+            self.field_scene.update(t, x, q, span)
 
     def _show_follow(self, on: bool) -> None:
         """The Follow check box and menu entry show ``on`` (without acting on it)."""

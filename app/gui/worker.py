@@ -558,6 +558,12 @@ class SimulationWorker(QObject):
                    self._last_stability, rel if math.isfinite(rel) else math.nan,
                    self._rate[0], self._rate[1], contact, inspect, self._rate[2],
                    getattr(sim, "stage_label", str)(), sim.stepped_by,
-                   tuple(self.compiling()))
+                   tuple(self.compiling()), _stage_span(sim))
         self._frame_in_flight.set()
         self.frame.emit(fr)
+
+
+def _stage_span(sim) -> tuple[int, float, float] | None:
+    """``(k, t₀, t₁)`` of the simulation's current stage, ``None`` without stages."""
+    k = getattr(sim, "stage_index", -1)
+    return None if k < 0 else (int(k), *map(float, sim.stage_span()))
