@@ -26,9 +26,12 @@ ENERGY_COLOURS = {
 }
 FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31")
 DISSIPATED = "dissipated"
-"""The energy removed by impacts and friction (hard contacts): not a potential but the
-work of the percussions, stacked on top (grey) so that the top stays at E₀."""
-LEGEND_NAMES = {DISSIPATED: "dissipated D (impacts, friction)"}
+"""The energy removed by impacts and friction (hard contacts) or by viscous damping: not
+a potential but the work of the percussions or the damping forces, stacked on top of the
+positive bands (grey)."""
+LEGEND_NAMES = {DISSIPATED: "dissipated D"}
+"""Legend labels where they differ from the component's name (the dissipated energy's
+says what it is the work of: :func:`legend_name`)."""
 GAP_LABEL = "terrace gap V − V_ε"
 """The legend of the terrace-gap curve (energy-stepping)."""
 GAP_COLOUR = "#d62728"
@@ -54,17 +57,43 @@ def error_labels(dissipative: bool, scale: str = "|E₀|") -> tuple[str, str]:
     return f"Relative energy error (E − E₀)/{scale}", "ΔE"
 
 
+def legend_name(name: str, sources: tuple[str, ...] = ("impacts", "friction")) -> str:
+    """The legend label of component ``name``; the dissipated energy's names what it is
+    the work of, ``sources`` (``engine.models.field_view.dissipation_sources``: impacts,
+    friction, damping), e.g. ``"dissipated D (damping)"``."""
+    if name == DISSIPATED:
+        return f"dissipated D ({', '.join(sources)})" if sources else "dissipated D"
+    return LEGEND_NAMES.get(name, name)
+
+
 def stack_order(names) -> list[str]:
-    """The energy components of ``names`` as the stacked plots stack them, bottom first:
-    the signed potentials (``engine.layout.SIGNED_ENERGY``: gravity), their band from 0
-    to their (running) sum, then the non-negative components on them, the dissipated
-    energy last — so that the top of the stack is the total (``E``, or ``E + D``), as
-    the sum of every component, whatever the signs (issue #42 item 7: gravity was a
-    line beside a stack of the others, whose top was not the total)."""
+    """The energy components of ``names`` as the stacked plots stack them, first to
+    last (:func:`stack_bands`): the signed ones (``engine.layout.SIGNED_ENERGY``:
+    gravity, the field and its work) nearest 0, then the non-negative components, the
+    dissipated energy last (the top of the positive stack)."""
     signed = [n for n in names if n in SIGNED_ENERGY]
     rest = [n for n in names if n not in SIGNED_ENERGY]
     rest.sort(key=lambda n: n == DISSIPATED)
     return [*signed, *rest]
+
+
+def stack_bands(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The stacked bands of ``values`` ``(rows, k)`` (columns in :func:`stack_order`) as
+    ``(inner, outer)`` edges, each ``(rows, k)``: row by row, the positive values stacked
+    upward from 0 and the negative ones downward from 0, each in column order — so every
+    band is as thick as its component's value, on its side of 0, and no two bands
+    overlap (issue #44 item 7: the field's −μ·B stacked under the others lay about both;
+    issue #42 item 7 had stacked gravity's band under the positive ones).  A component's
+    curve is its ``outer`` edge; the total ``E`` (or ``E + D``) is drawn as its own
+    line, the top of the stack less the depth of its negative part."""
+    v = np.asarray(values, dtype=np.float64)
+    pos = np.where(v > 0, v, 0.0)
+    neg = np.where(v < 0, v, 0.0)
+    up = np.cumsum(pos, axis=1)
+    down = np.cumsum(neg, axis=1)
+    outer = np.where(v < 0, down, up)
+    outer = np.where(np.isnan(v), np.nan, outer)
+    return outer - v, outer
 
 
 def energy_colour(name: str) -> str:

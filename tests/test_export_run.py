@@ -486,10 +486,12 @@ def test_no_legend_row_reaches_the_next_plots_title(kept_figure, size):
 
 
 @pytest.mark.parametrize("gravity", [-20.0, 15.0])
-def test_the_stack_adds_up_to_the_total(kept_figure, gravity):
-    """Gravity was a line beside the stacked areas, so their top was the total minus
-    gravity.  Now it is the stack's first band (from 0, below 0 when negative), the
-    others on it: the top curve is the total, and no band goes below the one under it."""
+def test_each_band_is_its_components_value_on_its_side_of_zero(kept_figure, gravity):
+    """Gravity was a line beside the stacked areas (issue #42 item 7), then the band
+    under the others; a negative band under the others lies about both (issue #44 item
+    7: the field's −μ·B).  Each band is now as thick as its value on its side of 0:
+    gravity's from 0 to U_g, the others from 0 up, D last; the total its own line (the
+    top where nothing is negative)."""
     s = _signed_series(gravity)
     strip = PlotStrip([s], 0.0, 1.0, (400, 600))
     ax = strip.axes[0]
@@ -498,11 +500,17 @@ def test_the_stack_adds_up_to_the_total(kept_figure, gravity):
     total = lines.pop("total E + D")
     np.testing.assert_allclose(total, s.total)
     comps = np.array([lines[n] for n in lines])
-    np.testing.assert_allclose(comps[-1], s.total, rtol=1e-12)  # (D: the last band)
-    np.testing.assert_allclose(comps.max(axis=0), s.total, rtol=1e-12)
-    # the bands: gravity's from 0 to U_g, each other one from the sum below it
-    np.testing.assert_allclose(lines["gravity"], s.energy["gravity"])
-    assert (np.diff(comps[1:], axis=0) >= -1e-12).all()
+    g = s.energy["gravity"]
+    top = s.total - np.minimum(g, 0.0)
+    np.testing.assert_allclose(comps[-1], top, rtol=1e-12)  # (D: the last band)
+    np.testing.assert_allclose(comps.max(axis=0), top, rtol=1e-12)
+    np.testing.assert_allclose(lines["gravity"], g)
+    c = strip.curves[0]
+    order = list(lines)
+    np.testing.assert_allclose(c.stack - c.base, np.array(
+        [s.energy[n.split(" ")[0] if n.startswith("dissipated") else n] for n in order]).T,
+        atol=1e-12)
+    assert (np.diff(comps[1:], axis=0) >= -1e-12).all() and (c.base[:, 1:] >= 0).all()
 
 
 # ------------------------------------------------------------------ issue #42 item 10

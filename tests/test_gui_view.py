@@ -117,8 +117,7 @@ def test_pendulum_axes_are_scaled_to_the_body_and_adjustable(qtbot, make_window)
 # ------------------------------------------------------------------ stacked energy colours
 def _synthetic(rows: int = 60_000) -> tuple[Loaded, Frame]:
     """Constant components over t ∈ [0, 10]: translational 1, rotational 2, gravity
-    −0.5 (signed: the bottom of the stack), enough rows for the peak downsampling to
-    act."""
+    −0.5 (signed: its band below 0), enough rows for the peak downsampling to act."""
     names = ["translational", "rotational", "gravity"]
     t = np.linspace(0.0, 10.0, rows)
     e = np.zeros((rows, len(ENERGY_NAMES)))
@@ -156,15 +155,15 @@ def test_stacked_energy_bands_have_one_colour_from_left_to_right(qtbot):
         p = panel.energy_plot.mapFromScene(p)
         return img[p.y(), p.x()].astype(int)
 
-    # gravity (−0.5) is the stack's bottom: translational from −0.5 to 0.5 (over
-    # gravity's band, which is below 0), rotational from 0.5 to the total, 2.5
-    for band, e in (("translational", -0.25), ("translational", 0.3),
-                    ("rotational", 1.5), ("rotational", 2.4)):
+    # gravity (−0.5) from 0 down, translational from 0 to 1, rotational from 1 to 3
+    # (issue #44 item 7: no band over another; the total, 2.5, is a line)
+    for band, e in (("gravity", -0.25), ("translational", 0.3), ("translational", 0.9),
+                    ("rotational", 1.5), ("rotational", 2.9)):
         want = np.array([int(_light(energy_colour(band))[k:k + 2], 16) for k in (1, 3, 5)])
         left, right = pixel(0.3, e), pixel(9.7, e)
         assert np.abs(left - right).max() <= 3, (band, e, left, right)
         assert np.abs(right - want).max() <= 3, (band, e, right, want)
-    for e in (-0.8, 2.85):  # below the stack and above its top (the total): nothing
+    for e in (-0.8, 3.1):  # below the stack and above its top: nothing
         assert np.abs(pixel(5.0, e) - np.array([255, 255, 255])).max() <= 3, e
 
 
@@ -185,11 +184,13 @@ def _signed_frame(gravity: float, rows: int = 200) -> tuple[Loaded, Frame]:
 
 
 @pytest.mark.parametrize("gravity", [-3.0, 4.0])
-def test_the_stack_adds_up_to_the_total(qtbot, gravity):
-    """Issue #42 item 7: gravity was a line beside the stacked areas, whose top was
-    then the total less gravity.  It is the first band of the stack now (from 0, below
-    it when negative), the others on it: the top curve is the total, the curves rise
-    from gravity's, and each band is filled from the curve under it."""
+def test_each_band_is_its_components_value_on_its_side_of_zero(qtbot, gravity):
+    """Issue #42 item 7 stacked gravity's band under the others, so that the top was the
+    total; issue #44 item 7: a negative component stacked so (the field's −μ·B under
+    its work and the bonds) lied about both.  Each band now runs from its inner edge to
+    its outer one (its curve), as thick as its value: gravity's from 0 (down when
+    negative), the others from 0 up, D last; the total is its own line, the stack's
+    top where nothing is negative."""
     panel = PlotPanel()
     qtbot.addWidget(panel)
     ld, fr = _signed_frame(gravity)
@@ -197,16 +198,23 @@ def test_the_stack_adds_up_to_the_total(qtbot, gravity):
     panel.append(fr)
     panel.redraw()
     curves = panel._curves["energy"]
+    names = list(curves)
+    assert names[0] == "gravity" and names[-1] == "dissipated"
     ys = np.array([c.getData()[1] for c in curves.values()])
+    inner = np.array([c.getData()[1] for _, c in panel._shadows])
+    e = fr.series["energy"].energy
+    values = np.array([e[:, ENERGY_NAMES.index(n)] for n in names])
+    np.testing.assert_allclose(ys - inner, values, atol=1e-12)
+    g = e[:, ENERGY_NAMES.index("gravity")]
+    np.testing.assert_allclose(ys[0], g)
+    np.testing.assert_allclose(inner[0], 0.0)
     total = fr.series["energy"].total
-    np.testing.assert_allclose(ys.max(axis=0), total, rtol=1e-12)
-    np.testing.assert_allclose(ys[-1], total, rtol=1e-12)
-    assert list(curves)[0] == "gravity" and list(curves)[-1] == "dissipated"
-    np.testing.assert_allclose(ys[0], fr.series["energy"].energy[:, ENERGY_NAMES.index(
-        "gravity")])
+    top = total - np.minimum(g, 0.0)  # (the positive bands' sum)
+    np.testing.assert_allclose(ys[-1], top, rtol=1e-12)
     assert (np.diff(ys, axis=0)[1:] >= 0).all()
-    _, top = panel._curves["total"].getData()
-    np.testing.assert_allclose(top, total)
+    assert ((inner[1:] >= 0) & (ys[1:] >= 0)).all()
+    _, line = panel._curves["total"].getData()
+    np.testing.assert_allclose(line, total)
 
 
 @pytest.mark.parametrize("at", [1.0, 9.0, 9.9])

@@ -96,8 +96,9 @@ def run_series(rf, label: str = "") -> RunSeries:
 class Curves:
     """What the strip draws of one run on its window: the window's rows peak-decimated
     (:func:`decimate`, one time axis ``t`` for every curve): ``names``, the energy
-    components (app order); ``stack``, their running sums in
-    :func:`app.plot_style.stack_order` (the stacked bands' tops, ``(m, k)``); ``total``,
+    components (app order); ``stack`` and ``base``, the outer and inner edges of their
+    bands in :func:`app.plot_style.stack_order` (:func:`app.plot_style.stack_bands`,
+    ``(m, k)`` each); ``total``,
     ``rel``, ``gap`` (or ``None``); ``dP``, ``dL``, the momenta's drifts since the
     window's first row (``(m, 3)``); ``rows``: the window's rows before decimation."""
 
@@ -113,16 +114,21 @@ class Curves:
     events: list[tuple[float, str]] = field(default_factory=list)
     scale: str = "|E₀|"
     rows: int = 0
+    base: np.ndarray | None = None
+    sources: tuple[str, ...] = ("impacts", "friction")
+    """What the dissipated energy is the work of (its legend label)."""
 
 
 def _columns(names: list[str], energy: dict[str, np.ndarray], total, rel, gap, P, L,
              P0, L0) -> np.ndarray:
-    """The curves' rows side by side: the stack's running sums, total, rel, (gap), the
-    drifts of P and L from ``P0``, ``L0`` (what :class:`_Peaks` reduces)."""
+    """The curves' rows side by side: the stack's bands' outer then inner edges
+    (:func:`app.plot_style.stack_bands`), total, rel, (gap), the drifts of P and L from
+    ``P0``, ``L0`` (what :class:`_Peaks` reduces)."""
     stack = style.stack_order(names)
     n = len(total)
-    parts = [np.cumsum(np.stack([energy[c] for c in stack], axis=1), axis=1) if stack
-             else np.zeros((n, 0)), total[:, None], rel[:, None]]
+    inner, outer = (style.stack_bands(np.stack([energy[c] for c in stack], axis=1))
+                    if stack else (np.zeros((n, 0)), np.zeros((n, 0))))
+    parts = [outer, inner, total[:, None], rel[:, None]]
     if gap is not None:
         parts.append(gap[:, None])
     parts += [P - P0, L - L0]
@@ -131,11 +137,13 @@ def _columns(names: list[str], energy: dict[str, np.ndarray], total, rel, gap, P
 
 def _split(label: str, names: list[str], t: np.ndarray, cols: np.ndarray, has_gap: bool,
            events, scale: str, rows: int) -> Curves:
-    k = len(names)
+    m = len(names)
+    k = 2 * m
     g = 1 if has_gap else 0
-    return Curves(label, t, list(names), cols[:, :k], cols[:, k], cols[:, k + 1],
+    return Curves(label, t, list(names), cols[:, :m], cols[:, k], cols[:, k + 1],
                   cols[:, k + 2 + g:k + 5 + g], cols[:, k + 5 + g:k + 8 + g],
-                  cols[:, k + 2] if has_gap else None, list(events), scale, rows)
+                  cols[:, k + 2] if has_gap else None, list(events), scale, rows,
+                  cols[:, m:k])
 
 
 def _in(t: np.ndarray, t0: float, t1: float) -> np.ndarray:
@@ -239,7 +247,7 @@ def run_curves(rf, t0: float, t1: float, label: str = "", buckets: int = BUCKETS
         r = rf.series_rows(first, first + 1, [opt[k] for k in ("P", "L") if k in opt])
         P0 = r[opt["P"]][0] if "P" in opt else zero
         L0 = r[opt["L"]][0] if "L" in opt else zero
-    width = len(comps) + 2 + (gap is not None) + 6
+    width = 2 * len(comps) + 2 + (gap is not None) + 6
     peaks = _Peaks(n, width, buckets)
     # pass 2: each block's window rows, their columns reduced
     names = [*want, *opt.values(), *([gap] if gap else [])]
@@ -273,7 +281,7 @@ class PlotStrip:
     (:class:`RunSeries`, decimated here); :attr:`curves` keeps what was drawn."""
 
     def __init__(self, runs: list[RunSeries | Curves], t0: float, t1: float,
-                 size: tuple[int, int]) -> None:
+                 size: tuple[int, int], sources: tuple[str, ...] | None = None) -> None:
         import matplotlib
 
         matplotlib.use("Agg", force=False)
@@ -298,24 +306,24 @@ class PlotStrip:
         self.curves = runs
         first = runs[0]
         td = first.t
-        # 1. energy components, stacked (as the app's default): the signed potentials
-        # (gravity) at the bottom, from 0, the others on them, D last: the top is the total
+        # 1. energy components, stacked (as the app's default): each band between its
+        # inner and outer edge (app.plot_style.stack_bands: positive values up from 0,
+        # negative ones down from 0, none over another), D last; the total a line
         ax = axes[0]
         names = first.names
         stack = style.stack_order(names)
-        n_signed = sum(n in SIGNED_ENERGY for n in stack)
         yd = first.stack
-        base = yd[:, n_signed - 1] if n_signed else np.zeros(len(td))
+        lo_d = first.base if first.base is not None else np.zeros_like(yd)
         for k, n in enumerate(stack):
             light = _light(style.energy_colour(n), 0.6 if n == style.DISSIPATED else 0.45)
-            if k < n_signed:  # a signed band: between the running sums below and at it
-                lo, z = (yd[:, k - 1] if k else np.zeros(len(td))), 1 + k
-            else:  # from the signed sum up, the lower bands drawn over the upper ones
-                lo, z = base, 10 + len(stack) - k
-            curves.append(ax.fill_between(td, lo, yd[:, k], color=light, lw=0, zorder=z))
+            signed = n in SIGNED_ENERGY
+            curves.append(ax.fill_between(td, lo_d[:, k], yd[:, k], color=light, lw=0,
+                                          zorder=1 + k))
             curves += ax.plot(td, yd[:, k], color=style.energy_colour(n),
-                              lw=1.6 if k < n_signed else 0.8,
-                              label=style.LEGEND_NAMES.get(n, n), zorder=40 + len(stack) - k)
+                              lw=1.6 if signed else 0.8,
+                              label=style.legend_name(n, *(() if sources is None
+                                                           else (sources,))),
+                              zorder=40 + len(stack) - k)
         curves += ax.plot(td, first.total, color="k", lw=1.6, zorder=100,
                           label="total E + D" if style.DISSIPATED in names else "total")
         self._style(ax, TITLES[0], "E", font)

@@ -25,19 +25,21 @@ from PyQt6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from engine.diagnostics import INVARIANT_NAMES, model_invariant_names
 from engine.layout import ENERGY_LABELS, ENERGY_NAMES, SIGNED_ENERGY
+from engine.models.field_view import dissipation_sources
 
 from ..plot_style import (
     AXIS_COLOURS,
     DISSIPATED,
     GAP_COLOUR,
     GAP_LABEL,
-    LEGEND_NAMES,
     RUN_COLOURS,
     SCALE_NOTE,
     energy_colour,
     error_labels,
+    legend_name,
     light,
     peak_decimate,
+    stack_bands,
     stack_order,
 )
 from .worker import Frame, Loaded, Series
@@ -195,9 +197,10 @@ class _RunData:
         """The model's invariants (:attr:`PlotPanel.invariant_names`), NaN where a
         series has none (a recording)."""
         self.stack_columns = stack
-        """The energy columns stacked (in order): :attr:`stacked` holds their running
-        sums, row by row, computed as rows arrive (not at every redraw)."""
-        self.stacked = Grow(max(len(stack), 1))
+        """The energy columns stacked (in order): :attr:`stacked` holds their bands'
+        outer edges then their inner ones (:func:`app.plot_style.stack_bands`), row by
+        row, computed as rows arrive (not at every redraw)."""
+        self.stacked = Grow(max(2 * len(stack), 1))
         self.caches: dict[str, PeakCache] = {}
         self.gap = Grow()
         """``(V − V_ε)/E_scale`` of an event-driven scheme's rows, NaN in the others."""
@@ -219,8 +222,8 @@ class _RunData:
         self.inv.extend(inv if inv is not None and inv.shape[1] == self.inv.width
                         else np.full((len(s.t), self.inv.width), np.nan))
         if self.stack_columns:
-            self.stacked.extend(np.cumsum(np.asarray(s.energy)[:, list(self.stack_columns)],
-                                          axis=1))
+            inner, outer = stack_bands(np.asarray(s.energy)[:, list(self.stack_columns)])
+            self.stacked.extend(np.concatenate([outer, inner], axis=1))
         else:
             self.stacked.extend(np.zeros((len(s.t), 1)))
 
@@ -575,7 +578,7 @@ class PlotPanel(QWidget):
                 if n == DISSIPATED:
                     pen.setStyle(Qt.PenStyle.DashLine)
                 self._curves["energy"][n] = ep.plot([], [], pen=pen,
-                                                    name=LEGEND_NAMES.get(n, n))
+                                                    name=self._legend_name(n))
         total = "total E + D" if DISSIPATED in names else "total"
         self._curves["total"] = ep.plot([], [], pen=pg.mkPen("k", width=2), name=total)
         self._curves["total"].setZValue(100)
@@ -631,40 +634,42 @@ class PlotPanel(QWidget):
         super().resizeEvent(ev)
         self._fit_legends()
 
+    def _legend_name(self, n: str) -> str:
+        """The legend label of component ``n``: the dissipated energy's names what it
+        is the work of in this model (impacts, friction, damping)."""
+        model = getattr(self.loaded, "model", None)
+        try:
+            sources = dissipation_sources(model)
+        except AttributeError:  # (no model: a recording of a moved file)
+            sources = ("impacts", "friction", "damping")
+        return legend_name(n, sources)
+
     def _stack_curves(self, ep: pg.PlotWidget) -> None:
-        """The stacked energy plot: the running sums of :meth:`_stack_order`, so that the
-        top curve is the total.  Without a signed component every curve is filled down
-        to 0, the lower ones drawn over the upper ones, so the band between two curves
-        shows the upper one's colour (one item per curve: cheap to paint).  With one
-        (gravity, at the bottom) its band runs from 0 to its curve and the others fill
-        from it up (``FillBetweenItem``, on the decimated curves), drawn over its band:
-        where gravity is negative the stack starts below 0 and covers that band's lower
-        part, gravity's line the stack's lower edge."""
+        """The stacked energy plot (:func:`app.plot_style.stack_bands`): each component's
+        band between its inner and outer edge, the positive values stacked up from 0 and
+        the negative ones down from 0, so that no band overlaps another and each is as
+        thick as its value (issue #44 item 7).  A component's curve (in the legend) is
+        its outer edge; its inner edge is a hidden curve (in :attr:`_shadows`, set from
+        the same decimated rows) and the band a ``FillBetweenItem`` of the two."""
         stack = self._stack_order()
-        n_signed = sum(n in SIGNED_COMPONENTS for n in stack)
         pi = ep.getPlotItem()
+        m = len(stack)
         for k, n in enumerate(stack):
             # D in neutral grey: energy that has left the system (a hatch pattern would
             # scale with the view's transform and paint solid)
             brush = pg.mkBrush(_light(energy_colour(n), 0.6 if n == DISSIPATED else 0.45))
-            name = LEGEND_NAMES.get(n, n)
-            if not n_signed:
-                c = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=1), name=name,
-                            fillLevel=0.0, brush=brush)
-                c.setZValue(len(stack) - k)
-                self._curves["energy"][n] = c
-                continue
-            signed = k < n_signed
+            signed = n in SIGNED_COMPONENTS
             c = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=2 if signed else 1),
-                        name=name)
-            c.setZValue(40 + len(stack) - k)
-            if k == 0:  # the first signed band: from 0 to its curve
-                fill = pg.PlotCurveItem(pen=pg.mkPen(None), fillLevel=0.0, brush=brush)
-                self._shadows.append((k, fill))
-            else:
-                below = list(self._curves["energy"].values())[k - 1 if signed else n_signed - 1]
-                fill = pg.FillBetweenItem(below, c, brush=brush)
-            fill.setZValue(1 + k if signed else 10 + len(stack) - k)
+                        name=self._legend_name(n))
+            c.setZValue(40 + m - k)
+            inner = pg.PlotCurveItem(pen=pg.mkPen(None))
+            inner.setVisible(False)
+            pi.addItem(inner)
+            # (columns handed to redraw: the outer edges, the total, the inner edges)
+            self._shadows.append((m + 1 + k, inner))
+            self._fills.append(inner)
+            fill = pg.FillBetweenItem(inner, c, brush=brush)
+            fill.setZValue(1 + k)
             c.area_brush = brush  # (its legend sample shows the band's colour)
             # (a click on the sample hides the curve: its band too)
             c.visibleChanged.connect(lambda c=c, f=fill: f.setVisible(c.isVisible()))
@@ -716,15 +721,20 @@ class PlotPanel(QWidget):
         curves = self._curves["energy"]
         # the energy plot's columns (stacked: the running sums kept per row), decimated
         # together: they share their times
+        inner = []
         if self.stacked.isChecked():  # (the curves were built for the current choice)
             order = self._stack_order()
+            m = len(order)
             cols = [first.stacked.data[:, order.index(n)] if n in order
                     else first.energy.data[:, ENERGY_NAMES.index(n)] for n in curves]
+            inner = [first.stacked.data[:, m + order.index(n)] for n in curves
+                     if n in order]
             key = "stacked"
         else:
             cols = [first.energy.data[:, ENERGY_NAMES.index(n)] for n in curves]
             key = "energy"
         cols.append(first.total.data)
+        cols += inner
         td, yd = first.peaks(key, cols, k, rng)
         for j, c in enumerate([*curves.values(), self._curves["total"]]):
             c.setData(td, yd[:, j])
