@@ -30,6 +30,7 @@ from PyQt6.QtWidgets import (
 from engine.integrators import INTEGRATORS, get_integrator
 from engine.models import get_model_spec
 from engine.models.base import Param, ParameterError
+from engine.models.law_view import BINDER_PARAMS, binder_unused, bond_laws, law_items
 from engine.run_steps import check_run_step
 from engine.scenarios import builtin_scenarios
 from engine.simulation import SimulationError, integrator_for, usable_integrators
@@ -97,12 +98,19 @@ class ParameterForm(QWidget):
         self.form.setContentsMargins(0, 0, 0, 0)
         self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.editors: dict[str, tuple[Param, QWidget]] = {}
+        self.law_rows: dict[str, QLabel] = {}
+        """The read-only rows of the bond types' BPM laws, by type."""
         self.base: dict[str, Any] = {}
         self._shown: tuple | None = None  # (schema, values) the editors were built for
         self._shown_texts: list = []
 
-    def set_schema(self, schema: tuple[Param, ...], values: dict[str, Any]) -> None:
-        key = (schema, _canon(values))
+    def set_schema(self, schema: tuple[Param, ...], values: dict[str, Any],
+                   hidden: tuple[str, ...] = (),
+                   laws: dict[str, dict[str, Any]] | None = None) -> None:
+        """Editors for ``schema`` showing ``values``; ``hidden``: parameters not offered
+        (a BPM-only model's binder coefficients, which act on no bond); ``laws``: the
+        bond types' BPM laws, shown read-only under them (issue #44 item 7)."""
+        key = (schema, _canon(values), hidden, _canon(laws or {}))
         if key == self._shown and self._texts() == self._shown_texts:
             return  # (shown and unedited: the load's preview after its announcement need
             # not rebuild the editors, which blinked empty: issue #33 item 8)
@@ -112,8 +120,8 @@ class ParameterForm(QWidget):
         self.editors = {}
         self.base = dict(values)
         for p in schema:
-            if p.kind == "text":  # (not edited here: an assembly's geometry, issue #35)
-                continue
+            if p.kind == "text" or p.name in hidden:  # (not edited here: an assembly's
+                continue  # geometry, issue #35; coefficients acting on no bond, #44.7)
             v = values.get(p.name, p.default)
             if p.kind == "bool":
                 w: QWidget = QCheckBox()
@@ -136,6 +144,16 @@ class ParameterForm(QWidget):
             w.setObjectName(f"param_{p.name}")
             self.form.addRow(p.name, w)
             self.editors[p.name] = (p, w)
+        self.law_rows = {}
+        for t, law in sorted((laws or {}).items()):
+            text = ", ".join(f"{k} = {_fmt(v)}" for k, v in law_items(law))
+            w = QLabel(f"{law.get('law', '?')}: {text}")
+            w.setWordWrap(True)
+            w.setObjectName(f"law_{t}")
+            w.setToolTip(f"bond type {t}'s law and coefficients, from the scenario's "
+                         f"[bond_types.{t}] (read-only here: edit the scenario file)")
+            self.form.addRow(f"bond type {t}", w)
+            self.law_rows[t] = w
         self._shown_texts = self._texts()
 
     def _texts(self) -> list:
@@ -385,14 +403,20 @@ class ControlPanel(QWidget):
         self.setMinimumWidth(290)
 
     # ------------------------------------------------------------------ setters
-    def show_scenario(self, scenario: str, model_name: str, params: dict[str, Any]) -> None:
+    def show_scenario(self, scenario: str, model_name: str, params: dict[str, Any],
+                      model: Any = None) -> None:
+        """Show ``scenario`` and its parameters; with its built ``model``, a BPM-only
+        model's binder coefficients hidden and its bond laws shown read-only
+        (``engine.models.law_view``; issue #44 item 7)."""
         idx = self.scenario.findData(scenario)
         if idx < 0:  # a file: keep it in the list
             idx = self.scenario.count() - 1
             self.scenario.insertItem(idx, scenario.rsplit("/", 1)[-1], scenario)
             self.scenario.setItemData(idx, scenario, Qt.ItemDataRole.ToolTipRole)
         self.scenario.setCurrentIndex(idx)
-        self.params.set_schema(get_model_spec(model_name).schema, params)
+        hidden = BINDER_PARAMS if model is not None and binder_unused(model) else ()
+        self.params.set_schema(get_model_spec(model_name).schema, params, hidden,
+                               bond_laws(model) if model is not None else None)
         self.param_error.hide()
 
     def allow_integrators(self, model) -> None:
