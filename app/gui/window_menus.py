@@ -122,7 +122,7 @@ class MenusMixin:
             self.load(LoadRequest(path, {}, None, None))
         elif self.loaded is not None:
             self.controls.show_scenario(self.loaded.scenario, self.loaded.model.name,
-                                        self.loaded.params)
+                                        self.loaded.params, self.loaded.model)
 
     def open_run_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
