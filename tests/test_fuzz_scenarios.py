@@ -25,6 +25,7 @@ import math
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,6 +39,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted((ROOT / "assets" / "scenarios").glob("*.toml"))
+SCENARIO_DATA = sorted((ROOT / "assets" / "scenarios").glob("*.csv"))
+"""The spheres and bonds some scenarios read (bpm-metamaterial: LAMMPS's, issue #44),
+copied beside the mutated files so that their relative paths resolve."""
 
 SEED = 26
 N_FILES = 350
@@ -381,6 +385,8 @@ def problems(code: int | str, stderr: str) -> list[str]:
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory) -> list[Outcome]:
     d = tmp_path_factory.mktemp("fuzz")
+    for data in SCENARIO_DATA:  # (the CSV files a scenario names, beside its copies)
+        shutil.copy(data, d / data.name)
     out = []
     for i, case in enumerate(cases()):
         path = d / f"{i:03d}-{case.source}.toml"
