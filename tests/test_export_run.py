@@ -208,8 +208,8 @@ def test_the_plots_use_the_apps_colours_labels_and_order():
     from app import plot_style
 
     assert ours.style is plot_style  # one table for both (issue #34 item 4)
-    for name in ("RUN_COLOURS", "AXIS_COLOURS", "GAP_COLOUR", "GAP_LABEL", "LEGEND_NAMES",
-                 "DISSIPATED", "energy_colour"):
+    for name in ("RUN_COLOURS", "AXIS_COLOURS", "GAP_COLOUR", "GAP_LABEL", "legend_name",
+                 "DISSIPATED", "energy_colour", "stack_bands"):
         assert getattr(app_plots, name) is getattr(plot_style, name), name
 
 
@@ -542,7 +542,7 @@ def test_the_export_hands_the_plots_bounded_curves_with_their_peaks(monkeypatch,
 
     seen = {}
 
-    def strip(runs, t0, t1, size):
+    def strip(runs, t0, t1, size, **_kw):
         seen["runs"], seen["window"] = runs, (t0, t1)
         raise _Drawn
 

@@ -115,8 +115,6 @@ class Curves:
     scale: str = "|E₀|"
     rows: int = 0
     base: np.ndarray | None = None
-    sources: tuple[str, ...] = ("impacts", "friction")
-    """What the dissipated energy is the work of (its legend label)."""
 
 
 def _columns(names: list[str], energy: dict[str, np.ndarray], total, rel, gap, P, L,

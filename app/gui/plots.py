@@ -414,9 +414,8 @@ class PlotPanel(QWidget):
         translation: ``P ≡ 0``), keys of :data:`engine.diagnostics.INVARIANT_NAMES`."""
         self.markers: list[tuple[pg.PlotWidget, pg.InfiniteLine]] = []
         self._fills: list = []
-        """The stacked bands drawn apart from their curves (with a signed component):
-        the ``FillBetweenItem`` items, and the first signed band's ``(column, PlotCurveItem)``
-        in :attr:`_shadows`."""
+        """The stacked bands' items apart from their curves (``FillBetweenItem``, inner
+        edges); :attr:`_shadows`: each inner edge as ``(column, PlotCurveItem)``."""
         self._shadows: list[tuple[int, pg.PlotCurveItem]] = []
         self.events: list = []
         self._curves: dict = {}
@@ -635,28 +634,20 @@ class PlotPanel(QWidget):
         self._fit_legends()
 
     def _legend_name(self, n: str) -> str:
-        """The legend label of component ``n``: the dissipated energy's names what it
-        is the work of in this model (impacts, friction, damping)."""
-        model = getattr(self.loaded, "model", None)
+        """``n``'s legend label (D's names what dissipates in this model)."""
         try:
-            sources = dissipation_sources(model)
+            return legend_name(n, dissipation_sources(self.loaded.model))
         except AttributeError:  # (no model: a recording of a moved file)
-            sources = ("impacts", "friction", "damping")
-        return legend_name(n, sources)
+            return legend_name(n, ("impacts", "friction", "damping"))
 
     def _stack_curves(self, ep: pg.PlotWidget) -> None:
-        """The stacked energy plot (:func:`app.plot_style.stack_bands`): each component's
-        band between its inner and outer edge, the positive values stacked up from 0 and
-        the negative ones down from 0, so that no band overlaps another and each is as
-        thick as its value (issue #44 item 7).  A component's curve (in the legend) is
-        its outer edge; its inner edge is a hidden curve (in :attr:`_shadows`, set from
-        the same decimated rows) and the band a ``FillBetweenItem`` of the two."""
+        """The stacked energy plot (:func:`app.plot_style.stack_bands`, issue #44 item
+        7): each component's band from its inner edge (a hidden curve in
+        :attr:`_shadows`) to its outer one (its curve), a ``FillBetweenItem``."""
         stack = self._stack_order()
         pi = ep.getPlotItem()
         m = len(stack)
-        for k, n in enumerate(stack):
-            # D in neutral grey: energy that has left the system (a hatch pattern would
-            # scale with the view's transform and paint solid)
+        for k, n in enumerate(stack):  # (D in neutral grey: energy that has left)
             brush = pg.mkBrush(_light(energy_colour(n), 0.6 if n == DISSIPATED else 0.45))
             signed = n in SIGNED_COMPONENTS
             c = ep.plot([], [], pen=pg.mkPen(energy_colour(n), width=2 if signed else 1),
@@ -724,11 +715,9 @@ class PlotPanel(QWidget):
         inner = []
         if self.stacked.isChecked():  # (the curves were built for the current choice)
             order = self._stack_order()
-            m = len(order)
             cols = [first.stacked.data[:, order.index(n)] if n in order
                     else first.energy.data[:, ENERGY_NAMES.index(n)] for n in curves]
-            inner = [first.stacked.data[:, m + order.index(n)] for n in curves
-                     if n in order]
+            inner = [first.stacked.data[:, len(order) + order.index(n)] for n in order]
             key = "stacked"
         else:
             cols = [first.energy.data[:, ENERGY_NAMES.index(n)] for n in curves]
@@ -777,13 +766,14 @@ class PlotPanel(QWidget):
         self.points_handed = handed
 
     def drawn_points(self) -> dict[str, int]:
-        """Points each curve draws now (after pyqtgraph's own downsampling and
+        """Points each shown curve draws now (after pyqtgraph's own downsampling and
         clipping), by a label ``plot:curve``: what painting costs."""
         out: dict[str, int] = {}
         for tag, w in zip(("energy", "error", "P", "L"), self.plots, strict=True):
             for j, item in enumerate(w.getPlotItem().listDataItems()):
-                x, _ = item.getData()
-                out[f"{tag}:{item.name() or j}"] = 0 if x is None else len(x)
+                if item.isVisible():  # (hidden: not painted, e.g. a band's inner edge)
+                    x, _ = item.getData()
+                    out[f"{tag}:{item.name() or j}"] = 0 if x is None else len(x)
         return out
 
     # ------------------------------------------------------------------ export
