@@ -23,6 +23,10 @@ ENERGY_COLOURS = {
     "mutual gravity": "#8c564b",
     "spring": "#bcbd22",
     "dissipated": "#3a3a3a",
+    # the field's energy in the field arrow's purple, its work in ochre (issue #44 item 7:
+    # the fallback gave the field the spring's olive, which a bpm/spring model also has)
+    "field": "#6a3d9a",
+    "field work": "#a6761d",
 }
 FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31")
 DISSIPATED = "dissipated"

@@ -206,3 +206,12 @@ def test_a_bpm_only_model_has_no_binder_coefficients_in_use(meta):
     laws = bond_laws(meta)
     assert laws["1"]["law"] == "bpm/rotational" and laws["1"]["k_b"] == 0.5
     assert not binder_unused(load_scenario("assembly-impact").build_model())
+
+
+def test_every_bpm_component_has_a_colour_of_its_own():
+    """The field took the fallback colour of its name: the spring's olive (a bpm/spring
+    model has both)."""
+    names = ["translational", "rotational", "bending", "axial", "shear", "spring",
+             "contact", "field", "field work", "dissipated"]
+    colours = [plot_style.energy_colour(n) for n in names]
+    assert len(set(colours)) == len(names), dict(zip(names, colours, strict=True))
