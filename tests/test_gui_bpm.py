@@ -13,7 +13,6 @@ from gui_needs import skip_without_gui
 skip_without_gui()
 
 from app.gui.controls import ControlPanel  # noqa: E402
-from app.gui.main_window import MainWindow  # noqa: E402
 from app.gui.plots import PlotPanel  # noqa: E402
 from app.gui.worker import Frame, Loaded, LoadRequest, Series  # noqa: E402
 from engine.layout import ENERGY_NAMES  # noqa: E402
@@ -100,12 +99,9 @@ def test_the_panel_shows_the_bond_law_not_the_binders_coefficients(qtbot, meta):
     assert c.params.law_rows == {}
 
 
-def test_the_view_draws_the_dipoles_the_field_and_the_stage_of_a_live_run(qtbot):
-    w = MainWindow(LoadRequest("bpm-metamaterial"))
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitUntil(lambda: w.loaded is not None and w.last_frame is not None,
-                    timeout=WAIT)
+def test_the_view_draws_the_dipoles_the_field_and_the_stage_of_a_live_run(qtbot,
+                                                                          make_window):
+    w = make_window(LoadRequest("bpm-metamaterial"), timeout=WAIT)
     fs = w.field_scene
     assert fs is not None and fs.dipole_bodies.size == 64
     w.play()
