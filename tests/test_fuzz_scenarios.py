@@ -382,11 +382,16 @@ def problems(code: int | str, stderr: str) -> list[str]:
     return bad
 
 
+def _with_data(d: Path) -> Path:
+    """``d`` with the CSV files the scenarios name copied in (beside their copies)."""
+    for data in SCENARIO_DATA:
+        shutil.copy(data, d / data.name)
+    return d
+
+
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory) -> list[Outcome]:
-    d = tmp_path_factory.mktemp("fuzz")
-    for data in SCENARIO_DATA:  # (the CSV files a scenario names, beside its copies)
-        shutil.copy(data, d / data.name)
+    d = _with_data(tmp_path_factory.mktemp("fuzz"))
     out = []
     for i, case in enumerate(cases()):
         path = d / f"{i:03d}-{case.source}.toml"
@@ -474,6 +479,7 @@ def test_what_the_terminal_sees(outcomes, tmp_path):
         picked += [next(o for o in mine if o.code == c) for c in (0, 2)
                    if any(o.code == c for o in mine)]
     picked += [o for o in outcomes if o.code == 1][:8]
+    _with_data(tmp_path)
     for i, o in enumerate(picked):
         path = tmp_path / f"{i}.toml"
         path.write_text(o.case.text, encoding="utf-8")
