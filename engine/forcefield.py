@@ -102,6 +102,7 @@ from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
 from .potentials.bpm import LAW_BINDER, bpm_bonds_ws
 from .potentials.bpm import N_COLS as BPM_COLS
+from .potentials.bpm_break import breakable
 from .potentials.contact import particle_contacts, wall_contacts
 from .potentials.dumbbells import dumbbell_gravity
 from .potentials.fields import (
@@ -329,6 +330,28 @@ class ForceField:
         other = self.bpm[:, 0] != LAW_BINDER
         return 2 if other.all() else 1 if other.any() else 0
 
+    @property
+    def breaks(self) -> bool:
+        """Whether some bond breaks (``break yes``: the family slot ``BREAKS``)."""
+        return self.bpm_laws > 0 and breakable(self.bpm)
+
+    def take_bonds(self, src: ForceField, ids: np.ndarray) -> None:
+        """Hold the bonds ``ids`` of ``src`` only (the model's force field; the others
+        broke, issue #44 item 2): new arrays of their rows (``bonds``, ``bond_ref``, the
+        per-bond and BPM tables; ``src``'s, shared with the model, never change), the
+        bonded pairs' CSR made anew and the neighbour list rebuilt at the next
+        evaluation (a freed pair may touch)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        nb = src.bonds.shape[0]
+        self.bonds = np.ascontiguousarray(src.bonds[ids])
+        if src.bond_ref.shape[0] == nb:
+            self.bond_ref = np.ascontiguousarray(src.bond_ref[ids])
+        if src.bond_k.shape[0] == nb:
+            self.bond_k = np.ascontiguousarray(src.bond_k[ids])
+        if src.bpm.shape[0] == nb:
+            self.bpm = np.ascontiguousarray(src.bpm[ids])
+        self.invalidate_neighbours()
+
     def set_bond_coefficients(self, k: np.ndarray | None) -> None:
         """Give every bond its own binder coefficients ``k (nb, 3) = (K^m, K^a, K^s)``
         (bond types of different coefficients, issue #35 item 1): the kernels then read
@@ -361,7 +384,8 @@ class ForceField:
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
                 self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv,
                 self.walls, self.history, *self.bonded, self.bond_k, self.fields, self.bpm,
-                family_marker(self.flags, self.n_bodies, self.per_bond, self.bpm_laws))
+                family_marker(self.flags, self.n_bodies, self.per_bond, self.bpm_laws,
+                              self.breaks))
 
     @property
     def bonded(self) -> tuple[np.ndarray, np.ndarray]:
