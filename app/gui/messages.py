@@ -154,6 +154,9 @@ class Frame:
     (no chunk yet)."""
     compiling: tuple[str, ...] = ()
     """The schemes whose kernels are being built in the background."""
+    broken: np.ndarray | None = None
+    """The primary run's broken bonds, the model's indices (``None``: its bonds never
+    break; issue #44 item 2)."""
 
 
 DEFAULT_REQUEST = LoadRequest("torus")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.io import RunFileError
+from engine.simulation.breaking import broken_ids
 
 from .inspector import inspector_html
 from .messages import DEFAULT_REQUEST, BranchRequest
@@ -86,6 +87,8 @@ class ReplayMixin:
             self.scene.clear_trail()
         self.replay_index = k
         self.scene.update(fr.x, fr.q, fr.v, fr.omega)
+        if "broken" in rec.model.energy_components:  # (issue #44 item 2: not drawn)
+            self.scene.set_broken(broken_ids(rec.events, t=fr.t))
         self.view.update()
         self.frames_drawn += 1
         self.plots.set_cursor(fr.t)

@@ -48,12 +48,16 @@ def potential_energy(e: np.ndarray) -> float:
     return float(e[keep].sum())
 
 
-def broken_ids(events, step: int | None = None) -> np.ndarray:
-    """The model's bond indices broken by the ``break`` events (up to ``step``)."""
+def broken_ids(events, step: int | None = None, t: float | None = None) -> np.ndarray:
+    """The model's bond indices broken by the ``break`` events (up to ``step``, or up to
+    the time ``t`` to a part in 10⁹: a replay's or an export's frame)."""
     ids: list[int] = []
     for ev in events:
-        if ev.kind == BREAK_EVENT and (step is None or int(ev.step) <= step):
-            ids.extend(int(w) for w in str(ev.new).split())
+        if ev.kind != BREAK_EVENT or (step is not None and int(ev.step) > step):
+            continue
+        if t is not None and float(ev.t) > t + 1e-9 * max(1.0, abs(t)):
+            continue
+        ids.extend(int(w) for w in str(ev.new).split())
     return np.asarray(sorted(ids), dtype=np.int64)
 
 
@@ -77,6 +81,14 @@ class BreakingMixin:
     def n_broken(self) -> int:
         """How many of the model's bonds have broken."""
         return int(self.model.forcefield.bonds.shape[0] - self.bond_ids.shape[0])
+
+    @property
+    def broken_bonds(self) -> np.ndarray | None:
+        """The model's indices of its broken bonds (``None``: its bonds never break)."""
+        if "broken" not in self.model.energy_components:
+            return None
+        ids = np.arange(self.model.forcefield.bonds.shape[0], dtype=np.int64)
+        return np.setdiff1d(ids, self.bond_ids)
 
     def _init_breaking(self) -> None:
         self.bond_ids = np.arange(self.ff.bonds.shape[0], dtype=np.int64)
