@@ -12,8 +12,11 @@ never break compiling none of it."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from lammps_peer import requires_lammps, run_lammps
 
 from engine.io.lammps.deck_bonds import bond_laws, bond_style
 from engine.io.lammps.tables import LammpsDataError
@@ -253,3 +256,40 @@ def test_break_yes_with_a_limit_of_minus_one_is_one_line():
     msg = str(err.value)
     assert "\n" not in msg and "f_rc -1 with bond_style bpm/rotational break yes" in msg
     assert "add 'break no'" in msg and "line 21" in msg
+
+
+# -------------------------------------------------------------------- real LAMMPS
+@requires_lammps
+def test_a_pulled_spring_bond_breaks_at_the_same_step_as_in_lammps(tmp_path):
+    """Two unit spheres (``m = 1``, ``D = 1``, ``r₀ = 1``) pulled apart at ±0.5, one
+    ``bpm/spring`` bond ``k = 100``, ``ε_c = 0.05`` (``smooth no``, ``break yes``), ``h =
+    1e-3``: LAMMPS's ``nve/bpm/sphere`` loses its bond at the step ours does (LAMMPS's
+    bond count per step against our ``break`` event)."""
+    lines = ["units lj", "atom_style bpm/sphere", "atom_modify map yes", "newton on off",
+             "comm_modify vel yes cutoff 3.0", "region box block -5 5 -5 5 -5 5",
+             "create_box 1 box bond/types 1 extra/bond/per/atom 2 extra/special/per/atom 2",
+             "create_atoms 1 single 0.0 0.0 0.0", "create_atoms 1 single 1.0 0.0 0.0",
+             "set group all diameter 1.0", f"set group all density {6.0 / math.pi!r}",
+             "special_bonds lj 0 1 1 coul 1 1 1",
+             "bond_style bpm/spring smooth no break yes", "bond_coeff 1 100.0 0.05 0.0",
+             "create_bonds single/bond 1 1 2", "pair_style zero 2.0", "pair_coeff * *",
+             "velocity all set -0.5 0.0 0.0", "set atom 2 vx 0.5",
+             "fix 1 all nve/bpm/sphere", "compute nb all nbond/atom",
+             "compute tb all reduce sum c_nb", "thermo_style custom step c_tb",
+             "thermo 1", "timestep 0.001", "run 120"]
+    (tmp_path / "in.pull").write_text("\n".join(lines) + "\n")
+    res = run_lammps(tmp_path / "in.pull", cwd=tmp_path)
+    assert res.returncode == 0 and not res.errors, res.describe()
+    lammps_step = next(int(r["Step"]) for r in res.thermo if r["c_tb"] == 0.0)
+    c = builders.chain(2, 1.0)
+    c.v[0] = [-0.5, 0.0, 0.0]
+    c.v[1] = [0.5, 0.0, 0.0]
+    m = model_of([c], k_contact=0.0, bond_types={"1": {
+        "law": "bpm/spring", "k": 100.0, "eps_c": 0.05, "gamma": 0.0, "smooth": False,
+        "break": True}})
+    sim = Simulation(m, "rrp-newmark", h=1e-3)  # (velocity Verlet in translation)
+    assert sim.advance(120).ok
+    ours = [e.step for e in sim.events if e.kind == "break"]
+    assert ours == [lammps_step], (ours, lammps_step)
+    assert 40 < lammps_step < 100, lammps_step
+
