@@ -227,8 +227,18 @@ break = true
         assert booked[0] == 0.0 and booked[-1] > 0.0
         d, _ = f.resume_state()
         m = f.build_model()
+        last = f.frame(f.n_frames - 1)
+        first = f.frame(0)
     sim = Simulation.from_resume_state(m, d)
     assert sim.n_broken == 2 and sim.ff.bonds.shape[0] == 0
+    # a branch from a frame after the break holds no bond, with the energy booked;
+    # one from before it, every bond
+    assert last.broken.tolist() == [0, 1] and last.B == booked[-1]
+    br = Simulation.from_frame(m, last, "rrp-newmark", 1e-3)
+    assert br.n_broken == 2 and br.energy[E_BROKEN] == booked[-1]
+    assert br.energy.sum() == pytest.approx(booked[-1] + br.energy[:2].sum(), rel=1e-12)
+    assert first.broken.size == 0 and Simulation.from_frame(m, first, "rrp-newmark",
+                                                          1e-3).n_broken == 0
 
 
 # -------------------------------------------------------------------- the deck

@@ -482,7 +482,10 @@ def _loop_of(scheme: int):
         multiple of ``stride`` (into ``rec``, at most its length).
         ``e_ctrl = (E_ref, E_scale, tol)``: stop with ``ERR_ENERGY`` when
         ``|E - E_ref| > tol E_scale`` (``tol <= 0``: never).  ``ws``: the force
-        field's scratch (``engine.forcefield.new_scratch``).
+        field's scratch (``engine.forcefield.new_scratch``).  A model whose bonds
+        break (family slot ``BREAKS``) carries the ``broken`` energy and stops with
+        ``BONDS_BREAK`` after the step (done, recorded) whose end state has a bond past
+        its criterion (``engine.potentials.bpm_break``; the driver takes it out).
 
         Returns ``(steps_done, records_written, status)``."""
         home = s0
