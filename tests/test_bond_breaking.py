@@ -12,7 +12,9 @@ never break compiling none of it."""
 
 from __future__ import annotations
 
+import gzip
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -303,3 +305,36 @@ def test_a_pulled_spring_bond_breaks_at_the_same_step_as_in_lammps(tmp_path):
     assert ours == [lammps_step], (ours, lammps_step)
     assert 40 < lammps_step < 100, lammps_step
 
+
+
+def test_a_deck_with_break_yes_imports_and_its_model_breaks(tmp_path):
+    """LAMMPS's metamaterial deck with the impact example's bond style line (``break
+    yes`` by default, ``store/local``) and positive limits: the deck's plan gives each
+    type ``break = true`` (a note for ``store/local``), and the model built from the
+    laws has the ``BREAKS`` family and the ``broken`` component."""
+    from engine.io.lammps import units as un
+    from engine.io.lammps.deck_plan import plan_of
+    from engine.io.lammps.deck_scenario import apply_plan
+    from engine.io.lammps.read_data import read_data
+    from engine.io.lammps.read_deck import read_deck
+
+    here = Path(__file__).resolve().parent / "data" / "lammps"
+    src = tmp_path / "metamaterial.data"
+    src.write_bytes(gzip.decompress((here / "metamaterial.data.gz").read_bytes()))
+    text = (here / "in.bpm.metamaterial").read_text()
+    text = text.replace("bond_style      bpm/rotational smooth no break no",
+                        "bond_style      bpm/rotational store/local brkbond 100 time id1 id2")
+    text = text.replace("bond_coeff      1 1.0 1.0 0.1 0.5  -1 -1 -1 -1  1e-3 1e-3 1e-3 1e-3",
+                        "bond_coeff      1 1.0 1.0 0.1 0.5  0.05 0.01 0.01 0.01  0 0 0 0")
+    deck = tmp_path / "in.bpm.metamaterial"
+    deck.write_text(text)
+    dk = read_deck(deck)
+    d = read_data(src, atom_style=dk.atom_style, units="si")
+    scen = apply_plan(plan_of(dk), d, un.UNITS["si"])
+    law = scen.laws["1"]
+    assert law["break"] is True and law["smooth"] is True and law["f_rc"] == 0.05
+    assert any("store/local brkbond" in n for n in scen.notes)
+    types = {"1": law}
+    c = builders.chain(3, 0.5)
+    m = model_of([c], k_contact=0.0, bond_types=types)
+    assert m.forcefield.arrays[-1][BREAKS] == 0 and "broken" in m.energy_components

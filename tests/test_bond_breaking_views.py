@@ -12,7 +12,7 @@ import app.export  # noqa: F401  (chooses EGL off-screen rendering when there is
 from engine.models import builders
 from engine.models.assembly import model_of
 from engine.simulation import Event, Simulation
-from engine.simulation.breaking import broken_ids, breaks_over_time
+from engine.simulation.breaking import breaks_over_time, broken_ids
 
 pv = pytest.importorskip("pyvista")
 
