@@ -184,16 +184,10 @@ def test_resume_is_bit_identical_across_breaks():
     assert c.n_broken == 0 and c.ff.bonds.shape[0] == 4
 
 
-def test_a_scenario_breaks_and_the_run_file_keeps_which_bond_broke_when(tmp_path):
-    """``break = true`` in ``[bond_types.N]`` of a binder-free model; the run file's
-    ``/events`` (under its digest) holds each break, and a model resumed from the file
-    holds the bonds left."""
-    from engine.api import run
-    from engine.io import RunFile
-    from engine.scenarios import load_scenario
-
-    p = tmp_path / "pull.toml"
-    p.write_text("""model = "assembly"
+PULL_TOML = """model = "assembly"
+[run]
+integrator = "rrp-newmark"
+h = 1e-3
 [parameters]
 k_contact = 0.0
 """ + "".join(f"""
@@ -217,7 +211,25 @@ eps_c = 0.03
 gamma = 0.0
 smooth = false
 break = true
-""")
+"""
+
+
+def pull_toml(folder: Path) -> Path:
+    """Three spheres in a row, the ends pulled apart: both bonds break at step 33."""
+    p = folder / "pull.toml"
+    p.write_text(PULL_TOML)
+    return p
+
+
+def test_a_scenario_breaks_and_the_run_file_keeps_which_bond_broke_when(tmp_path):
+    """``break = true`` in ``[bond_types.N]`` of a binder-free model; the run file's
+    ``/events`` (under its digest) holds each break, and a model resumed from the file
+    holds the bonds left."""
+    from engine.api import run
+    from engine.io import RunFile
+    from engine.scenarios import load_scenario
+
+    p = pull_toml(tmp_path)
     sc = load_scenario(str(p))
     out = tmp_path / "pull.h5"
     run(sc, out=out, t_end=0.1, integrator="rrp-newmark", h=1e-3)
