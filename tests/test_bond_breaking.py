@@ -270,6 +270,10 @@ def test_the_impact_examples_bond_style_imports_with_break_yes():
     assert laws["1"]["break"] is True and laws["1"]["f_rc"] == 0.05
     assert any("store/local" in n for n in notes)
     assert not bond_style("x", ("bpm/spring", "break", "no")).breaks
+    old = bond_style("x", ("bpm/rotational", "store/local", "2", "time", "id1", "id2"))
+    assert old.breaks and "store/local 2 (time id1 id2)" in old.notes[0]  # (2022's)
+    with pytest.raises(LammpsDataError, match="store/local needs a fix ID"):
+        bond_style("x", ("bpm/spring", "store/local"))
 
 
 def test_break_yes_with_a_limit_of_minus_one_is_one_line():

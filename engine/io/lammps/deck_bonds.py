@@ -67,11 +67,15 @@ STORE_ATTRIBUTES = ("id1", "id2", "time", "x", "y", "z", "x/ref", "y/ref", "z/re
 
 
 def _store_local(where: str, style: str, rest: list[str]) -> str:
-    """Consume ``store/local ID N attributes…`` from ``rest``; the note that drops it."""
-    if len(rest) < 2 or not rest[1].isdigit():
-        raise LammpsDataError(f"{where}: bond_style {style} store/local needs a fix ID and "
-                              "N (store/local ID N attributes…)")
-    fix_id, _ = rest.pop(0), rest.pop(0)
+    """Consume ``store/local ID [N] attributes…`` from ``rest`` (``N``: LAMMPS's newer
+    syntax; the older one defined it on its own ``fix store/local``); the note that
+    drops it."""
+    if not rest or rest[0] in STORE_ATTRIBUTES:
+        raise LammpsDataError(f"{where}: bond_style {style} store/local needs a fix ID "
+                              "(store/local ID N attributes…)")
+    fix_id = rest.pop(0)
+    if rest and rest[0].isdigit():
+        rest.pop(0)
     attrs = []
     while rest and rest[0] in STORE_ATTRIBUTES:
         attrs.append(rest.pop(0))
