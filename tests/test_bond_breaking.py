@@ -136,6 +136,8 @@ def test_a_bond_breaks_at_the_first_step_past_its_criterion_and_books_its_energy
     e_before = sim.energy.copy()
     assert sim.advance(1).ok
     assert sim.n_broken == 1 and sim.ff.bonds.shape[0] == 0
+    # the family stays the model's (no compile when the last bond goes)
+    assert sim.ff.arrays[-1] == sim.model.forcefield.arrays[-1]
     ev = sim.events[-1]
     assert (ev.kind, ev.step, ev.old, ev.new) == ("break", first, "1", "0")
     e = sim.energy
