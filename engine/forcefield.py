@@ -102,6 +102,7 @@ from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
 from .potentials.bpm import LAW_BINDER, bpm_bonds_ws
 from .potentials.bpm import N_COLS as BPM_COLS
+from .potentials.bpm_break import breakable
 from .potentials.contact import particle_contacts, wall_contacts
 from .potentials.dumbbells import dumbbell_gravity
 from .potentials.fields import (
@@ -281,6 +282,10 @@ class ForceField:
     fields: tuple = field(default_factory=new_fields)
     bpm: np.ndarray = field(default_factory=lambda: np.zeros((0, BPM_COLS)))
 
+    _bond_family = None
+    """``(per_bond, bpm_laws, breaks)`` pinned by :meth:`take_bonds` (``None``: from the
+    bonds held)."""
+
     def __post_init__(self) -> None:
         n = self.m.shape[0]
         self.m = np.ascontiguousarray(self.m, dtype=np.float64)
@@ -329,6 +334,31 @@ class ForceField:
         other = self.bpm[:, 0] != LAW_BINDER
         return 2 if other.all() else 1 if other.any() else 0
 
+    @property
+    def breaks(self) -> bool:
+        """Whether some bond breaks (``break yes``: the family slot ``BREAKS``)."""
+        return self.bpm_laws > 0 and breakable(self.bpm)
+
+    def take_bonds(self, src: ForceField, ids: np.ndarray) -> None:
+        """Hold the bonds ``ids`` of ``src`` only (the model's force field; the others
+        broke, issue #44 item 2): new arrays of their rows (``bonds``, ``bond_ref``, the
+        per-bond and BPM tables; ``src``'s, shared with the model, never change), the
+        bonded pairs' CSR made anew and the neighbour list rebuilt at the next
+        evaluation (a freed pair may touch).  The family stays ``src``'s (its bond
+        slots pinned: the last bond of a law broken compiles nothing new)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        nb = src.bonds.shape[0]
+        if self._bond_family is None:  # (the family stays the model's: no new compile)
+            self._bond_family = (src.per_bond, src.bpm_laws, src.breaks)
+        self.bonds = np.ascontiguousarray(src.bonds[ids])
+        if src.bond_ref.shape[0] == nb:
+            self.bond_ref = np.ascontiguousarray(src.bond_ref[ids])
+        if src.bond_k.shape[0] == nb:
+            self.bond_k = np.ascontiguousarray(src.bond_k[ids])
+        if src.bpm.shape[0] == nb:
+            self.bpm = np.ascontiguousarray(src.bpm[ids])
+        self.invalidate_neighbours()
+
     def set_bond_coefficients(self, k: np.ndarray | None) -> None:
         """Give every bond its own binder coefficients ``k (nb, 3) = (K^m, K^a, K^s)``
         (bond types of different coefficients, issue #35 item 1): the kernels then read
@@ -358,10 +388,12 @@ class ForceField:
     @property
     def arrays(self) -> tuple:
         """The tuple ``ff`` passed to the kernels."""
+        per_bond, laws, breaks = self._bond_family or (self.per_bond, self.bpm_laws,
+                                                        self.breaks)
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
                 self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv,
                 self.walls, self.history, *self.bonded, self.bond_k, self.fields, self.bpm,
-                family_marker(self.flags, self.n_bodies, self.per_bond, self.bpm_laws))
+                family_marker(self.flags, self.n_bodies, per_bond, laws, breaks))
 
     @property
     def bonded(self) -> tuple[np.ndarray, np.ndarray]:
@@ -653,6 +685,7 @@ class ForceField:
                         tuple(a.copy() for a in self.history), bond_k=self.bond_k.copy(),
                         bpm=self.bpm.copy())
         ff.fields = tuple(a.copy() for a in self.fields)
+        ff._bond_family = self._bond_family
         return ff
 
 

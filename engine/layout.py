@@ -32,7 +32,11 @@ E_FIELD_WORK = 12
 """Work booked for a time-dependent field, ``−∫ ∂U/∂t dt``: carried from step to step
 like ``dissipated`` (``engine.potentials.fields.field_work``), so that the total with it
 is constant."""
-N_ENERGY = 13
+E_BROKEN = 13
+"""Energy stored in the bonds that broke (issue #44 item 2; ``engine.simulation.breaking``):
+booked when a bond leaves the model between two steps, carried from step to step like
+``dissipated``, so that ``E + broken`` is constant across a break."""
+N_ENERGY = 14
 ENERGY_NAMES: tuple[str, ...] = (
     "translational",
     "rotational",
@@ -47,6 +51,7 @@ ENERGY_NAMES: tuple[str, ...] = (
     "dissipated",
     "field",
     "field work",
+    "broken",
 )
 ENERGY_LABELS: dict[str, str] = {
     "translational": "translational kinetic ½m|v|²",
@@ -62,6 +67,7 @@ ENERGY_LABELS: dict[str, str] = {
     "dissipated": "dissipated by impacts, friction and damping D",
     "field": "field on dipoles and charges −Σ(μ·E + qE·x)",
     "field work": "work booked for the field's change −∫∂U/∂t dt",
+    "broken": "stored in the bonds that broke (bpm break)",
 }
 SIGNED_ENERGY = ("gravity", "mutual gravity", "field", "field work")
 """Components that may be negative (drawn as lines, not stacked areas)."""
@@ -121,6 +127,8 @@ ERR_SHAPE = 5  # arrays of the wrong shape (rows of 3, 4 for q) or a too short s
 ERR_NO_CONVERGENCE = 6  # an implicit step's iteration did not converge (info: body, its, |Δ|)
 ERR_CONTACT = 7  # the percussion solver did not converge (info: contacts, its, residual)
 ERR_HISTORY_OVERFLOW = 8  # a sphere has more friction contacts than history slots (grown)
+BONDS_BREAK = 9  # not an error: a bond is past its breaking criterion at the end of the
+# last step taken (the driver removes it: engine.simulation.breaking, issue #44 item 2)
 
 # integrator parameters (work[5]) and iteration statistics (work[6]) ---------------------
 IP_PHI = 0  # campello-implicit: the blend φ of eq. (26)

@@ -74,7 +74,12 @@ BPM = N_TERMS + 3
 BPM_ONLY = N_TERMS + 4
 """Family slot: *every* bond follows a BPM law: the binder's kernel is not compiled
 (``engine.specialize.unless``), so a model of one law pays nothing for the others."""
-N_FAMILY = N_TERMS + 5
+BREAKS = N_TERMS + 5
+"""Family slot: some BPM bond breaks (``break yes``, issue #44 item 2): the stepping loop
+asks ``engine.potentials.bpm_break.any_breaks`` after each step and carries the
+``broken`` energy; absent, neither is compiled (a model whose bonds never break pays
+nothing)."""
+N_FAMILY = N_TERMS + 6
 BOND_K = 16
 """The slot of ``ff`` holding the per-bond coefficients ``(nb, 3)`` (empty: none)."""
 FIELDS = 17
@@ -86,7 +91,7 @@ none; ``engine.potentials.bpm``)."""
 
 
 GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE, CELLS, BOND_TYPES,
-         T_FIELD, T_DAMPING, BPM, BPM_ONLY)
+         T_FIELD, T_DAMPING, BPM, BPM_ONLY, BREAKS)
 """The slots that make a family: the terms whose kernels are large enough to be worth
 leaving out (the binder, the neighbour list and contacts, friction, the rigid-body RK4,
 the parallel kernels, the cell list; the fields and the damping of issue #44, so that a
@@ -99,19 +104,20 @@ compiled without that branch: measured, not understood; BENCHMARKS.md)."""
 
 
 def family_marker(flags: np.ndarray, n_bodies: int, per_bond: bool = False,
-                  bpm: int = 0) -> tuple:
+                  bpm: int = 0, breaks: bool = False) -> tuple:
     """The family slot of ``ff``: ``None`` for each gated slot (:data:`GATED`) that is
     off (a flag not set, fewer than ``PARALLEL_MIN_BODIES`` bodies for ``LARGE``, no
     contacts or at most ``SMALL_LIST_MAX`` bodies for ``CELLS``, no per-bond
     coefficients for ``BOND_TYPES``; ``bpm``: 0 no bond of a BPM law, 1 some, 2 all, for
-    ``BPM`` and ``BPM_ONLY``), ``0`` for the rest.  A model with BPM bonds runs the serial
+    ``BPM`` and ``BPM_ONLY``; ``breaks``: some BPM bond breaks, for ``BREAKS``), ``0``
+    for the rest.  A model with BPM bonds runs the serial
     kernels whatever its size (``engine.parallel`` has the binder only: ``LARGE`` off)."""
     bpm_on = bool(bpm) and bool(flags[T_BONDS])
     on = [bool(f) for f in flags[:N_TERMS]] + [
         n_bodies >= PARALLEL_MIN_BODIES and not bpm_on,
         bool(flags[T_CONTACT]) and n_bodies > SMALL_LIST_MAX,
         bool(per_bond) and bool(flags[T_BONDS]),
-        bpm_on, bpm_on and bpm >= 2]
+        bpm_on, bpm_on and bpm >= 2, bpm_on and bool(breaks)]
     return tuple(0 if on[k] or k not in GATED else None for k in range(N_FAMILY))
 
 

@@ -275,4 +275,8 @@ SLOW_CASES: list[tuple[str, str]] = [
     # issue #47 item 1: every kill point (~270 runs); a few stay in the default run
     ("tests/test_run_kill_points.py::test_a_kill_at_every_write_of_the_close_and_the_"
      "writer_leaves_a_run_that_finishes", PROCESSES),
+    # issue #44 item 2: the breaking family with viscous damping (the balance with both);
+    # the undamped breaking family keeps the criteria, resume and run-file tests
+    ("tests/test_bond_breaking.py::test_the_balance_with_damping_closes_across_the_break",
+     COMPILE),
 ]

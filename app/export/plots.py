@@ -28,6 +28,7 @@ import numpy as np
 from engine.diagnostics import error_scale_symbol
 from engine.io.file_layout import TERRACE_GAP
 from engine.layout import ENERGY_NAMES, SIGNED_ENERGY
+from engine.simulation.breaking import BREAK_EVENT
 
 from .. import plot_style as style
 
@@ -88,7 +89,7 @@ def run_series(rf, label: str = "") -> RunSeries:
             gap = None
     return RunSeries(label or rf.scenario, t[:m], {c: v[:m] for c, v in energy.items()},
                      total[:m], rel[:m], P[:m], L[:m], gap,
-                     [(float(e.t), e.label) for e in rf.events],
+                     [(float(e.t), e.label) for e in rf.events if e.kind != BREAK_EVENT],
                      error_scale_symbol(rf.e_ref, rf.e_scale))
 
 
@@ -268,7 +269,7 @@ def run_curves(rf, t0: float, t1: float, label: str = "", buckets: int = BUCKETS
                   _columns(comps, energy, total, rel, g, P, L, P0, L0))
     td, cd = peaks.result(width)
     return _split(label or rf.scenario, comps, td, cd, gap is not None,
-                  [(float(e.t), e.label) for e in rf.events],
+                  [(float(e.t), e.label) for e in rf.events if e.kind != BREAK_EVENT],
                   error_scale_symbol(rf.e_ref, rf.e_scale), n)
 
 

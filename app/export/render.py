@@ -24,6 +24,7 @@ import numpy as np
 from engine.io import RunFile, RunFileError
 from engine.io.text_frames import stem
 from engine.models.field_view import dissipation_sources, stage_spans
+from engine.simulation.breaking import broken_ids
 
 from .common import (
     MAX_FRAMES,
@@ -328,6 +329,9 @@ class Source:
     spans: list = field(default_factory=list)
     """The stages' ``(k, t₀, t₁)`` (``engine.models.field_view.stage_spans``): the
     view's stage line and field arrow (issue #44 item 7)."""
+    broken: Callable[[float], np.ndarray | None] = lambda _t: None  # noqa: E731
+    """The model's bonds broken by ``t`` (``None``: its bonds never break; issue #44
+    item 2): not drawn, counted in the caption."""
 
 
 def _run_source(track: RunTrack, others: list[RunTrack], a: float, b: float, dt: float,
@@ -353,9 +357,11 @@ def _run_source(track: RunTrack, others: list[RunTrack], a: float, b: float, dt:
     start, switches = schemes_at(rf)[:2], schemes_at(rf)[2]
     model = rf.build_model()
     first = first_stage(rf, model)
+    breaks = "broken" in getattr(model, "energy_components", ())
     return Source(track, model, rf.scenario, lambda t: scheme_at(start, switches, t),
                   curves, box, lambda t: stage_at(first, switches, t),
-                  stage_spans(model, float(rf.h), rf.events))
+                  stage_spans(model, float(rf.h), rf.events),
+                  (lambda t: broken_ids(rf.events, t=t)) if breaks else (lambda _t: None))
 
 
 def _render(src: Source, others: list[RunTrack], out: Path, a: float, dt: float,
@@ -420,6 +426,10 @@ def _render(src: Source, others: list[RunTrack], out: Path, a: float, dt: float,
             stage = src.stage(t)
             if stage:  # (issue #44 item 5)
                 text += f" · stage {stage}"
+            broken = src.broken(t)
+            if broken is not None:  # (issue #44 item 2: gone from the view, counted)
+                scene.set_broken(broken)
+                text += f" · broken bonds {len(broken)}"
             if title:
                 text = f"{title}\n{text}"
             caption.SetText(2, text)

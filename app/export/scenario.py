@@ -105,6 +105,10 @@ def _draw(sim, scene, plotter, caption, title: str, line: str = "") -> np.ndarra
     snap = sim.snapshot()
     scene.update(snap.x, snap.q, snap.v, snap.omega)
     text = f"{title} · {sim.integrator.name} · h = {sim.h:g} · t = {sim.t:.3f} s"
+    broken = getattr(sim, "broken_bonds", None)
+    if broken is not None:  # (issue #44 item 2)
+        scene.set_broken(broken)
+        text += f" · broken bonds {len(broken)}"
     caption.SetText(2, f"{line}\n{text}" if line else text)
     plotter.render()
     img = plotter.screenshot(return_img=True)
@@ -189,7 +193,8 @@ def export_animation(scenario: str, *, integrator: str | None = None, h: float |
     t_first = time.perf_counter() - w0
     track = SimTrack(sc, integrator, h, t_end, check)
     src = Source(track, track.model, sc.name, track.scheme, curves, box, track.stage,
-                 stage_spans(track.model, h if h is not None else sc.run.h))
+                 stage_spans(track.model, h if h is not None else sc.run.h),
+                 track.broken)
     frames, t_last, (t_sim, t_render, t_encode) = _render(
         src, [], out, t0, dt, n_frames, fps, size, title, colour_by, progress, check,
         on_frame)

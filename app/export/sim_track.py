@@ -123,6 +123,10 @@ class SimTrack:
         """The integrator and ``h`` (a scenario's export switches neither)."""
         return self.sim.integrator.name, f"{self.sim.h:g}"
 
+    def broken(self, _t: float):
+        """The model's bonds broken so far (``None``: its bonds never break)."""
+        return getattr(self.sim, "broken_bonds", None)
+
     def stage(self, _t: float) -> str:
         """The stage the simulation is in (``""``: none; issue #44 item 5)."""
         k = getattr(self.sim, "stage_index", -1)

@@ -484,6 +484,8 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
                 by_rows = rows is not None and rows.x is not None
                 self.scene.update(fr.x, fr.q, fr.v, fr.omega, trail=not by_rows)
                 self._update_fields(fr.t, fr.x, fr.q, fr.stage_span)
+                if fr.broken is not None:  # (issue #44 item 2: not drawn)
+                    self.scene.set_broken(fr.broken)
                 if by_rows:  # the trail through every recorded row, not the frames only
                     self.scene.extend_trail(rows.x, rows.q)
                 if fr.inspect is not None and self.picked == fr.inspect.get("index"):
@@ -522,6 +524,8 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
                 f"{error_title(names, scale)[1]}/{scale} = {rel}   [{self.state}]")
         if fr.stage:  # (issue #44 item 5)
             text += f"   {fr.stage}"
+        if fr.broken is not None:  # (issue #44 item 2)
+            text += f"   broken bonds {len(fr.broken)}"
         if fr.contact is not None:  # hard contacts: what the percussion solver does
             text += "   " + contact_summary(fr.contact)
         self.status.setText(text)

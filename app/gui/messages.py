@@ -157,6 +157,9 @@ class Frame:
     stage_span: tuple[int, float, float] | None = None
     """The primary run's stage as ``(k, t₀, t₁)`` (0-based; ``None``: no stages): the
     view's stage line and field arrow (issue #44 item 7)."""
+    broken: np.ndarray | None = None
+    """The primary run's broken bonds, the model's indices (``None``: its bonds never
+    break; issue #44 item 2)."""
 
 
 DEFAULT_REQUEST = LoadRequest("torus")

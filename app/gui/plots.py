@@ -26,6 +26,7 @@ from PyQt6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 from engine.diagnostics import INVARIANT_NAMES, model_invariant_names
 from engine.layout import ENERGY_LABELS, ENERGY_NAMES, SIGNED_ENERGY
 from engine.models.field_view import dissipation_sources
+from engine.simulation.breaking import BREAK_EVENT
 
 from ..plot_style import (
     AXIS_COLOURS,
@@ -458,8 +459,9 @@ class PlotPanel(QWidget):
                 continue
             d.extend(s)
             self._dirty = True
-        for ev in frame.events:
-            self.add_marker(ev)
+        for ev in frame.events:  # (a broken bond: in the broken energy, no marker)
+            if ev.kind != BREAK_EVENT:
+                self.add_marker(ev)
         if set(self.runs) - {k for k in self._curves.get("error", {})} or \
                 {k for k, d in self.runs.items() if d.has_gap} - set(self._curves.get("gap", {})):
             self._rebuild_curves()
@@ -479,7 +481,8 @@ class PlotPanel(QWidget):
         if self.invariant_names and all(np.isnan(d.inv.data).all() for d in self.runs.values()):
             self.invariant_names = ()  # a file holds P, not the invariants: plot P
         for ev in events:
-            self.add_marker(ev)
+            if ev.kind != BREAK_EVENT:
+                self.add_marker(ev)
         self._rebuild_curves()
         for w in self.plots:
             w.getPlotItem().enableAutoRange()

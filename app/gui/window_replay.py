@@ -10,6 +10,7 @@ from pathlib import Path
 
 from engine.io import RunFileError
 from engine.models.field_view import stage_spans
+from engine.simulation.breaking import broken_ids
 
 from .inspector import inspector_html
 from .messages import DEFAULT_REQUEST, BranchRequest
@@ -90,6 +91,8 @@ class ReplayMixin:
         self.replay_index = k
         self.scene.update(fr.x, fr.q, fr.v, fr.omega)
         self._update_fields(fr.t, fr.x, fr.q)
+        if "broken" in rec.model.energy_components:  # (issue #44 item 2: not drawn)
+            self.scene.set_broken(broken_ids(rec.events, t=fr.t))
         self.view.update()
         self.frames_drawn += 1
         self.plots.set_cursor(fr.t)

@@ -558,7 +558,8 @@ class SimulationWorker(QObject):
                    self._last_stability, rel if math.isfinite(rel) else math.nan,
                    self._rate[0], self._rate[1], contact, inspect, self._rate[2],
                    getattr(sim, "stage_label", str)(), sim.stepped_by,
-                   tuple(self.compiling()), _stage_span(sim))
+                   tuple(self.compiling()), _stage_span(sim),
+                   getattr(sim, "broken_bonds", None))
         self._frame_in_flight.set()
         self.frame.emit(fr)
 

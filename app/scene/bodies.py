@@ -15,6 +15,7 @@ import pyvista as pv
 from engine.diagnostics import body_rotational_energy
 from engine.rotations import quat_to_matrix
 
+from .bonds import SceneBonds
 from .camera import SceneCamera
 from .decorations import SceneDecorations
 from .meshes import _SphereSet, _SpriteSet, body_groups, set_lighting
@@ -52,7 +53,7 @@ def _nice_ceil(v: float) -> float:
     return 10.0 ** (k + 1)
 
 
-class BodyScene(SceneDecorations, SceneCamera):
+class BodyScene(SceneDecorations, SceneCamera, SceneBonds):
     """Draws a :class:`~engine.models.base.Model`'s bodies on a PyVista plotter.
 
     ``colour_by``: one of :data:`COLOUR_MODES`; ``trail``: keep a trail of the pendulum
@@ -114,6 +115,7 @@ class BodyScene(SceneDecorations, SceneCamera):
         self._rods_mesh = None
         if self.k > 1:
             self._add_rods()
+        self._add_bonds()  # (a model whose bonds break: issue #44 item 2)
         if self.sprites:
             self._sphere_actor = self._spheres.add_to(plotter, "rrp-spheres")
             self._sphere_actor.prop.color = SPHERE_COLOUR
@@ -267,6 +269,7 @@ class BodyScene(SceneDecorations, SceneCamera):
             self._rods_mesh.GetPoints().Modified()
         if self._axes_shown():
             self._move_axes(c, R)
+        self._move_bonds(c)
         if v is not None:
             self._last_v = np.asarray(v, dtype=np.float64)
         if omega is not None:

@@ -33,6 +33,7 @@ from numba import njit, prange
 from ..contact.detect import new_contact_work
 from ..forcefield import new_scratch, one_body_stand_in
 from ..layout import (
+    BONDS_BREAK,
     DEFAULT_CONTACT_MAX_ITERATIONS,
     DEFAULT_CONTACT_TOLERANCE,
     DEFAULT_MAX_ITERATIONS,
@@ -60,11 +61,12 @@ from ..layout import (
     T_HISTORY,
 )
 from ..parallel import CHUNK, PARALLEL_MIN_UPDATE
+from ..potentials.bpm_break import any_breaks, carry_broken
 from ..potentials.damping import damp_half, undo_damping
 from ..potentials.fields import CLOCK_START, FI_CLOCK, field_work, set_field_time
 from ..potentials.friction import H_DISSIPATED, commit_history, set_anchor_time
 from ..rotations import quat_rotate_t
-from ..specialize import FIELDS, LARGE, gated
+from ..specialize import BPM_TABLE, BREAKS, FIELDS, LARGE, gated
 from .campello import campello_implicit_step_ws, campello_step_ws
 from .lgvi import MAP_CAYLEY, MAP_EXP, lgvi_step_ws, mat_vec
 from .moreau import moreau_step_ws, moreau_symmetric_step_ws
@@ -480,7 +482,10 @@ def _loop_of(scheme: int):
         multiple of ``stride`` (into ``rec``, at most its length).
         ``e_ctrl = (E_ref, E_scale, tol)``: stop with ``ERR_ENERGY`` when
         ``|E - E_ref| > tol E_scale`` (``tol <= 0``: never).  ``ws``: the force
-        field's scratch (``engine.forcefield.new_scratch``).
+        field's scratch (``engine.forcefield.new_scratch``).  A model whose bonds
+        break (family slot ``BREAKS``) carries the ``broken`` energy and stops with
+        ``BONDS_BREAK`` after the step (done, recorded) whose end state has a bond past
+        its criterion (``engine.potentials.bpm_break``; the driver takes it out).
 
         Returns ``(steps_done, records_written, status)``."""
         home = s0
@@ -511,6 +516,8 @@ def _loop_of(scheme: int):
                     gated(ff, T_DAMPING, None, undo_damping, s0[1], s0[3], s0[7],
                           ff[FIELDS])
                 break
+            # the energy of the bonds broken so far, carried (issue #44 item 2)
+            gated(ff, BREAKS, None, carry_broken, s0[6], s1[6])
             if history:
                 s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED] + ff[13][0][H_DISSIPATED]
             if damped:
@@ -537,6 +544,10 @@ def _loop_of(scheme: int):
             if (step0 + done) % stride == 0 and nrec < cap:
                 record(s0, ff, nrec, rec, rec_frames, t0 + done * h)
                 nrec += 1
+            # a bond past its criterion at the step's end: the driver takes it out
+            if gated(ff, BREAKS, False, any_breaks, s0[0], s0[2], ff[5], ff[BPM_TABLE]):
+                status = BONDS_BREAK
+                break
         if done % 2 == 1:
             _copy_state(s0, home)
         return done, nrec, status

@@ -19,6 +19,7 @@ import numpy as np
 from ..layout import ENERGY_NAMES
 from ..rotations import attitude_problem
 from ..simulation import Event
+from ..simulation.breaking import BREAK_EVENT, broken_ids
 from . import digests
 from .digests import DigestMismatch, read_status
 from .file_layout import _SPRING_LISTS, TERRACE_GAP
@@ -97,6 +98,11 @@ class Frame:
     RM: np.ndarray | None = None
     W: float = 0.0
     """The ``field work`` booked up to the frame (issue #44 item 3; 0 without fields)."""
+    B: float = 0.0
+    """The ``broken`` energy booked up to the frame (issue #44 item 2; 0 without it)."""
+    broken: np.ndarray | None = None
+    """The model's bonds broken up to the frame's step (the ``break`` events; ``None``:
+    the run has none)."""
 
 
 def _pid_alive(pid: int) -> bool:
@@ -328,6 +334,9 @@ class RunFile:
         work = self.energy.get("field work") if isinstance(self.energy, dict) else None
         W = float(work[k]) if work is not None and len(work) > k and \
             len(self.times) == n else 0.0
+        booked = self.energy.get("broken") if isinstance(self.energy, dict) else None
+        B = float(booked[k]) if booked is not None and len(booked) > k and \
+            len(self.times) == n else 0.0
         springs = None
         if "springs/start" in row and "springs/count" in row:
             gs = f["springs"]
@@ -343,7 +352,15 @@ class RunFile:
                      row["position"], row.get("velocity"), row["quaternion"], row["omega"],
                      row.get("momentum_body"), float(D) if D is not None else 0.0,
                      row.get("generalized/q"), row.get("generalized/v"), springs,
-                     row.get("force"), row.get("moment"), W)
+                     row.get("force"), row.get("moment"), W, B,
+                     self._broken_at(None if step is None else int(step)))
+
+    def _broken_at(self, step: int | None) -> np.ndarray | None:
+        """The bonds broken up to ``step`` (``None``: the run broke none, or no step
+        recorded)."""
+        if step is None or not any(e.kind == BREAK_EVENT for e in self.events):
+            return None
+        return broken_ids(self.events, step=step)
 
     @_guarded("frame {0}")
     def can_branch(self, k: int) -> tuple[bool, str]:

@@ -42,6 +42,7 @@ from scipy.spatial import cKDTree
 from engine.io.lammps.read_data import LammpsData
 
 from ..layout import P_K_WALL, T_HARD_WALL, T_WALL
+from ..potentials.bpm_break import breakable
 from ..state import Bodies, State
 from .assembly_fields import apply_fields, check_dipoles, fields_of
 from .assembly_input import (
@@ -355,6 +356,8 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
             components.index("dissipated") if "dissipated" in components else len(components)
         components = components[:k] + ("spring",) + components[k:]
     components += tuple(c for c in extra if c not in components)
+    if laws is not None and breakable(laws):  # (issue #44 item 2)
+        components += ("broken",)
     return Model(
         name="assembly",
         title="Assembly of bonded spheres",

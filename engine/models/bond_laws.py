@@ -6,9 +6,9 @@ for their coefficients: ``engine.potentials.bpm``).
 A type of a BPM law is a dict ``{"law": …, <coefficients>, "smooth": bool}`` (what
 :func:`parse_law` returns); the model gives each of its bonds a row of the force field's
 table (:func:`law_table`, ``ForceField.set_bond_laws``).  Refused, one line each, for
-now: ``break = true`` (breaking is issue #44 item 2: the limits are stored) and a damping
-``γ ≠ 0`` (the force kernels take no velocities, so damping has no channel to book its
-work in yet: issue #44 item 4 brings it).
+now: a damping ``γ ≠ 0`` (the force kernels take no velocities, so damping has no
+channel to book its work in yet: issue #44 item 4 brings it).  ``break = true``: the bond
+breaks past LAMMPS's criterion (issue #44 item 2; ``engine.potentials.bpm_break``).
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ BIG = 1e30
 def parse_law(c: dict[str, Any], where: str) -> dict[str, Any] | None:
     """The bond type's table ``c`` as a BPM law (``None``: the binder's law, whose keys
     the caller reads); :class:`AssemblyError` in one line for an unknown law or key, a
-    missing or out-of-range coefficient, ``break = true`` or a damping ``γ ≠ 0``."""
+    missing or out-of-range coefficient, ``break = true`` or ``smooth = true`` with a limit
+of 0, or a damping ``γ ≠ 0``.  ``break = true``: the bond breaks past LAMMPS's criterion
+(issue #44 item 2; ``engine.potentials.bpm_break``)."""
     law = c.get("law", "binder")
     if law not in LAWS:
         raise AssemblyError(f"{where}: unknown law {law!r}; give one of "
@@ -63,9 +65,6 @@ def parse_law(c: dict[str, Any], where: str) -> dict[str, Any] | None:
         if not isinstance(v, bool):
             raise AssemblyError(f"{where}: {key} = {v!r} must be true or false")
         out[key] = v
-    if out["break"]:
-        raise AssemblyError(f"{where}: break = true: breaking bonds are not supported yet "
-                            "(issue #44 item 2); give break = false")
     wet = [k for k in DAMPING[law] if out[k] != 0.0]
     if wet:
         raise AssemblyError(f"{where}: {wet[0]} = {out[wet[0]]:g}: bond damping is not "
@@ -75,6 +74,9 @@ def parse_law(c: dict[str, Any], where: str) -> dict[str, Any] | None:
     if out["smooth"] and zero:
         raise AssemblyError(f"{where}: smooth = true needs {zero[0]} > 0 (the smoothing "
                             f"divides by it); give {zero[0]} > 0 or smooth = false")
+    if out["break"] and zero:
+        raise AssemblyError(f"{where}: break = true needs {zero[0]} > 0 (the breaking "
+                            f"criterion divides by it); give {zero[0]} > 0 or break = false")
     return out
 
 
@@ -90,7 +92,8 @@ def law_table(labels: np.ndarray, laws: dict[str, dict[str, Any]], x: np.ndarray
     for t, spec in laws.items():
         rows = labels == t
         if rows.any():
-            table[rows] = bpm.law_row(spec["law"], spec, spec["smooth"])
+            table[rows] = bpm.law_row(spec["law"], spec, spec["smooth"],
+                                      bool(spec.get("break", False)))
     bpm.reference(table, x, q, bonds)
     return table
 

@@ -49,7 +49,9 @@ to angular bending and twisting displacements" with ``k_b``, ``k_t``):
 Damping (``γ``: LAMMPS's ``F_D = −γ w (n·Δv)`` and the rolling and twisting torques)
 needs the velocities, which the force kernels do not take: the coefficients are stored
 and the model refuses ``γ ≠ 0`` for now (``engine.models.bond_laws``).  Breaking
-(``f_rc``, …, ``ε_c`` as limits) is issue #44 item 2: stored, not acted on.
+(``f_rc``, …, ``ε_c`` as limits, issue #44 item 2) is ``engine.potentials.bpm_break``:
+the criterion on the state at the end of a step, the bond then taken out of the model
+between two steps (``engine.simulation.breaking``).
 """
 
 from __future__ import annotations
@@ -79,14 +81,18 @@ C_R0 = 14  # r₀
 C_AI = 15  # a_i = R_i⁰ᵀ n₀ (3)
 C_AJ = 18  # a_j = R_j⁰ᵀ n₀ (3)
 C_REL = 21  # c = q_j⁰* ⊗ q_i⁰ (4)
-N_COLS = 25
+C_BREAK = 25  # 1: the bond breaks past its limits (``break yes``: engine.potentials.bpm_break)
+N_COLS = 26
 
 
-def law_row(law: str, coeffs: dict[str, float], smooth: bool) -> np.ndarray:
-    """The law's columns of a table row (the reference columns zero: :func:`reference`)."""
+def law_row(law: str, coeffs: dict[str, float], smooth: bool,
+            breaks: bool = False) -> np.ndarray:
+    """The law's columns of a table row (the reference columns zero: :func:`reference`);
+    ``breaks``: ``break yes`` (issue #44 item 2)."""
     row = np.zeros(N_COLS)
     row[C_LAW] = LAW_NAMES[law]
     row[C_SMOOTH] = 1.0 if smooth else 0.0
+    row[C_BREAK] = 1.0 if breaks else 0.0
     names = ROTATIONAL_COEFFS if law == "bpm/rotational" else \
         SPRING_COEFFS if law == "bpm/spring" else ()
     for k, name in enumerate(names):

@@ -27,6 +27,7 @@ from ..integrators.advance import loop_kernel, needs_scratch, new_state_buffer, 
 from ..integrators.registry import IntegratorInfo, get_integrator
 from ..interpreted import interpreted, twin_calls
 from ..layout import (
+    BONDS_BREAK,
     E_ROTATIONAL,
     E_TRANSLATIONAL,
     ERR_HISTORY_OVERFLOW,
@@ -44,6 +45,7 @@ from ..rotations import quat_to_matrix
 from ..solver_counts import contact_stats, iteration_stats
 from ..stability import StabilityEstimate, accuracy_guide, estimate_stability, stiffness_energy
 from ..state import State
+from .breaking import BreakingMixin
 from .choice import SimulationError, check_count, check_fraction, check_step, integrator_for
 from .events import _EVENT_KERNELS_BUILT, EventDrivenMixin
 from .guards import DEFAULT_ENERGY_TOLERANCE, GuardsMixin, _check_start
@@ -52,7 +54,7 @@ from .resume import ResumeMixin
 from .stages import StagesMixin
 
 
-class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin, StagesMixin):
+class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin, StagesMixin, BreakingMixin):
     """Drive ``model`` with the named integrator and step ``h``.
 
     ``record_every``: record a row of the time series every that many steps (and a
@@ -107,6 +109,7 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin, StagesMixin):
                             record_state)
         self.ff: ForceField = model.forcefield.working_copy()
         self.ff.invalidate_neighbours()
+        self._init_breaking()  # (the bonds held: all of the model's, issue #44 item 2)
         st = (state or model.initial_state).copy()
         n = st.n
         pi = st.aux.get("pi")
@@ -358,6 +361,9 @@ class Simulation(EventDrivenMixin, ResumeMixin, GuardsMixin, StagesMixin):
                 continue
             if status == ERR_HISTORY_OVERFLOW:  # (the step is taken again from s0)
                 self.ff.grow_history()
+                continue
+            if status == BONDS_BREAK:  # (between this step and the next: .breaking)
+                self._break_bonds()
                 continue
             if status != OK:
                 return StepReport(done_total, self._failure(status))

@@ -11,10 +11,11 @@ from typing import Self
 import numpy as np
 
 from ..integrators.registry import DEFAULT_EPS_REL, ENERGY_STEPPING, energy_stepping_name
-from ..layout import E_FIELD_WORK, ENERGY_NAMES, NL_COUNT, T_FIELD
+from ..layout import E_BROKEN, E_FIELD_WORK, ENERGY_NAMES, NL_COUNT, T_FIELD
 from ..models.base import Model
 from ..rotations import attitude_problem
 from ..state import State
+from .breaking import broken_ids
 from .choice import SimulationError
 from .records import TimeSeries
 
@@ -44,6 +45,11 @@ def _resumed_integrator(d: dict) -> str:
     return name
 
 
+def _saved_events(d: dict) -> list:
+    """The events of a saved state (a list of :class:`Event`)."""
+    return list(d.get("events", []))
+
+
 class ResumeMixin:
     """The saved states of :class:`~.driver.Simulation` (see its docstring)."""
 
@@ -56,7 +62,7 @@ class ResumeMixin:
         return (tuple(a.copy() for a in self._s0), self.t, self.step_index,
                 {k: a.copy() for k, a in self.aux.items()}, springs, stepper,
                 self._es_done, (self._t_base, self._step_base, self.h),
-                self._stage_saved())
+                self._stage_saved(), self.bond_ids.copy())
 
     def restore(self, cp: tuple) -> None:
         """Come back to a :meth:`checkpoint` (an event-driven scheme goes on from the
@@ -79,6 +85,8 @@ class ResumeMixin:
             self._t_base, self._step_base = t, step
         self.aux = {"pi": self._s0[7]}
         self._stage_restore(cp[8] if len(cp) > 8 else None)
+        if len(cp) > 9:  # (the bonds held then: issue #44 item 2)
+            self._set_bond_ids(cp[9])
         self.ff.invalidate_neighbours()
         if self.ff.has_history:
             self.ff.reset_history(self._s0[0], self._s0[2], springs)
@@ -223,6 +231,8 @@ class ResumeMixin:
                     a[...] = d[f"work_{k}"]
                     work.append(a)
             self._work = tuple(work)
+            # (the bonds broken up to the saved step out again: issue #44 item 2)
+            self._without_broken(broken_ids(_saved_events(d)))
             self.ff.nl_pairs = _saved_pairs(d)
             self.ff.nl_state[...] = d["nl_state"]
             self.ff.nl_xref[...] = d["nl_xref"]
@@ -310,6 +320,11 @@ class ResumeMixin:
     def _start_from_frame(self, frame, keep_clock: bool,
                           energy_reference: tuple[float, float] | None) -> None:
         D = float(getattr(frame, "D", 0.0) or 0.0)
+        broken = getattr(frame, "broken", None)
+        if broken is not None and len(broken):  # (its bonds: issue #44 item 2)
+            self._without_broken(np.asarray(broken, dtype=np.int64))
+            self._evaluate_forces()
+            self._s0[6][E_BROKEN] = float(getattr(frame, "B", 0.0) or 0.0)
         if keep_clock:  # (the stage of the frame's step: issue #44 item 5)
             self._stage_at_frame(int(frame.step), float(frame.t))
         if self.ff.flags[T_FIELD] and keep_clock:  # (a ramped field at the frame's time)

@@ -5,8 +5,11 @@ items 1 and 6; LAMMPS ``doc/src/bond_bpm_rotational.rst``, ``bond_bpm_spring.rst
 gamma_t`` (``bpm/rotational``) and ``bond_coeff T k eps_c gamma`` (``bpm/spring``) keep
 LAMMPS's names and order (``engine.potentials.bpm``), converted to SI by the unit
 style's scales (force/length = energy/length², torque = energy, force/velocity =
-energy·time/length²).  The style's ``smooth`` (LAMMPS's default ``yes``) is carried;
-``break yes`` (LAMMPS's default) is refused until breaking comes (issue #44 item 2).
+energy·time/length²).  The style's ``smooth`` (LAMMPS's default ``yes``) and ``break``
+(LAMMPS's default ``yes``: the bonds break past LAMMPS's criteria, issue #44 item 2,
+``engine.potentials.bpm_break``; a limit ≤ 0 with ``break yes`` is refused in one line)
+are carried; ``store/local ID N attributes…`` (LAMMPS's record of the broken bonds, an
+output) is dropped with a note: run files keep which bond broke when in ``/events``.
 
 **Bond damping** (``gamma_*`` ≠ 0) has no channel to book its work yet (item 1 refuses
 it in a scenario): the import drops it, to 0, and says so in one note.  It damps the
@@ -54,11 +57,37 @@ class BondStyle:
     smooth: bool = True
     coeffs: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
     """``type (or "*") → (line, words)``."""
+    breaks: bool = True
+    notes: list[str] = field(default_factory=list)
+    """What the style line carried that is not kept (``store/local``)."""
+
+
+STORE_ATTRIBUTES = ("id1", "id2", "time", "x", "y", "z", "x/ref", "y/ref", "z/ref")
+"""The attributes of ``store/local`` (LAMMPS's ``bond_bpm.rst``)."""
+
+
+def _store_local(where: str, style: str, rest: list[str]) -> str:
+    """Consume ``store/local ID [N] attributes…`` from ``rest`` (``N``: LAMMPS's newer
+    syntax; the older one defined it on its own ``fix store/local``); the note that
+    drops it."""
+    if not rest or rest[0] in STORE_ATTRIBUTES:
+        raise LammpsDataError(f"{where}: bond_style {style} store/local needs a fix ID "
+                              "(store/local ID N attributes…)")
+    fix_id = rest.pop(0)
+    if rest and rest[0].isdigit():
+        rest.pop(0)
+    attrs = []
+    while rest and rest[0] in STORE_ATTRIBUTES:
+        attrs.append(rest.pop(0))
+    return (f"{where}: bond_style {style} store/local {fix_id} ({' '.join(attrs)}) "
+            "dropped: an output of LAMMPS's; the run file keeps which bond broke when "
+            "(/events, kind 'break')")
 
 
 def bond_style(where: str, args: tuple[str, ...]) -> BondStyle:
-    """``bond_style STYLE [smooth yes|no] [break yes|no] [overlay/pair no]``; one line
-    (:class:`LammpsDataError`) for a style or keyword not carried."""
+    """``bond_style STYLE [smooth yes|no] [break yes|no] [overlay/pair no] [store/local
+    ID N attributes…]``; one line (:class:`LammpsDataError`) for a style or keyword not
+    carried."""
     if not args or args[0] not in COEFFS:
         got = args[0] if args else "(none)"
         raise LammpsDataError(f"{where}: bond_style {got} is not carried (the laws: "
@@ -69,16 +98,17 @@ def bond_style(where: str, args: tuple[str, ...]) -> BondStyle:
     rest = list(args[1:])
     while rest:
         key = rest.pop(0)
+        if key == "store/local":
+            out.notes.append(_store_local(where, args[0], rest))
+            continue
         val = rest.pop(0) if rest else ""
         if key in ("smooth", "break", "overlay/pair") and val in ("yes", "no"):
             opts[key] = val
         else:
             raise LammpsDataError(f"{where}: bond_style {args[0]} keyword {key} {val} is "
-                                  "not carried (smooth yes|no, break no, overlay/pair no)")
-    if opts["break"] == "yes":
-        raise LammpsDataError(f"{where}: bond_style {args[0]} breaks bonds (break yes, "
-                              "LAMMPS's default): breaking is not supported yet (issue #44 "
-                              "item 2); add 'break no'")
+                                  "not carried (smooth yes|no, break yes|no, overlay/pair "
+                                  "no, store/local ID N attributes)")
+    out.breaks = opts["break"] == "yes"
     if opts.get("overlay/pair") == "yes":
         raise LammpsDataError(f"{where}: bond_style {args[0]} overlay/pair yes is not "
                               "carried (no pair style is); give overlay/pair no")
@@ -114,12 +144,19 @@ def bond_laws(bs: BondStyle, types: list[int], sc: Scales, label: str,
             if name in DAMPING[bs.style] and v != 0.0:
                 dropped[name] = v
                 v = 0.0
-            if name in LIMITS and v < 0.0:  # (LAMMPS's -1: no limit, unused unbroken)
+            if name in LIMITS and v <= 0.0:  # (LAMMPS's -1: no limit, unused unbroken)
+                if bs.breaks:
+                    raise LammpsDataError(
+                        f"{label} line {line}: bond_coeff {t}: {name} {v:g} with "
+                        f"bond_style {bs.style} break yes (LAMMPS's default): a bond "
+                        f"breaks past its limits, so {name} must be > 0; give one or "
+                        "add 'break no'")
                 v = 0.0
             table[name] = v * dims[name]
         table["smooth"] = bs.smooth
+        table["break"] = bs.breaks
         out[str(t)] = table
-    notes = []
+    notes = list(bs.notes)
     if dropped:
         what = ", ".join(f"{k} {v:g}" for k, v in dropped.items())
         notes.append(f"{label}: bond_style {bs.style}'s damping ({what}) dropped: bond "
