@@ -74,7 +74,10 @@ BPM = N_TERMS + 3
 BPM_ONLY = N_TERMS + 4
 """Family slot: *every* bond follows a BPM law: the binder's kernel is not compiled
 (``engine.specialize.unless``), so a model of one law pays nothing for the others."""
-N_FAMILY = N_TERMS + 5
+BPM_DAMPED = N_TERMS + 5
+"""Family slot: some BPM bond has a damping ``γ ≠ 0`` (its flow split off the step,
+``engine.potentials.bond_damping``); absent, that flow is not compiled."""
+N_FAMILY = N_TERMS + 6
 BOND_K = 16
 """The slot of ``ff`` holding the per-bond coefficients ``(nb, 3)`` (empty: none)."""
 FIELDS = 17
@@ -86,7 +89,7 @@ none; ``engine.potentials.bpm``)."""
 
 
 GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE, CELLS, BOND_TYPES,
-         T_FIELD, T_DAMPING, BPM, BPM_ONLY)
+         T_FIELD, T_DAMPING, BPM, BPM_ONLY, BPM_DAMPED)
 """The slots that make a family: the terms whose kernels are large enough to be worth
 leaving out (the binder, the neighbour list and contacts, friction, the rigid-body RK4,
 the parallel kernels, the cell list; the fields and the damping of issue #44, so that a
@@ -99,7 +102,7 @@ compiled without that branch: measured, not understood; BENCHMARKS.md)."""
 
 
 def family_marker(flags: np.ndarray, n_bodies: int, per_bond: bool = False,
-                  bpm: int = 0) -> tuple:
+                  bpm: int = 0, bpm_damped: bool = False) -> tuple:
     """The family slot of ``ff``: ``None`` for each gated slot (:data:`GATED`) that is
     off (a flag not set, fewer than ``PARALLEL_MIN_BODIES`` bodies for ``LARGE``, no
     contacts or at most ``SMALL_LIST_MAX`` bodies for ``CELLS``, no per-bond
@@ -111,7 +114,7 @@ def family_marker(flags: np.ndarray, n_bodies: int, per_bond: bool = False,
         n_bodies >= PARALLEL_MIN_BODIES and not bpm_on,
         bool(flags[T_CONTACT]) and n_bodies > SMALL_LIST_MAX,
         bool(per_bond) and bool(flags[T_BONDS]),
-        bpm_on, bpm_on and bpm >= 2]
+        bpm_on, bpm_on and bpm >= 2, bpm_on and bool(bpm_damped)]
     return tuple(0 if on[k] or k not in GATED else None for k in range(N_FAMILY))
 
 

@@ -5,10 +5,11 @@ for their coefficients: ``engine.potentials.bpm``).
 
 A type of a BPM law is a dict ``{"law": …, <coefficients>, "smooth": bool}`` (what
 :func:`parse_law` returns); the model gives each of its bonds a row of the force field's
-table (:func:`law_table`, ``ForceField.set_bond_laws``).  Refused, one line each, for
-now: ``break = true`` (breaking is issue #44 item 2: the limits are stored) and a damping
-``γ ≠ 0`` (the force kernels take no velocities, so damping has no channel to book its
-work in yet: issue #44 item 4 brings it).
+table (:func:`law_table`, ``ForceField.set_bond_laws``).  Refused, in one line, for
+now: ``break = true`` (breaking is issue #44 item 2: the limits are stored).  The
+dampings ``gamma_*`` (LAMMPS's ``γ_n γ_s γ_r γ_t``, ``bpm/spring``'s ``γ``) act as a flow
+split off the step, their work booked in ``dissipated``
+(``engine.potentials.bond_damping``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ BIG = 1e30
 def parse_law(c: dict[str, Any], where: str) -> dict[str, Any] | None:
     """The bond type's table ``c`` as a BPM law (``None``: the binder's law, whose keys
     the caller reads); :class:`AssemblyError` in one line for an unknown law or key, a
-    missing or out-of-range coefficient, ``break = true`` or a damping ``γ ≠ 0``."""
+    missing or out-of-range coefficient or ``break = true``."""
     law = c.get("law", "binder")
     if law not in LAWS:
         raise AssemblyError(f"{where}: unknown law {law!r}; give one of "
@@ -66,11 +67,6 @@ def parse_law(c: dict[str, Any], where: str) -> dict[str, Any] | None:
     if out["break"]:
         raise AssemblyError(f"{where}: break = true: breaking bonds are not supported yet "
                             "(issue #44 item 2); give break = false")
-    wet = [k for k in DAMPING[law] if out[k] != 0.0]
-    if wet:
-        raise AssemblyError(f"{where}: {wet[0]} = {out[wet[0]]:g}: bond damping is not "
-                            "supported yet (its dissipated work has no channel: issue #44 "
-                            f"item 4); give {wet[0]} = 0")
     zero = [k for k in LIMITS[law] if out[k] <= 0.0]
     if out["smooth"] and zero:
         raise AssemblyError(f"{where}: smooth = true needs {zero[0]} > 0 (the smoothing "

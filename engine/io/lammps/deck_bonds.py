@@ -8,12 +8,8 @@ style's scales (force/length = energy/length², torque = energy, force/velocity 
 energy·time/length²).  The style's ``smooth`` (LAMMPS's default ``yes``) is carried;
 ``break yes`` (LAMMPS's default) is refused until breaking comes (issue #44 item 2).
 
-**Bond damping** (``gamma_*`` ≠ 0) has no channel to book its work yet (item 1 refuses
-it in a scenario): the import drops it, to 0, and says so in one note.  It damps the
-bonds' own vibrations only — the equilibrium a slow load reaches and LAMMPS's
-``fix viscous`` stages (carried) are unchanged — so dropping it keeps the model's
-statics and lets the vibrations a stage excites ring on until damping that *is* carried
-settles them; the note gives the value dropped.
+**Bond damping** (``gamma_*``) is carried as given: the bonds' damping flow, its work
+booked in ``dissipated`` (``engine.potentials.bond_damping``; issue #44 item 1).
 """
 
 from __future__ import annotations
@@ -89,12 +85,11 @@ def bond_style(where: str, args: tuple[str, ...]) -> BondStyle:
 def bond_laws(bs: BondStyle, types: list[int], sc: Scales, label: str,
               ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """The ``[bond_types.T]`` table of each bond type of the data file, in SI, and the
-    notes (bond damping dropped: module docstring); one line for a type without its
-    ``bond_coeff`` or with coefficients that are not the law's numbers."""
+    notes (none today); one line for a type without its ``bond_coeff`` or with
+    coefficients that are not the law's numbers."""
     names = COEFFS[bs.style]
     dims = _dims(sc)
     out: dict[str, dict[str, Any]] = {}
-    dropped: dict[str, float] = {}
     for t in types:
         got = bs.coeffs.get(str(t)) or bs.coeffs.get("*")
         if got is None:
@@ -111,19 +106,10 @@ def bond_laws(bs: BondStyle, types: list[int], sc: Scales, label: str,
                                   f"({' '.join(names)}), got {' '.join(words)!r}")
         table: dict[str, Any] = {"law": bs.style}
         for name, v in zip(names, vals, strict=True):
-            if name in DAMPING[bs.style] and v != 0.0:
-                dropped[name] = v
-                v = 0.0
             if name in LIMITS and v < 0.0:  # (LAMMPS's -1: no limit, unused unbroken)
                 v = 0.0
             table[name] = v * dims[name]
         table["smooth"] = bs.smooth
         out[str(t)] = table
-    notes = []
-    if dropped:
-        what = ", ".join(f"{k} {v:g}" for k, v in dropped.items())
-        notes.append(f"{label}: bond_style {bs.style}'s damping ({what}) dropped: bond "
-                     "damping has no channel to book its work yet (issue #44 item 1); the "
-                     "statics and the deck's fix viscous damping are kept, the bonds' own "
-                     "vibrations ring on until that damping settles them")
+    notes: list[str] = []
     return out, notes
