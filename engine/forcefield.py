@@ -100,8 +100,8 @@ from .parallel import (
 )
 from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
-from .potentials.bpm import LAW_BINDER, bpm_bonds_ws
 from .potentials.bond_damping import has_bond_damping
+from .potentials.bpm import LAW_BINDER, bpm_bonds_ws
 from .potentials.bpm import N_COLS as BPM_COLS
 from .potentials.contact import particle_contacts, wall_contacts
 from .potentials.dumbbells import dumbbell_gravity

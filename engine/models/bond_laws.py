@@ -31,6 +31,10 @@ DAMPING = {"bpm/rotational": ("gamma_n", "gamma_s", "gamma_r", "gamma_t"),
            "bpm/spring": ("gamma",)}
 LIMITS = {"bpm/rotational": ("f_rc", "f_sc", "tau_bc", "tau_tc"), "bpm/spring": ("eps_c",)}
 OPTIONAL = ("smooth", "break")
+FRAMES = ("potential", "average")
+"""``bpm/rotational``'s ``frame``: ``"potential"`` (the default: the law as a potential,
+conservative, ``engine.potentials.bpm``) or ``"average"`` (LAMMPS's force law since 2026,
+measured in the spheres' mean frame, not a potential: ``engine.potentials.bpm_average``)."""
 BIG = 1e30
 
 
@@ -46,6 +50,8 @@ def parse_law(c: dict[str, Any], where: str) -> dict[str, Any] | None:
         return None
     names = COEFFS[law]
     for key in c:
+        if key == "frame" and law == "bpm/rotational":
+            continue
         if key != "law" and key not in names and key not in OPTIONAL:
             raise AssemblyError(f"{where}: unknown key {key!r} for law {law!r}; allowed: "
                                 f"{', '.join(names + OPTIONAL)}")
@@ -64,6 +70,12 @@ def parse_law(c: dict[str, Any], where: str) -> dict[str, Any] | None:
         if not isinstance(v, bool):
             raise AssemblyError(f"{where}: {key} = {v!r} must be true or false")
         out[key] = v
+    if law == "bpm/rotational":  # (LAMMPS's frame: engine.potentials.bpm_average)
+        frame = c.get("frame", "potential")
+        if frame not in FRAMES:
+            raise AssemblyError(f"{where}: frame = {frame!r}: give one of "
+                                f"{', '.join(repr(f) for f in FRAMES)}")
+        out["frame"] = frame
     if out["break"]:
         raise AssemblyError(f"{where}: break = true: breaking bonds are not supported yet "
                             "(issue #44 item 2); give break = false")
@@ -87,6 +99,8 @@ def law_table(labels: np.ndarray, laws: dict[str, dict[str, Any]], x: np.ndarray
         rows = labels == t
         if rows.any():
             table[rows] = bpm.law_row(spec["law"], spec, spec["smooth"])
+            if spec.get("frame") == "average":
+                table[rows, bpm.C_LAW] = bpm.LAW_ROTATIONAL_AVERAGE
     bpm.reference(table, x, q, bonds)
     return table
 

@@ -42,7 +42,19 @@ import numpy as np
 from numba import njit
 
 from ..rotations import quat_mul_t, quat_rotate_t
-from .bpm import C_AI, C_AJ, C_COEF, C_LAW, C_R0, C_REL, C_SMOOTH, LAW_ROTATIONAL, LAW_SPRING
+from .bpm import (
+    C_AI,
+    C_AJ,
+    C_COEF,
+    C_LAW,
+    C_R0,
+    C_REL,
+    C_SMOOTH,
+    LAW_ROTATIONAL,
+    LAW_ROTATIONAL_AVERAGE,
+    LAW_SPRING,
+    average_w,
+)
 
 C_GAMMA_ROT = C_COEF + 8  # γ_n, γ_s, γ_r, γ_t of bpm/rotational (4)
 C_GAMMA_SPRING = C_COEF + 2  # γ of bpm/spring
@@ -53,8 +65,8 @@ def has_bond_damping(table: np.ndarray) -> bool:
     if not table.shape[0]:
         return False
     law = table[:, C_LAW]
-    rot = (law == LAW_ROTATIONAL) & np.any(table[:, C_GAMMA_ROT:C_GAMMA_ROT + 4] != 0.0,
-                                           axis=1)
+    rot = (law == LAW_ROTATIONAL) | (law == LAW_ROTATIONAL_AVERAGE)
+    rot &= np.any(table[:, C_GAMMA_ROT:C_GAMMA_ROT + 4] != 0.0, axis=1)
     spr = (law == LAW_SPRING) & (table[:, C_GAMMA_SPRING] != 0.0)
     return bool(rot.any() or spr.any())
 
@@ -73,6 +85,8 @@ def _smooth_w(t, b, d0, d1, d2, x, q, i, j):
         z = (r - r0) / (r0 * t[b, C_COEF + 1])
         z4 = z * z * z * z
         return 1.0 - z4 * z4
+    if t[b, C_LAW] == LAW_ROTATIONAL_AVERAGE:
+        return average_w(t, b, x, q, i, j)
     n0 = d0 / r
     n1 = d1 / r
     n2 = d2 / r
@@ -211,7 +225,7 @@ def _bond(x, v, q, o, m, J, t, bonds, b, tau, forward):
             return 0.0
         return _normal(v, m, i, j, n0, n1, n2,
                        g * _smooth_w(t, b, d0, d1, d2, x, q, i, j), tau)
-    if law != LAW_ROTATIONAL:
+    if law != LAW_ROTATIONAL and law != LAW_ROTATIONAL_AVERAGE:
         return 0.0
     gn = t[b, C_GAMMA_ROT]
     gs = t[b, C_GAMMA_ROT + 1]

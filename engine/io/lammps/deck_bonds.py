@@ -8,6 +8,9 @@ style's scales (force/length = energy/length², torque = energy, force/velocity 
 energy·time/length²).  The style's ``smooth`` (LAMMPS's default ``yes``) is carried;
 ``break yes`` (LAMMPS's default) is refused until breaking comes (issue #44 item 2).
 
+``bpm/rotational`` is imported as LAMMPS computes it (its default ``frame average``
+since 2026: ``frame = "average"``, ``engine.potentials.bpm_average``).
+
 **Bond damping** (``gamma_*``) is carried as given: the bonds' damping flow, its work
 booked in ``dissipated`` (``engine.potentials.bond_damping``; issue #44 item 1).
 """
@@ -110,6 +113,8 @@ def bond_laws(bs: BondStyle, types: list[int], sc: Scales, label: str,
                 v = 0.0
             table[name] = v * dims[name]
         table["smooth"] = bs.smooth
+        if bs.style == "bpm/rotational":  # (LAMMPS's law since 2026: its default frame)
+            table["frame"] = "average"
         out[str(t)] = table
     notes: list[str] = []
     return out, notes
