@@ -92,7 +92,6 @@ def test_the_scenario_key_and_the_import_carry_the_frame(tmp_path):
     assert laws["1"]["frame"] == "average"
 
 
-@pytest.mark.slow
 def test_the_metamaterial_ends_both_stages_at_lammps_bond_energy(tmp_path):
     """``rrp import lammps`` of LAMMPS's ``examples/bpm/metamaterial`` (data and deck
     unchanged) and ``rrp run`` t = 0 → 15: the bond energy per atom (``axial + shear +
