@@ -183,7 +183,8 @@ def test_a_scenario_carries_the_gammas(tmp_path):
 def test_bond_damping_keeps_the_groups_dipoles_and_field_of_a_scenario(tmp_path):
     """The damped bonds' arrays do not take the place of the fields' (the LAMMPS
     metamaterial ran with its field on no sphere: every energy 0): the field loads its
-    group and the bonds dissipate."""
+    group, the bonds dissipate, and with viscous damping too there is one
+    ``dissipated``."""
     from test_fields_damping import CSV
 
     from engine.layout import E_DISSIPATED, E_FIELD
@@ -194,9 +195,11 @@ def test_bond_damping_keeps_the_groups_dipoles_and_field_of_a_scenario(tmp_path)
     law = "\n".join(f"{k} = {v!r}" for k, v in DAMPED.items() if k != "law")
     (tmp_path / "s.toml").write_text(
         'model = "assembly"\nbodies = "s.csv"\nbonds = "b.csv"\n[[fields]]\ngroup = 1\n'
-        'B = [0.0, 0.0, 2.0]\n[bond_types.1]\nlaw = "bpm/rotational"\n' + law + "\n")
+        'B = [0.0, 0.0, 2.0]\n[[damping]]\ngamma = 0.1\n[bond_types.1]\n'
+        'law = "bpm/rotational"\n' + law + "\n")
     m = load_scenario(tmp_path / "s.toml").build_model()
     assert m.forcefield.fields[3].tolist() == [0, 1, 1, 1]
+    assert m.energy_components.count("dissipated") == 1
     sim = simulation_for(m, "rrp-newmark", 1e-3, record_frames=False,
                          energy_tolerance=None)
     assert sim.energy[E_FIELD] < 0.0
