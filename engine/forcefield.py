@@ -100,6 +100,7 @@ from .parallel import (
 )
 from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
+from .potentials.bond_damping import has_bond_damping
 from .potentials.bpm import LAW_BINDER, bpm_bonds_ws
 from .potentials.bpm import N_COLS as BPM_COLS
 from .potentials.bpm_break import breakable
@@ -113,6 +114,7 @@ from .potentials.fields import (
     FI_GROUP,
     FI_MU,
     FI_ROWS,
+    FI_SAVE,
     ROW,
     field_loads,
     new_fields,
@@ -283,8 +285,8 @@ class ForceField:
     bpm: np.ndarray = field(default_factory=lambda: np.zeros((0, BPM_COLS)))
 
     _bond_family = None
-    """``(per_bond, bpm_laws, breaks)`` pinned by :meth:`take_bonds` (``None``: from the
-    bonds held)."""
+    """``(per_bond, bpm_laws, breaks, bond_damped)`` pinned by :meth:`take_bonds`
+    (``None``: from the bonds held)."""
 
     def __post_init__(self) -> None:
         n = self.m.shape[0]
@@ -319,12 +321,36 @@ class ForceField:
         (:meth:`set_bond_coefficients`).  ``None``: every bond the binder's."""
         if table is None:
             self.bpm = np.zeros((0, BPM_COLS))
+            self._damping_flag()
             return
         table = np.ascontiguousarray(table, dtype=np.float64)
         if table.shape != (self.bonds.shape[0], BPM_COLS):
             raise ValueError(f"bond laws of shape {table.shape}, expected "
                              f"({self.bonds.shape[0]}, {BPM_COLS})")
+        if has_bond_damping(table) and not self.spherical:
+            raise ValueError("bond damping needs spheres (inertia J I)")
         self.bpm = table
+        if self.bond_damped:  # the damping flow's per-sphere arrays (engine.potentials.
+            f = list(self.fields)  # damping: a failed step's velocities are kept there)
+            n = self.n_bodies
+            for k, shape in ((FI_GAMMA, (n,)), (FI_GAMMA_ROT, (n,)), (FI_SAVE, (n, 9))):
+                if f[k].shape != shape:
+                    f[k] = np.zeros(shape)
+            self.fields = tuple(f)
+        self._damping_flag()
+
+    @property
+    def bond_damped(self) -> bool:
+        """Whether some BPM bond has a damping ``γ ≠ 0`` (issue #44 item 1: its flow is
+        split off the step, ``engine.potentials.bond_damping``)."""
+        return bool(self.bonds.shape[0]) and has_bond_damping(self.bpm)
+
+    def _damping_flag(self) -> None:
+        """``flags[T_DAMPING]``: a dissipative flow is split off the step (the spheres'
+        viscous damping or the bonds' own)."""
+        f = self.fields
+        viscous = bool(np.any(f[FI_GAMMA] > 0) or np.any(f[FI_GAMMA_ROT] > 0))
+        self.flags[T_DAMPING] = 1 if (viscous or self.bond_damped) else 0
 
     @property
     def bpm_laws(self) -> int:
@@ -349,7 +375,8 @@ class ForceField:
         ids = np.asarray(ids, dtype=np.int64)
         nb = src.bonds.shape[0]
         if self._bond_family is None:  # (the family stays the model's: no new compile)
-            self._bond_family = (src.per_bond, src.bpm_laws, src.breaks)
+            self._bond_family = (src.per_bond, src.bpm_laws, src.breaks,
+                                  src.bond_damped)
         self.bonds = np.ascontiguousarray(src.bonds[ids])
         if src.bond_ref.shape[0] == nb:
             self.bond_ref = np.ascontiguousarray(src.bond_ref[ids])
@@ -388,12 +415,12 @@ class ForceField:
     @property
     def arrays(self) -> tuple:
         """The tuple ``ff`` passed to the kernels."""
-        per_bond, laws, breaks = self._bond_family or (self.per_bond, self.bpm_laws,
-                                                        self.breaks)
+        per_bond, laws, breaks, damped = self._bond_family or (
+            self.per_bond, self.bpm_laws, self.breaks, self.bond_damped)
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
                 self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv,
                 self.walls, self.history, *self.bonded, self.bond_k, self.fields, self.bpm,
-                family_marker(self.flags, self.n_bodies, per_bond, laws, breaks))
+                family_marker(self.flags, self.n_bodies, per_bond, laws, breaks, damped))
 
     @property
     def bonded(self) -> tuple[np.ndarray, np.ndarray]:
@@ -532,7 +559,7 @@ class ForceField:
         f[FI_GAMMA] = g
         f[FI_GAMMA_ROT] = gr
         self.fields = tuple(f)
-        self.flags[T_DAMPING] = 1 if (np.any(g > 0) or np.any(gr > 0)) else 0
+        self._damping_flag()
 
     def set_field_time(self, t: float) -> None:
         """The fields' clock (the time of the next force evaluation): the driver sets it

@@ -79,7 +79,10 @@ BREAKS = N_TERMS + 5
 asks ``engine.potentials.bpm_break.any_breaks`` after each step and carries the
 ``broken`` energy; absent, neither is compiled (a model whose bonds never break pays
 nothing)."""
-N_FAMILY = N_TERMS + 6
+BPM_DAMPED = N_TERMS + 6
+"""Family slot: some BPM bond has a damping ``γ ≠ 0`` (its flow split off the step,
+``engine.potentials.bond_damping``); absent, that flow is not compiled."""
+N_FAMILY = N_TERMS + 7
 BOND_K = 16
 """The slot of ``ff`` holding the per-bond coefficients ``(nb, 3)`` (empty: none)."""
 FIELDS = 17
@@ -91,7 +94,7 @@ none; ``engine.potentials.bpm``)."""
 
 
 GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE, CELLS, BOND_TYPES,
-         T_FIELD, T_DAMPING, BPM, BPM_ONLY, BREAKS)
+         T_FIELD, T_DAMPING, BPM, BPM_ONLY, BREAKS, BPM_DAMPED)
 """The slots that make a family: the terms whose kernels are large enough to be worth
 leaving out (the binder, the neighbour list and contacts, friction, the rigid-body RK4,
 the parallel kernels, the cell list; the fields and the damping of issue #44, so that a
@@ -104,20 +107,21 @@ compiled without that branch: measured, not understood; BENCHMARKS.md)."""
 
 
 def family_marker(flags: np.ndarray, n_bodies: int, per_bond: bool = False,
-                  bpm: int = 0, breaks: bool = False) -> tuple:
+                  bpm: int = 0, breaks: bool = False, bpm_damped: bool = False) -> tuple:
     """The family slot of ``ff``: ``None`` for each gated slot (:data:`GATED`) that is
     off (a flag not set, fewer than ``PARALLEL_MIN_BODIES`` bodies for ``LARGE``, no
     contacts or at most ``SMALL_LIST_MAX`` bodies for ``CELLS``, no per-bond
     coefficients for ``BOND_TYPES``; ``bpm``: 0 no bond of a BPM law, 1 some, 2 all, for
-    ``BPM`` and ``BPM_ONLY``; ``breaks``: some BPM bond breaks, for ``BREAKS``), ``0``
-    for the rest.  A model with BPM bonds runs the serial
-    kernels whatever its size (``engine.parallel`` has the binder only: ``LARGE`` off)."""
+    ``BPM`` and ``BPM_ONLY``; ``breaks``: some BPM bond breaks, for ``BREAKS``;
+    ``bpm_damped``: some BPM bond is damped, for ``BPM_DAMPED``), ``0`` for the rest.
+    A model with BPM bonds runs the serial kernels whatever its size
+    (``engine.parallel`` has the binder only: ``LARGE`` off)."""
     bpm_on = bool(bpm) and bool(flags[T_BONDS])
     on = [bool(f) for f in flags[:N_TERMS]] + [
         n_bodies >= PARALLEL_MIN_BODIES and not bpm_on,
         bool(flags[T_CONTACT]) and n_bodies > SMALL_LIST_MAX,
         bool(per_bond) and bool(flags[T_BONDS]),
-        bpm_on, bpm_on and bpm >= 2, bpm_on and bool(breaks)]
+        bpm_on, bpm_on and bpm >= 2, bpm_on and bool(breaks), bpm_on and bool(bpm_damped)]
     return tuple(0 if on[k] or k not in GATED else None for k in range(N_FAMILY))
 
 

@@ -175,10 +175,11 @@ def stiffness_rows(x, v, q, o, ff, rows, kinds, horizon=math.inf):
             wj = 1.0 / m[j] + 1.0 / math.sqrt(m[i] * m[j])
             # translation: k (bpm/spring), k_r + k_s (bpm/rotational); rotation: the
             # larger of k_b, k_t and the shear's lever ½ k_s r₀² (potentials/bpm.py)
-            kx = bpm[b, 2] + (bpm[b, 3] if law == 1.0 else 0.0)
+            rot = law == 1.0 or law == 3.0  # (3: its frame = "average", bpm_average.py)
+            kx = bpm[b, 2] + (bpm[b, 3] if rot else 0.0)
             add(i, 0, kx * wi, K_BPM)
             add(j, 0, kx * wj, K_BPM)
-            if law == 1.0:
+            if rot:
                 r0 = bpm[b, 14]
                 kr = max(max(bpm[b, 4], bpm[b, 5]), 0.5 * bpm[b, 3] * r0 * r0)
                 add(i, 1, kr * (1.0 / J[i] + 1.0 / math.sqrt(J[i] * J[j])), K_BPM)

@@ -18,6 +18,7 @@ LARGE = "the large pile's parallel stepping loop: ~120 s to compile"
 RACE = ("a race tried for seconds against a live writer: its chance of meeting the bug is "
         "per try, and the writer's file takes hundreds of MB")
 MATRIX = "one more case of a matrix whose representative stays in the default run"
+WHOLE_RUN = "a whole example run: LAMMPS's metamaterial, 150000 steps (~3 min)"
 
 SLOW_CASES: list[tuple[str, str]] = [
     # real LAMMPS on every bonded scenario's deck: the rope stays in the default run
@@ -44,6 +45,12 @@ SLOW_CASES: list[tuple[str, str]] = [
        f"[*-{s}]", COMPILE) for s in ("lgvi", "campello", "rrp-exact", "rrp-implicit")),
     ("tests/test_stages.py::test_cli_resume_across_a_stage_change_matches_an_unbroken_run",
      PROCESSES),
+    # issue #44 item 8a: the metamaterial against LAMMPS's log, t = 0 → 15
+    ("tests/test_bpm_average.py::test_the_metamaterial_ends_both_stages_at_lammps_bond_*",
+     WHOLE_RUN),
+    # issue #44 item 1: lgvi's Π with the bonds' damping (rrp-newmark's case stays)
+    ("tests/test_bond_damping.py::test_the_schemes_that_keep_pi_keep_it_with_bond_damping*",
+     COMPILE),
     # the interpreted twins (issue #45): the pendulum's and the torus's rrp-newmark stay
     ("tests/test_interpreted.py::test_interpreted_then_compiled_gives_the_compiled_bits"
      "[torus-pfc-verlet]", COMPILE),

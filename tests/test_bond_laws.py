@@ -251,7 +251,6 @@ def test_a_scenario_gives_a_bond_type_its_law_and_a_run_file_rebuilds_it(tmp_pat
 
 
 @pytest.mark.parametrize("lines, says", [
-    ('law = "bpm/spring"\nk = 1.0\neps_c = 0.1\ngamma = 0.5', "gamma = 0.5: bond damping"),
     ('law = "bpm/spring"\nk = 1.0\neps_c = 0.0\ngamma = 0.0\nbreak = true',
      "break = true needs eps_c > 0"),
     ('law = "bpm/spring"\nk = 1.0\ngamma = 0.0', "eps_c is missing"),

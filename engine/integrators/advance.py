@@ -61,12 +61,13 @@ from ..layout import (
     T_HISTORY,
 )
 from ..parallel import CHUNK, PARALLEL_MIN_UPDATE
+from ..potentials.bond_damping import bond_damp_half
 from ..potentials.bpm_break import any_breaks, carry_broken
 from ..potentials.damping import damp_half, undo_damping
 from ..potentials.fields import CLOCK_START, FI_CLOCK, field_work, set_field_time
 from ..potentials.friction import H_DISSIPATED, commit_history, set_anchor_time
 from ..rotations import quat_rotate_t
-from ..specialize import BPM_TABLE, BREAKS, FIELDS, LARGE, gated
+from ..specialize import BPM_DAMPED, BPM_TABLE, BREAKS, FIELDS, LARGE, gated
 from .campello import campello_implicit_step_ws, campello_step_ws
 from .lgvi import MAP_CAYLEY, MAP_EXP, lgvi_step_ws, mat_vec
 from .moreau import moreau_step_ws, moreau_symmetric_step_ws
@@ -471,6 +472,8 @@ def _loop_of(scheme: int):
     base = scheme - S_YOSHIDA if scheme >= S_YOSHIDA else scheme
     # the in-place attitude map (compositions step double-buffered)
     in_place = verlet_rot_map.py_func(scheme) if scheme < S_YOSHIDA else -1
+    # the schemes that keep the body angular momentum Π (the bonds' damping updates it)
+    keeps_pi = base == S_LGVI or base == S_RRP_IMPLICIT
 
     def advance_scheme(n_steps, h, t0, step0, stride, s0, s1, ff, work, e_ctrl, rec,
                        rec_frames, info, ws):
@@ -507,9 +510,12 @@ def _loop_of(scheme: int):
             if fields:  # the field's time: the step's end (engine.potentials.fields)
                 _field_clock(ff, t0 + done * h, h)
             d_pre = 0.0
-            if damped:  # Strang: D_{h/2} ∘ Φ_h ∘ D_{h/2} (engine.potentials.damping)
+            if damped:  # Strang: D*_{h/2} ∘ Φ_h ∘ D_{h/2} (engine.potentials.damping)
                 d_pre = gated(ff, T_DAMPING, 0.0, damp_half, s0[1], s0[3], s0[7], ff[0],
                               ff[1], ff[FIELDS], 0.5 * h, True)
+                d_pre += gated(ff, BPM_DAMPED, 0.0, bond_damp_half, s0[0], s0[1], s0[2],
+                               s0[3], s0[7], ff[0], ff[1], ff[5], ff[BPM_TABLE], 0.5 * h,
+                               True, keeps_pi)
             status = step_ws(scheme, base, h, s0, s1, ff, work, info, ws)
             if status != OK:
                 if damped:
@@ -520,9 +526,12 @@ def _loop_of(scheme: int):
             gated(ff, BREAKS, None, carry_broken, s0[6], s1[6])
             if history:
                 s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED] + ff[13][0][H_DISSIPATED]
-            if damped:
-                d_post = gated(ff, T_DAMPING, 0.0, damp_half, s1[1], s1[3], s1[7], ff[0],
-                               ff[1], ff[FIELDS], 0.5 * h, False)
+            if damped:  # (the adjoint: the bonds in reverse, then the spheres)
+                d_post = gated(ff, BPM_DAMPED, 0.0, bond_damp_half, s1[0], s1[1], s1[2],
+                               s1[3], s1[7], ff[0], ff[1], ff[5], ff[BPM_TABLE], 0.5 * h,
+                               False, keeps_pi)
+                d_post += gated(ff, T_DAMPING, 0.0, damp_half, s1[1], s1[3], s1[7], ff[0],
+                                ff[1], ff[FIELDS], 0.5 * h, False)
                 if not history:
                     s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED]
                 s1[6][E_DISSIPATED] += d_pre + d_post

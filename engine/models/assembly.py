@@ -355,6 +355,8 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
         k = components.index("contact") if "contact" in components else \
             components.index("dissipated") if "dissipated" in components else len(components)
         components = components[:k] + ("spring",) + components[k:]
+    if ff.bond_damped and "dissipated" not in extra:  # the bonds' own damping
+        extra += ("dissipated",)  # (engine.potentials.bond_damping)
     components += tuple(c for c in extra if c not in components)
     if laws is not None and breakable(laws):  # (issue #44 item 2)
         components += ("broken",)

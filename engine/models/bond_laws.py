@@ -5,10 +5,11 @@ for their coefficients: ``engine.potentials.bpm``).
 
 A type of a BPM law is a dict ``{"law": …, <coefficients>, "smooth": bool}`` (what
 :func:`parse_law` returns); the model gives each of its bonds a row of the force field's
-table (:func:`law_table`, ``ForceField.set_bond_laws``).  Refused, one line each, for
-now: a damping ``γ ≠ 0`` (the force kernels take no velocities, so damping has no
-channel to book its work in yet: issue #44 item 4 brings it).  ``break = true``: the bond
-breaks past LAMMPS's criterion (issue #44 item 2; ``engine.potentials.bpm_break``).
+table (:func:`law_table`, ``ForceField.set_bond_laws``).  ``break = true``: the bond
+breaks past LAMMPS's criterion (issue #44 item 2; ``engine.potentials.bpm_break``).  The
+dampings ``gamma_*`` (LAMMPS's ``γ_n γ_s γ_r γ_t``, ``bpm/spring``'s ``γ``) act as a flow
+split off the step, their work booked in ``dissipated``
+(``engine.potentials.bond_damping``).
 """
 
 from __future__ import annotations
@@ -30,15 +31,19 @@ DAMPING = {"bpm/rotational": ("gamma_n", "gamma_s", "gamma_r", "gamma_t"),
            "bpm/spring": ("gamma",)}
 LIMITS = {"bpm/rotational": ("f_rc", "f_sc", "tau_bc", "tau_tc"), "bpm/spring": ("eps_c",)}
 OPTIONAL = ("smooth", "break")
+FRAMES = ("potential", "average")
+"""``bpm/rotational``'s ``frame``: ``"potential"`` (the default: the law as a potential,
+conservative, ``engine.potentials.bpm``) or ``"average"`` (LAMMPS's force law since 2026,
+measured in the spheres' mean frame, not a potential: ``engine.potentials.bpm_average``)."""
 BIG = 1e30
 
 
 def parse_law(c: dict[str, Any], where: str) -> dict[str, Any] | None:
     """The bond type's table ``c`` as a BPM law (``None``: the binder's law, whose keys
     the caller reads); :class:`AssemblyError` in one line for an unknown law or key, a
-    missing or out-of-range coefficient, ``break = true`` or ``smooth = true`` with a limit
-of 0, or a damping ``γ ≠ 0``.  ``break = true``: the bond breaks past LAMMPS's criterion
-(issue #44 item 2; ``engine.potentials.bpm_break``)."""
+    missing or out-of-range coefficient, or ``break = true`` or ``smooth = true`` with a
+    limit of 0.  ``break = true``: the bond breaks past LAMMPS's criterion (issue #44 item
+    2; ``engine.potentials.bpm_break``)."""
     law = c.get("law", "binder")
     if law not in LAWS:
         raise AssemblyError(f"{where}: unknown law {law!r}; give one of "
@@ -47,6 +52,8 @@ of 0, or a damping ``γ ≠ 0``.  ``break = true``: the bond breaks past LAMMPS'
         return None
     names = COEFFS[law]
     for key in c:
+        if key == "frame" and law == "bpm/rotational":
+            continue
         if key != "law" and key not in names and key not in OPTIONAL:
             raise AssemblyError(f"{where}: unknown key {key!r} for law {law!r}; allowed: "
                                 f"{', '.join(names + OPTIONAL)}")
@@ -65,11 +72,12 @@ of 0, or a damping ``γ ≠ 0``.  ``break = true``: the bond breaks past LAMMPS'
         if not isinstance(v, bool):
             raise AssemblyError(f"{where}: {key} = {v!r} must be true or false")
         out[key] = v
-    wet = [k for k in DAMPING[law] if out[k] != 0.0]
-    if wet:
-        raise AssemblyError(f"{where}: {wet[0]} = {out[wet[0]]:g}: bond damping is not "
-                            "supported yet (its dissipated work has no channel: issue #44 "
-                            f"item 4); give {wet[0]} = 0")
+    if law == "bpm/rotational":  # (LAMMPS's frame: engine.potentials.bpm_average)
+        frame = c.get("frame", "potential")
+        if frame not in FRAMES:
+            raise AssemblyError(f"{where}: frame = {frame!r}: give one of "
+                                f"{', '.join(repr(f) for f in FRAMES)}")
+        out["frame"] = frame
     zero = [k for k in LIMITS[law] if out[k] <= 0.0]
     if out["smooth"] and zero:
         raise AssemblyError(f"{where}: smooth = true needs {zero[0]} > 0 (the smoothing "
@@ -94,6 +102,8 @@ def law_table(labels: np.ndarray, laws: dict[str, dict[str, Any]], x: np.ndarray
         if rows.any():
             table[rows] = bpm.law_row(spec["law"], spec, spec["smooth"],
                                       bool(spec.get("break", False)))
+            if spec.get("frame") == "average":
+                table[rows, bpm.C_LAW] = bpm.LAW_ROTATIONAL_AVERAGE
     bpm.reference(table, x, q, bonds)
     return table
 

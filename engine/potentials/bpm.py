@@ -63,10 +63,14 @@ from numba import njit
 
 from ..layout import E_AXIAL, E_BENDING, E_SHEAR, E_SPRING, ERR_SHAPE, OK
 from ..rotations import quat_mul_t, quat_rotate_t
+from .bpm_average import rotational_average
 
 LAW_BINDER = 0
 LAW_ROTATIONAL = 1
 LAW_SPRING = 2
+LAW_ROTATIONAL_AVERAGE = 3
+"""``bpm/rotational`` with ``frame = "average"``: LAMMPS's force law since 2026, not a
+potential (``engine.potentials.bpm_average``); the columns of ``bpm/rotational``."""
 LAW_NAMES = {"binder": LAW_BINDER, "bpm/rotational": LAW_ROTATIONAL,
              "bpm/spring": LAW_SPRING}
 
@@ -225,6 +229,52 @@ def _spring(t, b, d0, d1, d2):
     return -f * d0 / r, -f * d1 / r, -f * d2 / r, u
 
 
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _average_raw(t, b, x, q, i, j):
+    """``engine.potentials.bpm_average.rotational_average`` of bond ``b`` (spheres ``i``,
+    ``j``) with sphere 1 the lower index (LAMMPS's ordering); the reference bond from 1
+    to 2 is ``∓ r₀ a_i`` (``n₀ = a_i`` points from ``j`` to ``i`` for spheres unrotated
+    at creation, as the import and the builders make them)."""
+    lo = i if i < j else j
+    hi = j if i < j else i
+    r0 = t[b, C_R0]
+    sg = -r0 if lo == i else r0
+    return rotational_average(t[b, C_COEF], t[b, C_COEF + 1], t[b, C_COEF + 2],
+                              t[b, C_COEF + 3], r0, sg * t[b, C_AI], sg * t[b, C_AI + 1],
+                              sg * t[b, C_AI + 2], x[hi, 0] - x[lo, 0], x[hi, 1] - x[lo, 1],
+                              x[hi, 2] - x[lo, 2], q[lo, 0], q[lo, 1], q[lo, 2], q[lo, 3],
+                              q[hi, 0], q[hi, 1], q[hi, 2], q[hi, 3])
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _average_scale(t, b, far, fsm, tbm, ttm):
+    """LAMMPS's smoothing ``1 − B⁴`` (1 with ``smooth no``) of the average-frame law."""
+    if t[b, C_SMOOTH] == 0.0:
+        return 1.0
+    B = (far / t[b, C_COEF + 4] + fsm / t[b, C_COEF + 5] + tbm / t[b, C_COEF + 6]
+         + ttm / t[b, C_COEF + 7])
+    return 1.0 - B * B * B * B
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def average_w(t, b, x, q, i, j):
+    """The smoothing factor of a ``LAW_ROTATIONAL_AVERAGE`` bond at ``(x, q)``."""
+    out = _average_raw(t, b, x, q, i, j)
+    return _average_scale(t, b, out[12], out[13], out[14], out[15])
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _average(t, b, x, q, i, j):
+    """Loads of one ``LAW_ROTATIONAL_AVERAGE`` bond, as :func:`_rotational` returns
+    them (``F_i, τ_i, τ_j, U_n, U_s, U_b + U_t``)."""
+    (F0, F1, F2, A0, A1, A2, B0, B1, B2, ur, us, ut, far, fsm, tbm, ttm) = \
+        _average_raw(t, b, x, q, i, j)
+    c = _average_scale(t, b, far, fsm, tbm, ttm)
+    if i < j:
+        return c * F0, c * F1, c * F2, c * A0, c * A1, c * A2, c * B0, c * B1, c * B2, ur, us, ut
+    return -c * F0, -c * F1, -c * F2, c * B0, c * B1, c * B2, c * A0, c * A1, c * A2, ur, us, ut
+
+
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
 def bpm_bonds_ws(x, q, bonds, table, F, RM, energy):
     """Add the loads and energies of every bond whose row of ``table`` (``(nb,
@@ -260,8 +310,12 @@ def bpm_bonds_ws(x, q, bonds, table, F, RM, energy):
             F[j, 1] -= f1
             F[j, 2] -= f2
             continue
-        (f0, f1, f2, ti0, ti1, ti2, tj0, tj1, tj2,
-         un, us, ur) = _rotational(table, b, d0, d1, d2, q, i, j)
+        if law == LAW_ROTATIONAL_AVERAGE:
+            (f0, f1, f2, ti0, ti1, ti2, tj0, tj1, tj2,
+             un, us, ur) = _average(table, b, x, q, i, j)
+        else:
+            (f0, f1, f2, ti0, ti1, ti2, tj0, tj1, tj2,
+             un, us, ur) = _rotational(table, b, d0, d1, d2, q, i, j)
         e_n += un
         e_s += us
         e_r += ur

@@ -8,6 +8,9 @@ on the rows of ``ff[BPM_TABLE]`` whose column ``C_BREAK`` is set.
   α / r`` the shear force of ``engine.potentials.bpm`` (``α`` the shear angle),
   ``|τ_b| = k_b θ``, ``|τ_t| = k_t |ψ|`` (bending and twist angles, as the smoothing's
   ``B`` in ``bpm._rotational``);
+* ``bpm/rotational`` with ``frame = "average"`` (``engine.potentials.bpm_average``): the
+  same ``B`` from that law's own loads (``f_r = k_r (|r_c| − r₀)`` signed, ``F_s``,
+  ``k_b θ``, ``k_t ψ``);
 * ``bpm/spring``: the strain ``|r − r₀|/r₀ > ε_c`` (LAMMPS: ``fabs(e) > ecrit``).
 
 :func:`breaking_ratio` gives, per bond, the criterion scaled so that the bond breaks at
@@ -28,7 +31,19 @@ from numba import njit
 
 from ..layout import E_BROKEN
 from ..rotations import quat_mul_t, quat_rotate_t
-from .bpm import C_AI, C_AJ, C_BREAK, C_COEF, C_LAW, C_R0, C_REL, LAW_ROTATIONAL, LAW_SPRING
+from .bpm import (
+    C_AI,
+    C_AJ,
+    C_BREAK,
+    C_COEF,
+    C_LAW,
+    C_R0,
+    C_REL,
+    LAW_ROTATIONAL,
+    LAW_ROTATIONAL_AVERAGE,
+    LAW_SPRING,
+    _average_raw,
+)
 
 SPRING_NEXT = 1.0 + 2.0 ** -52
 """A spring at ``|e| = ε_c`` reports this much less than 1 (LAMMPS's test is strict)."""
@@ -92,6 +107,15 @@ def bond_ratio(t, b, x, q, i, j):
         return z if e > t[b, C_COEF + 1] else z / SPRING_NEXT
     if law == LAW_ROTATIONAL:
         B = _rotational_b(t, b, x, q, i, j)
+        return B if B > 0.0 else 0.0
+    if law == LAW_ROTATIONAL_AVERAGE:  # (frame = "average": its own loads, f_r signed)
+        out = _average_raw(t, b, x, q, i, j)
+        d0 = x[i, 0] - x[j, 0]
+        d1 = x[i, 1] - x[j, 1]
+        d2 = x[i, 2] - x[j, 2]
+        fr = out[12] if math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) >= t[b, C_R0] else -out[12]
+        B = (fr / t[b, C_COEF + 4] + out[13] / t[b, C_COEF + 5] + out[14] / t[b, C_COEF + 6]
+             + out[15] / t[b, C_COEF + 7])
         return B if B > 0.0 else 0.0
     return 0.0
 

@@ -11,12 +11,11 @@ energy·time/length²).  The style's ``smooth`` (LAMMPS's default ``yes``) and `
 are carried; ``store/local ID N attributes…`` (LAMMPS's record of the broken bonds, an
 output) is dropped with a note: run files keep which bond broke when in ``/events``.
 
-**Bond damping** (``gamma_*`` ≠ 0) has no channel to book its work yet (item 1 refuses
-it in a scenario): the import drops it, to 0, and says so in one note.  It damps the
-bonds' own vibrations only — the equilibrium a slow load reaches and LAMMPS's
-``fix viscous`` stages (carried) are unchanged — so dropping it keeps the model's
-statics and lets the vibrations a stage excites ring on until damping that *is* carried
-settles them; the note gives the value dropped.
+``bpm/rotational`` is imported as LAMMPS computes it (its default ``frame average``
+since 2026: ``frame = "average"``, ``engine.potentials.bpm_average``).
+
+**Bond damping** (``gamma_*``) is carried as given: the bonds' damping flow, its work
+booked in ``dissipated`` (``engine.potentials.bond_damping``; issue #44 item 1).
 """
 
 from __future__ import annotations
@@ -119,12 +118,11 @@ def bond_style(where: str, args: tuple[str, ...]) -> BondStyle:
 def bond_laws(bs: BondStyle, types: list[int], sc: Scales, label: str,
               ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """The ``[bond_types.T]`` table of each bond type of the data file, in SI, and the
-    notes (bond damping dropped: module docstring); one line for a type without its
-    ``bond_coeff`` or with coefficients that are not the law's numbers."""
+    notes (none today); one line for a type without its ``bond_coeff`` or with
+    coefficients that are not the law's numbers."""
     names = COEFFS[bs.style]
     dims = _dims(sc)
     out: dict[str, dict[str, Any]] = {}
-    dropped: dict[str, float] = {}
     for t in types:
         got = bs.coeffs.get(str(t)) or bs.coeffs.get("*")
         if got is None:
@@ -141,9 +139,6 @@ def bond_laws(bs: BondStyle, types: list[int], sc: Scales, label: str,
                                   f"({' '.join(names)}), got {' '.join(words)!r}")
         table: dict[str, Any] = {"law": bs.style}
         for name, v in zip(names, vals, strict=True):
-            if name in DAMPING[bs.style] and v != 0.0:
-                dropped[name] = v
-                v = 0.0
             if name in LIMITS and v <= 0.0:  # (LAMMPS's -1: no limit, unused unbroken)
                 if bs.breaks:
                     raise LammpsDataError(
@@ -155,12 +150,8 @@ def bond_laws(bs: BondStyle, types: list[int], sc: Scales, label: str,
             table[name] = v * dims[name]
         table["smooth"] = bs.smooth
         table["break"] = bs.breaks
+        if bs.style == "bpm/rotational":  # (LAMMPS's law since 2026: its default frame)
+            table["frame"] = "average"
         out[str(t)] = table
     notes = list(bs.notes)
-    if dropped:
-        what = ", ".join(f"{k} {v:g}" for k, v in dropped.items())
-        notes.append(f"{label}: bond_style {bs.style}'s damping ({what}) dropped: bond "
-                     "damping has no channel to book its work yet (issue #44 item 1); the "
-                     "statics and the deck's fix viscous damping are kept, the bonds' own "
-                     "vibrations ring on until that damping settles them")
     return out, notes
