@@ -98,6 +98,26 @@ def test_rotational_criterion_is_lammps_sum_at_its_threshold():
                               + ROT["k_s"] * 0.25 * alpha / 0.5 / ROT["f_sc"], rel=1e-9)
 
 
+def test_the_average_frame_law_breaks_by_its_own_loads():
+    """``frame = "average"`` (``bpm_average``, what the deck import writes): the same
+    ``B`` from that law's loads — pure stretch to ``f_r = f_rc`` is 1, a twist adds ``k_t
+    ψ/τ_tc``, compression takes off; on the previous merge such a bond never broke."""
+    x0, q0 = _pair(0.5)
+    t = _table(ROT, x0, q0)
+    t[0, bpm.C_LAW] = bpm.LAW_ROTATIONAL_AVERAGE
+    bonds = np.array([[0, 1]])
+    s = ROT["f_rc"] / ROT["k_r"]
+    assert ratios(_pair(0.5 + s)[0], q0, bonds, t)[0] == pytest.approx(1.0, abs=1e-12)
+    assert ratios(_pair(0.5 + 0.999 * s)[0], q0, bonds, t)[0] < 1.0
+    psi = 0.004
+    x, q = _pair(0.5, (psi, 0.0, 0.0))
+    assert ratios(x, q, bonds, t)[0] == pytest.approx(ROT["k_t"] * psi / ROT["tau_tc"],
+                                                      rel=1e-9)
+    x, q = _pair(0.5 - 0.5 * s, (psi, 0.0, 0.0))
+    assert ratios(x, q, bonds, t)[0] == pytest.approx(
+        max(0.0, -0.5 + ROT["k_t"] * psi / ROT["tau_tc"]), abs=1e-9)
+
+
 # --------------------------------------------------------------------- the driver
 def _pulled(law: dict, n: int = 3, v: float = 0.5):
     """A chain of ``n`` spheres, its ends pulled apart (no contact)."""
