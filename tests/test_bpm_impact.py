@@ -152,7 +152,8 @@ model — our Hertz stand-in for ``gran/hooke/history``, no bond damping (the de
 ``gamma_*``) yet — moves it by as much as LAMMPS's own runs of the deck differ among
 themselves (the deck's jitter: 779 vs 633 at t = 50, +23 %; two LAMMPS releases with it:
 1686 vs 1135 at t = 75, +49 %).  The ball at the deck's speed in box units (−0.05, with
-K = 7.8: the mistake this scenario had) breaks 4 bonds by t = 50 and 504 by t = 100 (−99 %, −62 %)."""
+K = 7.8: the mistake this scenario had) breaks 4 bonds by t = 50 and 504 by t = 100
+(−99 %, −62 %)."""
 
 
 def test_the_impact_breaks_about_as_many_bonds_as_lammps():
