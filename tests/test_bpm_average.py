@@ -88,6 +88,7 @@ def test_the_scenario_key_and_the_import_carry_the_frame(tmp_path):
     bs = BondStyle("bpm/rotational", 1, False,
                    {"1": (2, ("1", "1", "0.1", "0.5", "-1", "-1", "-1", "-1", "0", "0",
                               "0", "0"))})
+    bs.breaks = False  # (break no: the limits -1 are "none")
     laws, _ = bond_laws(bs, [1], scales("si"), "deck")
     assert laws["1"]["frame"] == "average"
 

@@ -56,13 +56,13 @@ def test_the_metamaterial_imports_with_its_deck_and_runs(tmp_path):
     res = rrp("import", "lammps", src, "--deck", deck, "--out", tmp_path / "meta.toml")
     assert res.returncode == 0, res.stderr
     err = res.stderr
-    assert "output-only commands ignored: thermo (line 24), thermo_style (line 25), " \
-           "compute (line 27)" in err
+    assert "output-only commands ignored: thermo_style (line 25), compute (line 27)" in err
     assert "units lj: the numbers are taken as they are" in err
     assert "dropped" not in err  # (the bond damping is carried: issue #44 item 1)
     text = (tmp_path / "meta.toml").read_text()
     doc = tomllib.loads(text)
     assert doc["run"]["h"] == 1e-4 and doc["run"]["t_end"] == 15.0
+    assert doc["run"]["every"] == 1000  # (the deck's thermo 1000: ~15 MB, not ~1.5 GB)
     law = doc["bond_types"]["1"]
     assert law["law"] == "bpm/rotational" and law["smooth"] is False
     assert (law["k_r"], law["k_s"], law["k_t"], law["k_b"]) == (1.0, 1.0, 0.1, 0.5)

@@ -163,6 +163,10 @@ def _import(args: argparse.Namespace) -> int:
     if scen is not None and scen.stages:
         total = sum(st.steps for st in scen.stages)
         run += [f"t_end = {total * h!r}  # the stages' total: {total} steps"]
+    if scen is not None and scen.every is not None:  # (a frame a thermo line, not a step)
+        n_every, line = scen.every
+        run += [f"every = {n_every}  # the deck's thermo interval ({deck_name} line {line}):"
+                " energies and frames recorded every so many steps"]
     lines[at:at] = [*run, ""]
     _write_all(args, out, bodies_csv, bonds_csv, table, d, "\n".join(lines))
     if not args.quiet:

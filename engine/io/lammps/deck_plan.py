@@ -8,9 +8,11 @@ type …``, ``set group G density|diameter|mass V`` (LAMMPS ``set.rst``: ``densi
 (:mod:`.deck_bonds`), ``pair_style none``, ``timestep``, ``fix … nve/bpm/sphere [update
 dipole]``, ``fix … efield`` (numbers or ``v_`` variables: :mod:`.deck_variables`),
 ``fix … viscous``, ``fix … viscous/sphere``, ``unfix``, ``variable … equal`` and ``run
-N`` — a stage with the fields and damping active at that line.  Noted and ignored:
-output (``thermo*``, ``dump*``, ``compute`` …) and LAMMPS's machinery (``newton``,
-``comm_modify`` …).  Any other command is refused in one line naming it and its line.
+N`` — a stage with the fields and damping active at that line; ``thermo N`` the run's
+record interval (``[run] every``: a 1360-sphere deck recorded every step is gigabytes).
+Noted and ignored: other output (``thermo_style``, ``dump*``, ``compute`` …) and LAMMPS's
+machinery (``newton``, ``comm_modify`` …).  Any other command is refused in one line
+naming it and its line.
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ class DeckPlan:
     pair_style: str | None = None
     runs: list[RunStage] = field(default_factory=list)
     update_dipole: bool = True
+    thermo: tuple[int, int] | None = None
+    """``(N, line)`` of the deck's last ``thermo N`` (``N > 0``): the run's record interval
+    (LAMMPS's output cadence, ``[run] every``)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -102,7 +107,9 @@ def plan_of(deck: Deck) -> DeckPlan:
     for cmd in deck.commands:
         where, a = deck.where(cmd.line), cmd.args
         name = cmd.name
-        if name in OUTPUT:
+        if name == "thermo" and len(a) == 1 and a[0].isdigit() and int(a[0]) > 0:
+            plan.thermo = (int(a[0]), cmd.line)  # (the record interval: [run] every)
+        elif name in OUTPUT:
             ignored["output"].append(f"{name} (line {cmd.line})")
         elif name in MACHINERY:
             ignored["machinery"].append(f"{name} (line {cmd.line})")

@@ -32,6 +32,8 @@ class DeckScenario:
     laws: dict[str, dict[str, Any]] = field(default_factory=dict)
     stages: list[Stage] = field(default_factory=list)
     h: float | None = None
+    every: tuple[int, int] | None = None
+    """``(N, line)``: the deck's ``thermo N``, the run's record interval."""
     group_names: dict[int, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     lj: bool = False
@@ -73,6 +75,7 @@ def apply_plan(plan: DeckPlan, d, sc: Scales) -> DeckScenario:
         out.notes += notes
     if plan.timestep is not None:
         out.h = plan.timestep * sc.time
+    out.every = plan.thermo
     if d.mu is not None and np.any(d.mu) and not plan.update_dipole:
         out.notes.append(f"{label}: fix nve/bpm/sphere without 'update dipole': LAMMPS's "
                          "dipoles keep their direction in space, ours turn with the body")
