@@ -13,6 +13,13 @@ directory (``NUMBA_CACHE_DIR``), the way a fresh install's first start goes:
   display: run under ``xvfb-run -a`` on a machine without one.
 * ``rrp run pendulum --t-end 1`` and ``rrp run torus --t-end 0.1``: wall time of the
   command.
+
+Every measured process is run by ``benchmarks/_background.measure``: the kernels a cold
+start leaves compiling in the background (``engine.priming``'s processes, which ``rrp
+run`` and the app do not wait for) are waited for before the next measurement starts,
+so the warm run meets the cache the cold run's compile filled, and each row reports the
+command's CPU, the background compile's CPU (those processes' own rusage), the wall
+time and the load average at its start and end (issue #45).
 * ``kernels``: the compile time of each Numba function while a run of ``--scenario``
   with ``--integrator`` is built and warmed up, exclusive of the functions it compiled
   in turn (Numba's ``numba:compile`` events), the largest first.
@@ -31,13 +38,13 @@ import argparse
 import collections
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _background import measure  # (benchmarks/ is this script's directory)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -191,23 +198,35 @@ def gui_child(switch_to: str, shot: str = "", shot_at: str = "20") -> dict:
     return out
 
 
+COSTS = ("cpu_s", "background_cpu_s", "background_processes", "background_wall_s",
+         "load")
+"""What :func:`_background.measure` reports beside a measurement (see the docstring)."""
+
+
 def _child(kind: str, cache: str, *args: str) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, RRP_BENCH_T0=repr(time.time()))
-    out = subprocess.run([sys.executable, __file__, "--child", kind, *args], env=env,
-                         capture_output=True, text=True, check=False, cwd=ROOT)
-    if out.returncode != 0:
-        sys.exit(f"the {kind} child failed:\n{out.stderr[-4000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    out = measure([sys.executable, __file__, "--child", kind, *args], env=env, cwd=ROOT)
+    if out["returncode"] != 0:
+        sys.exit(f"the {kind} child failed:\n{out['stderr'][-4000:]}")
+    inner = json.loads(out["stdout"].strip().splitlines()[-1])
+    return {**inner, "process wall": out["wall_s"], **{k: out[k] for k in COSTS}}
 
 
-def _rrp(cache: str, *args: str) -> float:
+def _rrp(cache: str, *args: str) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-    t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "app.cli", *args], env=env, cwd=ROOT,
-                         capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        sys.exit(f"rrp {' '.join(args)} failed:\n{out.stderr[-4000:]}")
-    return time.perf_counter() - t0
+    out = measure([sys.executable, "-m", "app.cli", *args], env=env, cwd=ROOT)
+    if out["returncode"] != 0:
+        sys.exit(f"rrp {' '.join(args)} failed:\n{out['stderr'][-4000:]}")
+    return {"wall_s": out["wall_s"], **{k: out[k] for k in COSTS}}
+
+
+def _costs(val: dict) -> str:
+    """One row's columns: command CPU, background compile CPU, wall, load."""
+    wall = val.get("wall_s", val.get("process wall", 0.0))
+    return (f"command CPU {val['cpu_s']:6.1f} s · background compile CPU "
+            f"{val['background_cpu_s']:6.1f} s ({val['background_processes']} processes, "
+            f"done at {val['background_wall_s']:.1f} s) · wall {wall:6.1f} s · load "
+            f"{val['load'][0]:.2f}–{val['load'][1]:.2f}")
 
 
 def main() -> None:
@@ -248,11 +267,13 @@ def main() -> None:
         print(json.dumps(results, indent=1))
         return
     for key, val in results.items():
-        if isinstance(val, float):
-            print(f"{key:<36} {val:7.1f} s")
+        if isinstance(val, dict) and "background_cpu_s" in val and "first paint" not in val:
+            print(f"{key:<36} {_costs(val)}")
         elif isinstance(val, dict) and "first paint" in val:
-            print(f"{key}:")
+            print(f"{key}: {_costs(val)}")
             for name, sec in val.items():
+                if name in COSTS:
+                    continue
                 print(f"  {name:<46} " + (f"{sec:7.1f} s" if isinstance(sec, float)
                                           else str(sec)))
         elif key == "kernels":
