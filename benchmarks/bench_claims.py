@@ -34,7 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import _background  # (benchmarks/ is this script's directory)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (benchmarks/, also when imported)
+import _background  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -44,18 +44,33 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _background import measure  # (benchmarks/ is this script's directory)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (benchmarks/, also when imported)
+from _background import measure  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def kernels_child(scenario: str, integrator: str) -> dict:
-    """The phases and per-function compile times, in this process (empty cache)."""
+    """The phases and per-function compile times, in this process (empty cache): for
+    each function its exclusive compile time as CPU seconds of the compiling thread
+    (``time.thread_time``, so other jobs on the machine do not inflate it) and as wall
+    seconds."""
     from numba.core import event
 
     phases: dict[str, float] = {}
-    per_function: collections.Counter = collections.Counter()
-    with event.install_recorder("numba:compile") as rec:
+    cpu: collections.Counter = collections.Counter()
+    wall: collections.Counter = collections.Counter()
+    marks: list[tuple[bool, str, float, float]] = []
+
+    class Marks(event.Listener):
+        def on_start(self, ev) -> None:
+            marks.append((True, _name(ev), time.thread_time(), time.perf_counter()))
+
+        def on_end(self, ev) -> None:
+            marks.append((False, _name(ev), time.thread_time(), time.perf_counter()))
+
+    with event.install_listener("numba:compile", Marks()):
         t0 = time.perf_counter()
         sys.path.insert(0, str(ROOT))
         from engine.drivers import simulation_for
@@ -74,18 +89,25 @@ def kernels_child(scenario: str, integrator: str) -> dict:
         t0 = time.perf_counter()
         sim.advance(10)
         phases["advance(10)"] = time.perf_counter() - t0
-    stack: list[tuple[str, float]] = []
-    for ts, ev in rec.buffer:
-        fn = ev.data["dispatcher"].py_func
-        name = f"{fn.__module__.removeprefix('engine.')}.{fn.__qualname__}"
-        if ev.is_start:
-            stack.append((name, ts))
+    stack: list[tuple[str, float, float]] = []
+    for is_start, name, c, w in marks:
+        if is_start:
+            stack.append((name, c, w))
             continue
-        name, start = stack.pop()
-        per_function[name] += ts - start
+        name, c0, w0 = stack.pop()
+        cpu[name] += c - c0
+        wall[name] += w - w0
         if stack:  # exclusive: not counted again in the caller that compiled it
-            per_function[stack[-1][0]] -= ts - start
-    return {"phases": phases, "functions": per_function.most_common()}
+            cpu[stack[-1][0]] -= c - c0
+            wall[stack[-1][0]] -= w - w0
+    return {"phases": phases, "functions": cpu.most_common(),
+            "functions_wall": wall.most_common(),
+            "compile_cpu_s": sum(cpu.values()), "load": list(os.getloadavg())}
+
+
+def _name(ev) -> str:
+    fn = ev.data["dispatcher"].py_func
+    return f"{fn.__module__.removeprefix('engine.')}.{fn.__qualname__}"
 
 
 def grab_view(widget) -> np.ndarray:
@@ -267,7 +289,7 @@ def main() -> None:
         print(json.dumps(results, indent=1))
         return
     for key, val in results.items():
-        if isinstance(val, dict) and "background_cpu_s" in val and "first paint" not in val:
+        if key != "kernels" and "background_cpu_s" in val and "first paint" not in val:
             print(f"{key:<36} {_costs(val)}")
         elif isinstance(val, dict) and "first paint" in val:
             print(f"{key}: {_costs(val)}")
@@ -281,7 +303,8 @@ def main() -> None:
             print(f"cold start of {args.scenario} with {args.integrator}: {total:.1f} s")
             for name, sec in val["phases"].items():
                 print(f"  {name:<18} {sec:8.1f} s")
-            print(f"compile time per function (exclusive), the {args.top} largest:")
+            print(f"compile CPU per function (exclusive), the {args.top} largest, of "
+                  f"{val['compile_cpu_s']:.1f} s:")
             for name, sec in val["functions"][:args.top]:
                 print(f"  {sec:8.1f} s  {name}")
         else:
