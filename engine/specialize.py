@@ -41,8 +41,10 @@ from .layout import (
     T_BONDS,
     T_CONTACT,
     T_DAMPING,
+    T_DUMBBELLS,
     T_FIELD,
     T_HISTORY,
+    T_PIVOT_GRAVITY,
     T_WALL,
 )
 
@@ -86,17 +88,17 @@ BPM_TABLE = 18
 none; ``engine.potentials.bpm``)."""
 
 
-GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE, CELLS, BOND_TYPES,
-         T_FIELD, T_DAMPING, BPM, BPM_ONLY)
+GATED = (T_PIVOT_GRAVITY, T_DUMBBELLS, T_BONDS, T_CONTACT, T_WALL, T_HISTORY,
+         F_NONSPHERICAL, LARGE, CELLS, BOND_TYPES, T_FIELD, T_DAMPING, BPM, BPM_ONLY)
 """The slots that make a family: the terms whose kernels are large enough to be worth
 leaving out (the binder, the neighbour list and contacts, friction, the rigid-body RK4,
 the parallel kernels, the cell list; the fields and the damping of issue #44, so that a
-model without them keeps its kernels and bits).  The others (the pendulum's and the dumbbells'
-gravity, uniform gravity) are small and always compiled: every other slot counts as
-present, so a model that switches one of them on shares its kernels with the same model
-without it (fewer families, fewer compiles).  Gating the dumbbells' gravity too saved
-0.5 s of a cold start but made the pendulum's step 20 % slower (its force kernel
-compiled without that branch: measured, not understood; BENCHMARKS.md)."""
+model without them keeps its kernels and bits), and the gravity of the pendulum and of
+the dumbbells: each is set by its model's builder, never by a parameter, so gating them
+splits no family that could share its kernels, and no other model compiles them (issue
+#45, "less to compile").  Uniform gravity is small and always compiled: every other
+slot counts as present, so a model that switches it on (``g`` a parameter) shares its
+kernels with the same model without it (fewer families, fewer compiles)."""
 
 
 def family_marker(flags: np.ndarray, n_bodies: int, per_bond: bool = False,
