@@ -3,10 +3,12 @@ cold (an empty kernel cache) and warm, on a quiet machine or with other jobs run
 (issue #33 §9).
 
 Each command runs in a fresh process with its own ``NUMBA_CACHE_DIR`` (a new temporary
-directory for the cold run, the same one again for the warm run).  CPU time is the
-user + system time of the command and every process it started (the priming process
-that compiles beside it included), from ``getrusage(RUSAGE_CHILDREN)``; peak memory is
-the largest resident set of any of them.  The app's times come from
+directory for the cold run, the same one again for the warm run).  CPU time is
+counted apart: the command's (user + system of it and every process it waited for,
+from ``getrusage(RUSAGE_CHILDREN)``) and the background compile's (the priming processes
+a cold start leaves running, waited for before the next run starts, each one's own
+rusage: ``benchmarks/_background.py``, issue #45); peak memory is the largest resident
+set of any of them.  The app's times come from
 ``bench_compile.py --only gui`` (process start to the first moving frame, cold then warm,
 and the first switch), with that benchmark's total CPU time.  ``--busy N`` starts N busy
 processes (a pure Python loop each) for the duration, so a loaded measurement can be
@@ -26,12 +28,14 @@ import json
 import multiprocessing as mp
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (benchmarks/, also when imported)
+import _background  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,24 +57,22 @@ def _busy() -> None:  # pragma: no cover - runs in a child process
         x = (x * 1103515245 + 12345) & 0xFFFFFFFF
 
 
-def measure(argv: list[str], cache: str, tmp: str) -> dict:
-    """Wall, CPU (user + system of the command and its children) and peak RSS of one run
-    of ``python argv`` with the kernel cache ``cache``."""
+def measure(argv: list[str], cache: str, tmp: str, hogs: set[int] = frozenset()) -> dict:
+    """Wall, CPU and peak RSS of one run of ``python argv`` with the kernel cache
+    ``cache``; returns once the compile the command left running in the background is
+    done (``_background.measure``; ``hogs``: the busy processes, not waited for).
+    ``cpu_s``: user + system of the command and what it waited for; ``background_cpu_s``:
+    of the processes it left compiling (issue #45)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    res = subprocess.run([sys.executable, *(a.format(tmp=tmp) for a in argv)], cwd=ROOT,
-                         env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if res.returncode != 0:
-        sys.exit(f"{' '.join(argv)} failed ({res.returncode}):\n{res.stderr[-3000:]}")
-    out = {"wall_s": round(wall, 2),
-           "cpu_s": round((after.ru_utime - before.ru_utime)
-                          + (after.ru_stime - before.ru_stime), 2),
-           "peak_rss_mb": round(after.ru_maxrss / 1024, 1)}
+    res = _background.measure([sys.executable, *(a.format(tmp=tmp) for a in argv)],
+                              env=env, cwd=ROOT, exclude=hogs)
+    if res["returncode"] != 0:
+        sys.exit(f"{' '.join(argv)} failed ({res['returncode']}):\n{res['stderr'][-3000:]}")
+    out = {k: res[k] for k in ("wall_s", "cpu_s", "background_cpu_s",
+                               "background_processes", "background_wall_s", "peak_rss_mb",
+                               "load")}
     if argv[0].endswith("bench_compile.py"):
-        out["inner"] = json.loads(res.stdout[res.stdout.index("{"):])
+        out["inner"] = json.loads(res["stdout"][res["stdout"].index("{"):])
     return out
 
 
@@ -84,6 +86,7 @@ def main() -> None:
     hogs = [mp.Process(target=_busy, daemon=True) for _ in range(args.busy)]
     for h in hogs:
         h.start()
+    pids = {h.pid for h in hogs}
     try:
         record: dict = {
             "command": "python benchmarks/bench_claims.py " + " ".join(sys.argv[1:]),
@@ -100,16 +103,18 @@ def main() -> None:
             for label, argv in COMMANDS[group]:
                 with tempfile.TemporaryDirectory(prefix="rrp-claims-") as tmp:
                     cache = os.path.join(tmp, "numba")
-                    cold = measure(argv, cache, tmp)
+                    cold = measure(argv, cache, tmp, pids)
                     if group == "gui":  # (bench_compile measures cold, then warm, itself)
                         record["results"][label] = cold
                         print(f"{label}: {cold['wall_s']} s wall / {cold['cpu_s']} s CPU "
                               f"in all: {json.dumps(cold['inner'])}", flush=True)
                         continue
-                    warm = measure(argv, cache, tmp)
+                    warm = measure(argv, cache, tmp, pids)
                 record["results"][label] = {"cold": cold, "warm": warm}
-                print(f"{label}: cold {cold['wall_s']} s wall / {cold['cpu_s']} s CPU, "
-                      f"warm {warm['wall_s']} s / {warm['cpu_s']} s", flush=True)
+                print(f"{label}: cold {cold['wall_s']} s wall / {cold['cpu_s']} s CPU "
+                      f"+ {cold['background_cpu_s']} s background compile, warm "
+                      f"{warm['wall_s']} s / {warm['cpu_s']} s "
+                      f"+ {warm['background_cpu_s']} s", flush=True)
         record["loadavg_at_end"] = [round(v, 2) for v in os.getloadavg()]
     finally:
         for h in hogs:

@@ -13,6 +13,13 @@ directory (``NUMBA_CACHE_DIR``), the way a fresh install's first start goes:
   display: run under ``xvfb-run -a`` on a machine without one.
 * ``rrp run pendulum --t-end 1`` and ``rrp run torus --t-end 0.1``: wall time of the
   command.
+
+Every measured process is run by ``benchmarks/_background.measure``: the kernels a cold
+start leaves compiling in the background (``engine.priming``'s processes, which ``rrp
+run`` and the app do not wait for) are waited for before the next measurement starts,
+so the warm run meets the cache the cold run's compile filled, and each row reports the
+command's CPU, the background compile's CPU (those processes' own rusage), the wall
+time and the load average at its start and end (issue #45).
 * ``kernels``: the compile time of each Numba function while a run of ``--scenario``
   with ``--integrator`` is built and warmed up, exclusive of the functions it compiled
   in turn (Numba's ``numba:compile`` events), the largest first.
@@ -31,7 +38,6 @@ import argparse
 import collections
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,16 +45,32 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (benchmarks/, also when imported)
+from _background import measure  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def kernels_child(scenario: str, integrator: str) -> dict:
-    """The phases and per-function compile times, in this process (empty cache)."""
+    """The phases and per-function compile times, in this process (empty cache): for
+    each function its exclusive compile time as CPU seconds of the compiling thread
+    (``time.thread_time``, so other jobs on the machine do not inflate it) and as wall
+    seconds."""
     from numba.core import event
 
     phases: dict[str, float] = {}
-    per_function: collections.Counter = collections.Counter()
-    with event.install_recorder("numba:compile") as rec:
+    cpu: collections.Counter = collections.Counter()
+    wall: collections.Counter = collections.Counter()
+    marks: list[tuple[bool, str, float, float]] = []
+
+    class Marks(event.Listener):
+        def on_start(self, ev) -> None:
+            marks.append((True, _name(ev), time.thread_time(), time.perf_counter()))
+
+        def on_end(self, ev) -> None:
+            marks.append((False, _name(ev), time.thread_time(), time.perf_counter()))
+
+    with event.install_listener("numba:compile", Marks()):
         t0 = time.perf_counter()
         sys.path.insert(0, str(ROOT))
         from engine.drivers import simulation_for
@@ -67,18 +89,25 @@ def kernels_child(scenario: str, integrator: str) -> dict:
         t0 = time.perf_counter()
         sim.advance(10)
         phases["advance(10)"] = time.perf_counter() - t0
-    stack: list[tuple[str, float]] = []
-    for ts, ev in rec.buffer:
-        fn = ev.data["dispatcher"].py_func
-        name = f"{fn.__module__.removeprefix('engine.')}.{fn.__qualname__}"
-        if ev.is_start:
-            stack.append((name, ts))
+    stack: list[tuple[str, float, float]] = []
+    for is_start, name, c, w in marks:
+        if is_start:
+            stack.append((name, c, w))
             continue
-        name, start = stack.pop()
-        per_function[name] += ts - start
+        name, c0, w0 = stack.pop()
+        cpu[name] += c - c0
+        wall[name] += w - w0
         if stack:  # exclusive: not counted again in the caller that compiled it
-            per_function[stack[-1][0]] -= ts - start
-    return {"phases": phases, "functions": per_function.most_common()}
+            cpu[stack[-1][0]] -= c - c0
+            wall[stack[-1][0]] -= w - w0
+    return {"phases": phases, "functions": cpu.most_common(),
+            "functions_wall": wall.most_common(),
+            "compile_cpu_s": sum(cpu.values()), "load": list(os.getloadavg())}
+
+
+def _name(ev) -> str:
+    fn = ev.data["dispatcher"].py_func
+    return f"{fn.__module__.removeprefix('engine.')}.{fn.__qualname__}"
 
 
 def grab_view(widget) -> np.ndarray:
@@ -191,23 +220,35 @@ def gui_child(switch_to: str, shot: str = "", shot_at: str = "20") -> dict:
     return out
 
 
+COSTS = ("cpu_s", "background_cpu_s", "background_processes", "background_wall_s",
+         "load")
+"""What :func:`_background.measure` reports beside a measurement (see the docstring)."""
+
+
 def _child(kind: str, cache: str, *args: str) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, RRP_BENCH_T0=repr(time.time()))
-    out = subprocess.run([sys.executable, __file__, "--child", kind, *args], env=env,
-                         capture_output=True, text=True, check=False, cwd=ROOT)
-    if out.returncode != 0:
-        sys.exit(f"the {kind} child failed:\n{out.stderr[-4000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    out = measure([sys.executable, __file__, "--child", kind, *args], env=env, cwd=ROOT)
+    if out["returncode"] != 0:
+        sys.exit(f"the {kind} child failed:\n{out['stderr'][-4000:]}")
+    inner = json.loads(out["stdout"].strip().splitlines()[-1])
+    return {**inner, "process wall": out["wall_s"], **{k: out[k] for k in COSTS}}
 
 
-def _rrp(cache: str, *args: str) -> float:
+def _rrp(cache: str, *args: str) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-    t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "app.cli", *args], env=env, cwd=ROOT,
-                         capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        sys.exit(f"rrp {' '.join(args)} failed:\n{out.stderr[-4000:]}")
-    return time.perf_counter() - t0
+    out = measure([sys.executable, "-m", "app.cli", *args], env=env, cwd=ROOT)
+    if out["returncode"] != 0:
+        sys.exit(f"rrp {' '.join(args)} failed:\n{out['stderr'][-4000:]}")
+    return {"wall_s": out["wall_s"], **{k: out[k] for k in COSTS}}
+
+
+def _costs(val: dict) -> str:
+    """One row's columns: command CPU, background compile CPU, wall, load."""
+    wall = val.get("wall_s", val.get("process wall", 0.0))
+    return (f"command CPU {val['cpu_s']:6.1f} s · background compile CPU "
+            f"{val['background_cpu_s']:6.1f} s ({val['background_processes']} processes, "
+            f"done at {val['background_wall_s']:.1f} s) · wall {wall:6.1f} s · load "
+            f"{val['load'][0]:.2f}–{val['load'][1]:.2f}")
 
 
 def main() -> None:
@@ -248,11 +289,13 @@ def main() -> None:
         print(json.dumps(results, indent=1))
         return
     for key, val in results.items():
-        if isinstance(val, float):
-            print(f"{key:<36} {val:7.1f} s")
+        if key != "kernels" and "background_cpu_s" in val and "first paint" not in val:
+            print(f"{key:<36} {_costs(val)}")
         elif isinstance(val, dict) and "first paint" in val:
-            print(f"{key}:")
+            print(f"{key}: {_costs(val)}")
             for name, sec in val.items():
+                if name in COSTS:
+                    continue
                 print(f"  {name:<46} " + (f"{sec:7.1f} s" if isinstance(sec, float)
                                           else str(sec)))
         elif key == "kernels":
@@ -260,7 +303,8 @@ def main() -> None:
             print(f"cold start of {args.scenario} with {args.integrator}: {total:.1f} s")
             for name, sec in val["phases"].items():
                 print(f"  {name:<18} {sec:8.1f} s")
-            print(f"compile time per function (exclusive), the {args.top} largest:")
+            print(f"compile CPU per function (exclusive), the {args.top} largest, of "
+                  f"{val['compile_cpu_s']:.1f} s:")
             for name, sec in val["functions"][:args.top]:
                 print(f"  {sec:8.1f} s  {name}")
         else:

@@ -50,6 +50,11 @@ from engine.layout import N_ENERGY, NL_REBUILDS, OK  # noqa: E402
 from engine.rotations import quat_to_matrix  # noqa: E402
 from engine.scenarios import load_scenario  # noqa: E402
 
+CLOCK = time.perf_counter
+"""The clock of the kernel calls: wall (default) or, with ``--clock cpu``, the CPU time of
+this thread (``time.thread_time``: the serial kernels run in it), which other jobs on a
+shared machine inflate far less (issue #45: the pendulum's step before and after)."""
+
 
 class Run:
     """The buffers of one run of a scenario, laid out as the simulation driver does."""
@@ -86,12 +91,12 @@ class Run:
             rec = (np.empty(n_rec), np.empty((n_rec, N_ENERGY)), np.empty((n_rec, 3)),
                    np.empty((n_rec, 3)), np.empty((n_rec, n, 3)), np.empty((n_rec, n, 4)),
                    np.empty((n_rec, n, 3)), np.empty((0, n, 3)), np.empty((0, n, 3)))
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             ws[2][0][:] = 0  # (as Simulation._scratch)
             done, _, status = advance_ws(scheme_id, k, self.h, done_total * self.h,
                                          done_total, self.every, s0, s1, ff.arrays, work,
                                          e_ctrl, rec, True, info, ws)
-            seconds += time.perf_counter() - t0
+            seconds += CLOCK() - t0
             done_total += done
             if status != OK:
                 raise RuntimeError(f"the run stopped at step {done_total}: status {status}")
@@ -127,11 +132,16 @@ def main() -> None:
                     help="built-in scenarios to run")
     ap.add_argument("--integrators", nargs="+", default=list(INTEGRATORS),
                     choices=list(INTEGRATORS))
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="time the kernel calls by the wall clock or by this thread's "
+                         "CPU time (less inflated by other jobs)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--save", metavar="NAME", default="",
                     help="write benchmarks/results/NAME.json (command, commit, date, "
                          "machine, load, every time) for benchmarks/report.py")
     args = ap.parse_args()
+    global CLOCK
+    CLOCK = time.thread_time if args.clock == "cpu" else time.perf_counter
     if args.rounds or args.save:
         _alternating(args)
         return
@@ -167,6 +177,7 @@ def _alternating(args: argparse.Namespace) -> None:
     from _results import meta, save  # (benchmarks/ is this script's directory)
 
     record = meta()
+    record["clock"] = "thread CPU" if args.clock == "cpu" else "wall"
     runs, cases = _cases(args.models, args.integrators)
     rounds = args.rounds or args.repeat
     times: dict[str, dict[str, list[float]]] = {m: {} for m in args.models}

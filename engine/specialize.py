@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
+from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload
 
@@ -40,8 +41,10 @@ from .layout import (
     T_BONDS,
     T_CONTACT,
     T_DAMPING,
+    T_DUMBBELLS,
     T_FIELD,
     T_HISTORY,
+    T_PIVOT_GRAVITY,
     T_WALL,
 )
 
@@ -93,17 +96,18 @@ BPM_TABLE = 18
 none; ``engine.potentials.bpm``)."""
 
 
-GATED = (T_BONDS, T_CONTACT, T_WALL, T_HISTORY, F_NONSPHERICAL, LARGE, CELLS, BOND_TYPES,
-         T_FIELD, T_DAMPING, BPM, BPM_ONLY, BREAKS, BPM_DAMPED)
+GATED = (T_PIVOT_GRAVITY, T_DUMBBELLS, T_BONDS, T_CONTACT, T_WALL, T_HISTORY,
+         F_NONSPHERICAL, LARGE, CELLS, BOND_TYPES, T_FIELD, T_DAMPING, BPM, BPM_ONLY, BREAKS,
+         BPM_DAMPED)
 """The slots that make a family: the terms whose kernels are large enough to be worth
 leaving out (the binder, the neighbour list and contacts, friction, the rigid-body RK4,
 the parallel kernels, the cell list; the fields and the damping of issue #44, so that a
-model without them keeps its kernels and bits).  The others (the pendulum's and the dumbbells'
-gravity, uniform gravity) are small and always compiled: every other slot counts as
-present, so a model that switches one of them on shares its kernels with the same model
-without it (fewer families, fewer compiles).  Gating the dumbbells' gravity too saved
-0.5 s of a cold start but made the pendulum's step 20 % slower (its force kernel
-compiled without that branch: measured, not understood; BENCHMARKS.md)."""
+model without them keeps its kernels and bits), and the gravity of the pendulum and of
+the dumbbells: each is set by its model's builder, never by a parameter, so gating them
+splits no family that could share its kernels, and no other model compiles them (issue
+#45, "less to compile").  Uniform gravity is small and always compiled: every other
+slot counts as present, so a model that switches it on (``g`` a parameter) shares its
+kernels with the same model without it (fewer families, fewer compiles)."""
 
 
 def family_marker(flags: np.ndarray, n_bodies: int, per_bond: bool = False,
@@ -140,45 +144,46 @@ def _present(ff_type, slot: int) -> bool:
     return not isinstance(marker.types[slot], types.NoneType)
 
 
-def gated(ff, slot, absent, fn, *args):
-    """``fn(*args)`` if the family of ``ff`` has ``slot``, else ``absent`` (jitted code
-    only: resolved while typing, see the module docstring)."""
-    raise NotImplementedError("gated() is resolved by Numba inside jitted kernels")
-
-
-_GATE_OPTIONS = {"forceinline": True, "_nrt": False, "nogil": True, "error_model": "numpy"}
-
-
-def _call(ff, slot, absent, fn, *args):
-    return fn(*args)
-
-
-def _skip(ff, slot, absent, fn, *args):
-    return absent
-
-
-def _gate(ff, slot, when_present: bool):
-    """The implementation of :func:`gated` (``when_present``) or :func:`unless`: the
-    call where the family's ``slot`` is as asked, else the constant ``absent``."""
+def _gate_typer(typingctx, ff, slot, absent, fn, args, when_present: bool):
+    """Type a gate (:func:`gated` when ``when_present``, else :func:`unless`) and make
+    its code: where the family's ``slot`` is as asked, a direct call of ``fn`` (its
+    compiled implementation for ``args``), else the value ``absent``.  An intrinsic,
+    not an overload returning a jitted ``_call``/``_skip``: an overload compiled one
+    more function per gate and signature (a whole Numba pipeline each: 2.7 s of the
+    pendulum's 24 s cold compile went to ``_skip``; issue #45, "less to compile")."""
     if not isinstance(slot, types.IntegerLiteral):
         return None
-    return _call if _present(ff, slot.literal_value) == when_present else _skip
+    if _present(ff, slot.literal_value) == when_present:
+        fn_sig = typingctx.resolve_function_type(fn, tuple(args), {})
+        if fn_sig is None:
+            return None
+        star = types.StarArgTuple.from_types(tuple(args))
+
+        def codegen(context, builder, sig, llargs):
+            vals = [context.cast(builder, v, a, b) for v, a, b in
+                    zip(cgutils.unpack_tuple(builder, llargs[4]), star, fn_sig.args,
+                        strict=True)]
+            return context.get_function(fn, fn_sig)(builder, vals)
+        return fn_sig.return_type(ff, slot, absent, fn, star), codegen
+    out = types.unliteral(absent)
+
+    def skip(context, builder, sig, llargs):
+        return context.cast(builder, llargs[2], sig.args[2], out)
+    return out(ff, slot, absent, fn, types.StarArgTuple.from_types(tuple(args))), skip
 
 
-@overload(gated, prefer_literal=True, jit_options=_GATE_OPTIONS)
-def _gated(ff, slot, absent, fn, *args):
-    return _gate(ff, slot, True)
+@intrinsic(prefer_literal=True)
+def gated(typingctx, ff, slot, absent, fn, *args):
+    """``fn(*args)`` if the family of ``ff`` has ``slot``, else ``absent`` (jitted code
+    only: resolved while typing, see the module docstring and :func:`_gate_typer`)."""
+    return _gate_typer(typingctx, ff, slot, absent, fn, args, True)
 
 
-def unless(ff, slot, absent, fn, *args):
+@intrinsic(prefer_literal=True)
+def unless(typingctx, ff, slot, absent, fn, *args):
     """``fn(*args)`` if the family of ``ff`` does *not* have ``slot``, else ``absent``
     (the other branch of :func:`gated`)."""
-    raise NotImplementedError("unless() is resolved by Numba inside jitted kernels")
-
-
-@overload(unless, prefer_literal=True, jit_options=_GATE_OPTIONS)
-def _unless(ff, slot, absent, fn, *args):
-    return _gate(ff, slot, False)
+    return _gate_typer(typingctx, ff, slot, absent, fn, args, False)
 
 
 def family_holds(ff):

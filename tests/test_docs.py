@@ -124,8 +124,11 @@ def test_the_claims_benchmark_measures_cpu_beside_wall(tmp_path):
     results = sorted((ROOT / "benchmarks" / "results").glob("claims-*.json"))
     assert results, "no benchmarks/results/claims-*.json behind the README's table"
     rec = json.loads(results[-1].read_text(encoding="utf-8"))
-    cpu = rec["results"]["rrp run pendulum --t-end 1"]["cold"]["cpu_s"]
-    assert f"| `rrp run pendulum --t-end 1` | 10 s | {cpu:.0f} s |" in table.group(1)
+    cold = rec["results"]["rrp run pendulum --t-end 1"]["cold"]
+    # (issue #45: the command's CPU, then the compile it left running, measured apart)
+    assert (f"| `rrp run pendulum --t-end 1` | — | {cold['cpu_s']:.0f} s + "
+            f"{cold['background_cpu_s']:.0f} s in the background | {cold['wall_s']:.1f} s "
+            in table.group(1))
 
 
 def test_every_docs_section_the_command_line_help_names_exists():
