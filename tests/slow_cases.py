@@ -17,7 +17,7 @@ PROCESSES = "one more case of a guarantee through a process (the default run kee
 LARGE = "the large pile's parallel stepping loop: ~120 s to compile"
 RACE = ("a race tried for seconds against a live writer: its chance of meeting the bug is "
         "per try, and the writer's file takes hundreds of MB")
-IMPACT = ("LAMMPS's examples/bpm/impact to t = 100: 11 118 spheres, 2000 steps (~1 min), "
+IMPACT = ("LAMMPS's examples/bpm/impact to t = 100: 11 118 spheres, 2000 steps (~1.5 min), "
           "issue #44 item 8c")
 MATRIX = "one more case of a matrix whose representative stays in the default run"
 WHOLE_RUN = "a whole example run: LAMMPS's metamaterial, 150000 steps (~3 min)"

@@ -401,3 +401,31 @@ def test_the_balance_with_damping_closes_across_the_break(tmp_path):
         assert sim.energy[E_DISSIPATED] > 1e-3 * e0 and sim.energy[E_BROKEN] > 0.1 * e0
         errs.append(worst / e0)
     assert errs[0] < 1e-4 and 3.0 < errs[0] / errs[1] < 5.0, errs
+
+
+@pytest.mark.parametrize("smooth", [True, False], ids=["smooth-yes", "smooth-no"])
+def test_smooth_yes_gains_a_third_of_each_broken_bonds_energy(smooth):
+    """Why ``E + D + broken`` rises in ``bpm-impact`` (docs/physics.md "Against LAMMPS's
+    impact"): with ``smooth yes`` the forces are ``w ∇U``, ``w = 1 − B⁴``, while the
+    energy (and what a break books) is ``U`` unsmoothed, so a bond loaded in proportion
+    (``B = λ``, ``U = λ² U_c``) to its break has taken ``∫ w dU = ⅔ U_c`` from the kinetic
+    energy and books ``U_c``: ``E + broken`` gains ``U_c/3`` per broken bond.  A pair pulled
+    straight apart (``U_c = f_rc²/(2 k_r)``) at a fine step (the crossing of ``B = 1``
+    within the last step adds ``≈ 2 δB U_c``, here ~1e-3 of it): ``U_c/3`` to 1 %; with
+    ``smooth no``, nothing (the scheme's error only)."""
+    h = 1e-5
+    law = {**ROT, "smooth": smooth}
+    sim = Simulation(_pulled(law, 2), "rrp-newmark", h=h)
+    e0 = sim.energy.sum()
+    for _ in range(5000):
+        assert sim.advance(1).ok
+        if sim.n_broken:
+            break
+    assert sim.n_broken == 1
+    u_c = law["f_rc"] ** 2 / (2.0 * law["k_r"])
+    gain = sim.energy.sum() - e0
+    if smooth:
+        assert sim.energy[E_BROKEN] == pytest.approx(u_c, rel=2e-2)
+        assert gain == pytest.approx(u_c / 3.0, rel=1e-2)
+    else:
+        assert abs(gain) < 1e-4 * u_c

@@ -89,7 +89,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", type=Path, help="a run file of bpm-impact")
     ap.add_argument("--png", type=Path, default=ROOT / "docs" / "img" / "bpm-impact-broken.png")
-    ap.add_argument("--label", default="RRP Studio (rrp-newmark, Hertz stand-in, no bond damping)")
+    ap.add_argument("--label", default="RRP Studio (rrp-newmark, Hertz stand-in, "
+                    "the deck's bond damping)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     times, t_end = run_break_times(args.run)
