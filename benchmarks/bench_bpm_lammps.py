@@ -25,10 +25,12 @@ Matom-step/s = spheres × steps / s; best of ``--repeat``.  LAMMPS's published l
 
 ``--profile`` adds where a step goes (µs a step of the thread's CPU time, so that other
 jobs on the machine count less, best of 7 × 2000 calls): ours, the bonds' kernel alone
-(``engine.potentials.bpm.bpm_bonds_ws``), every force term (``compute_forces_ws``), the
-whole step, and the libm calls of the bonds' angles alone (two ``atan2`` and one
-``asin`` a bond); LAMMPS, its own timing breakdown (``Bond``, ``Modify`` …) a step and
-as shares of its loop.  ``--profile-only``: that alone, with one LAMMPS run.
+(``engine.potentials.bpm.bpm_bonds_ws``), the bonds' damping over a half-step
+(``engine.potentials.bond_damping.bond_damp_half``, twice a step), every force term
+(``compute_forces_ws``), the whole step, and the libm calls of the bonds' angles alone
+(two ``atan2`` and one ``asin`` a bond); LAMMPS, its own timing breakdown (``Bond``,
+``Modify`` …) a step and as shares of its loop.  ``--profile-only``: that alone, with
+one LAMMPS run.
 """
 
 from __future__ import annotations
@@ -140,7 +142,9 @@ def profile_ours(scenario: Path, scheme: str, steps: int) -> dict:
 
     from engine.api import make_simulation
     from engine.forcefield import compute_forces_ws
+    from engine.potentials.bond_damping import bond_damp_half
     from engine.potentials.bpm import bpm_bonds_ws
+    from engine.specialize import BPM_TABLE
 
     sim = make_simulation(scenario, integrator=scheme, every=10**9, frames=False)
     sim.advance(200)
@@ -150,10 +154,14 @@ def profile_ours(scenario: Path, scheme: str, steps: int) -> dict:
     Fb, Rb, eb = np.zeros_like(F), np.zeros_like(RM), np.zeros_like(e)
     rng = np.random.default_rng(1)
     a, b, c = (rng.uniform(0.0, 0.1, len(bonds)) for _ in range(3))
+    ff = sim.ff.arrays
+    v, o, pi = sim._s0[1].copy(), sim._s0[3].copy(), sim._s0[7].copy()
     step = _best_us(lambda: sim.advance(steps // 10), n=1, rounds=10) / (steps // 10)
     return {"bonds": len(bonds), "spheres": sim.model.n_bodies, "step_us": step,
             "bonds_kernel_us": _best_us(lambda: bpm_bonds_ws(x, q, bonds, table, Fb, Rb, eb)),
             "all_forces_us": _best_us(lambda: compute_forces_ws(x, q, arrays, F, RM, e, ws)),
+            "bond_damping_half_step_us": _best_us(lambda: bond_damp_half(
+                x, v, q, o, pi, ff[0], ff[1], ff[5], ff[BPM_TABLE], 0.5 * sim.h, True, True)),
             "bond_angles_libm_us": _best_us(lambda: _angles(a, b, c))}
 
 
