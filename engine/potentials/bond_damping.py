@@ -124,31 +124,41 @@ def _smooth_w(t, b, d0, d1, d2, x, q, i, j):
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def _decay(c, kappa, tau):
-    """``e^{−c κ τ} − 1`` (the change of a mode's relative velocity, per unit of it)."""
-    return math.expm1(-c * kappa * tau)
+    """``e^{−c κ τ} − 1`` (the change of a mode's relative velocity, per unit of it).
+    For ``|c κ τ| < 2⁻¹⁰`` (a step short beside the mode's time, as a bond's damping
+    at its timestep is) the Taylor sum ``z + z²/2! + … + z⁵/5!`` (Horner): the terms left
+    off are below ``|z|⁵/720 < 10⁻¹⁸`` of the value, under half an ulp, so it equals
+    libm's ``expm1`` to round-off at a fifth of its cost (issue #44 item 9); libm's
+    beyond."""
+    z = -c * kappa * tau
+    if abs(z) < 0.0009765625:
+        return z * (1.0 + z * (0.5 + z * (1.0 / 6.0 + z * (1.0 / 24.0 + z * (1.0 / 120.0)))))
+    return math.expm1(z)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _normal(v, m, i, j, n0, n1, n2, c, tau):
-    """The normal mode's exact flow; returns the kinetic energy it removed."""
-    kappa = 1.0 / m[i] + 1.0 / m[j]
+def _normal(v, mi, mj, i, j, n0, n1, n2, c, tau):
+    """The normal mode's exact flow (``mi``, ``mj``: ``1/m_i``, ``1/m_j``); returns the
+    kinetic energy it removed."""
+    kappa = mi + mj
     u = n0 * (v[i, 0] - v[j, 0]) + n1 * (v[i, 1] - v[j, 1]) + n2 * (v[i, 2] - v[j, 2])
     e = _decay(c, kappa, tau)
     p = u * e / kappa  # the impulse on i along n
-    v[i, 0] += p * n0 / m[i]
-    v[i, 1] += p * n1 / m[i]
-    v[i, 2] += p * n2 / m[i]
-    v[j, 0] -= p * n0 / m[j]
-    v[j, 1] -= p * n1 / m[j]
-    v[j, 2] -= p * n2 / m[j]
+    v[i, 0] += p * n0 * mi
+    v[i, 1] += p * n1 * mi
+    v[i, 2] += p * n2 * mi
+    v[j, 0] -= p * n0 * mj
+    v[j, 1] -= p * n1 * mj
+    v[j, 2] -= p * n2 * mj
     return -0.5 * u * u * e * (2.0 + e) / kappa
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _sliding(v, o, m, J, i, j, d0, d1, d2, n0, n1, n2, c, tau):
-    """The sliding mode's exact flow (``u = (I − nnᵀ)Δv + ½ d × (ω_i + ω_j)``)."""
+def _sliding(v, o, mi, mj, Ji, Jj, i, j, d0, d1, d2, n0, n1, n2, c, tau):
+    """The sliding mode's exact flow (``u = (I − nnᵀ)Δv + ½ d × (ω_i + ω_j)``; ``mi``
+    … ``Jj``: the inverse masses and moments of inertia)."""
     r2 = d0 * d0 + d1 * d1 + d2 * d2
-    kappa = 1.0 / m[i] + 1.0 / m[j] + 0.25 * r2 * (1.0 / J[i] + 1.0 / J[j])
+    kappa = mi + mj + 0.25 * r2 * (Ji + Jj)
     w0 = 0.5 * (o[i, 0] + o[j, 0])
     w1 = 0.5 * (o[i, 1] + o[j, 1])
     w2 = 0.5 * (o[i, 2] + o[j, 2])
@@ -163,44 +173,46 @@ def _sliding(v, o, m, J, i, j, d0, d1, d2, n0, n1, n2, c, tau):
     p0 = u0 * e  # the impulse on i (Δu/κ)
     p1 = u1 * e
     p2 = u2 * e
-    v[i, 0] += p0 / m[i]
-    v[i, 1] += p1 / m[i]
-    v[i, 2] += p2 / m[i]
-    v[j, 0] -= p0 / m[j]
-    v[j, 1] -= p1 / m[j]
-    v[j, 2] -= p2 / m[j]
+    v[i, 0] += p0 * mi
+    v[i, 1] += p1 * mi
+    v[i, 2] += p2 * mi
+    v[j, 0] -= p0 * mj
+    v[j, 1] -= p1 * mj
+    v[j, 2] -= p2 * mj
     s0 = 0.5 * (p1 * d2 - p2 * d1)  # ½ Δu/κ × d, the angular impulse on each
     s1 = 0.5 * (p2 * d0 - p0 * d2)
     s2 = 0.5 * (p0 * d1 - p1 * d0)
-    o[i, 0] += s0 / J[i]
-    o[i, 1] += s1 / J[i]
-    o[i, 2] += s2 / J[i]
-    o[j, 0] += s0 / J[j]
-    o[j, 1] += s1 / J[j]
-    o[j, 2] += s2 / J[j]
+    o[i, 0] += s0 * Ji
+    o[i, 1] += s1 * Ji
+    o[i, 2] += s2 * Ji
+    o[j, 0] += s0 * Jj
+    o[j, 1] += s1 * Jj
+    o[j, 2] += s2 * Jj
     uu = u0 * u0 + u1 * u1 + u2 * u2
     return -0.5 * uu * e * (2.0 + e * kappa)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _spin(o, J, i, j, n0, n1, n2, c_roll, c_twist, tau):
-    """The rolling (``(I − nnᵀ)Δω``) and twisting (``(n·Δω) n``) modes' exact flows."""
-    kappa = 1.0 / J[i] + 1.0 / J[j]
+def _spin(o, Ji, Jj, i, j, n0, n1, n2, c_roll, c_twist, tau):
+    """The rolling (``(I − nnᵀ)Δω``) and twisting (``(n·Δω) n``) modes' exact flows
+    (``Ji``, ``Jj``: ``1/J_i``, ``1/J_j``)."""
+    kappa = Ji + Jj
     dw0 = o[i, 0] - o[j, 0]
     dw1 = o[i, 1] - o[j, 1]
     dw2 = o[i, 2] - o[j, 2]
     dn = dw0 * n0 + dw1 * n1 + dw2 * n2
-    er = _decay(c_roll, kappa, tau) / kappa
-    et = _decay(c_twist, kappa, tau) / kappa
+    ik = 1.0 / kappa
+    er = _decay(c_roll, kappa, tau) * ik
+    et = _decay(c_twist, kappa, tau) * ik
     a0 = er * (dw0 - dn * n0) + et * dn * n0  # the angular impulse on i
     a1 = er * (dw1 - dn * n1) + et * dn * n1
     a2 = er * (dw2 - dn * n2) + et * dn * n2
-    o[i, 0] += a0 / J[i]
-    o[i, 1] += a1 / J[i]
-    o[i, 2] += a2 / J[i]
-    o[j, 0] -= a0 / J[j]
-    o[j, 1] -= a1 / J[j]
-    o[j, 2] -= a2 / J[j]
+    o[i, 0] += a0 * Ji
+    o[i, 1] += a1 * Ji
+    o[i, 2] += a2 * Ji
+    o[j, 0] -= a0 * Jj
+    o[j, 1] -= a1 * Jj
+    o[j, 2] -= a2 * Jj
     ur = dw0 * dw0 + dw1 * dw1 + dw2 * dw2 - dn * dn
     return (-0.5 * ur * er * (2.0 + er * kappa) - 0.5 * dn * dn * et * (2.0 + et * kappa))
 
@@ -216,14 +228,18 @@ def _bond(x, v, q, o, m, J, t, bonds, b, tau, forward):
     d1 = x[i, 1] - x[j, 1]
     d2 = x[i, 2] - x[j, 2]
     r = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-    n0 = d0 / r
-    n1 = d1 / r
-    n2 = d2 / r
+    ir = 1.0 / r
+    n0 = d0 * ir
+    n1 = d1 * ir
+    n2 = d2 * ir
+    # (the inverse masses and moments once a bond: products, not ≈ 30 divisions)
+    mi = 1.0 / m[i]
+    mj = 1.0 / m[j]
     if law == LAW_SPRING:
         g = t[b, C_GAMMA_SPRING]
         if g == 0.0:
             return 0.0
-        return _normal(v, m, i, j, n0, n1, n2,
+        return _normal(v, mi, mj, i, j, n0, n1, n2,
                        g * _smooth_w(t, b, d0, d1, d2, x, q, i, j), tau)
     if law != LAW_ROTATIONAL and law != LAW_ROTATIONAL_AVERAGE:
         return 0.0
@@ -234,15 +250,17 @@ def _bond(x, v, q, o, m, J, t, bonds, b, tau, forward):
     if gn == 0.0 and gs == 0.0 and gr == 0.0 and gt == 0.0:
         return 0.0
     w = _smooth_w(t, b, d0, d1, d2, x, q, i, j)
+    Ji = 1.0 / J[i]
+    Jj = 1.0 / J[j]
     out = 0.0
     if forward:
-        out += _normal(v, m, i, j, n0, n1, n2, w * gn, tau)
-        out += _sliding(v, o, m, J, i, j, d0, d1, d2, n0, n1, n2, w * gs, tau)
-        out += _spin(o, J, i, j, n0, n1, n2, w * gr, w * gt, tau)
+        out += _normal(v, mi, mj, i, j, n0, n1, n2, w * gn, tau)
+        out += _sliding(v, o, mi, mj, Ji, Jj, i, j, d0, d1, d2, n0, n1, n2, w * gs, tau)
+        out += _spin(o, Ji, Jj, i, j, n0, n1, n2, w * gr, w * gt, tau)
     else:
-        out += _spin(o, J, i, j, n0, n1, n2, w * gr, w * gt, tau)
-        out += _sliding(v, o, m, J, i, j, d0, d1, d2, n0, n1, n2, w * gs, tau)
-        out += _normal(v, m, i, j, n0, n1, n2, w * gn, tau)
+        out += _spin(o, Ji, Jj, i, j, n0, n1, n2, w * gr, w * gt, tau)
+        out += _sliding(v, o, mi, mj, Ji, Jj, i, j, d0, d1, d2, n0, n1, n2, w * gs, tau)
+        out += _normal(v, mi, mj, i, j, n0, n1, n2, w * gn, tau)
     return out
 
 

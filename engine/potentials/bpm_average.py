@@ -50,8 +50,8 @@ HALF_SQRT2 = 0.5 * math.sqrt(2.0)
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def _unit4(a0, a1, a2, a3):
-    s = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3)
-    return a0 / s, a1 / s, a2 / s, a3 / s
+    s = 1.0 / math.sqrt(a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3)
+    return a0 * s, a1 * s, a2 * s, a3 * s
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
@@ -62,14 +62,15 @@ def _acos(c):
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def _twist_of(w, z):
     """The twist about ``z`` of a unit quaternion ``(w, ·, ·, z)``: ``(cos ψ/2, sin ψ/2)``
-    with ``ψ = ±2 acos(w/√(w² + z²))`` (Wang's formula; no twist where ``w = z = 0``)."""
+    with ``ψ = ±2 acos(w/√(w² + z²))`` (Wang's formula; no twist where ``w = z = 0``),
+    written without the angle: ``cos(acos(w/s)) = w/s`` and ``sin ψ/2 = ±√(1 − w²/s²)
+    = z/s`` (``s = √(w² + z²)``, the sign of ``ψ`` that of ``z``), equal to round-off
+    and without the four libm calls (issue #44 item 9)."""
     s = math.sqrt(w * w + z * z)
     if s < EPS:
         return 1.0, 0.0
-    psi = 2.0 * _acos(w / s)
-    if z < 0.0:
-        psi = -psi
-    return math.cos(0.5 * psi), math.sin(0.5 * psi)
+    s = 1.0 / s
+    return w * s, z * s
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
@@ -145,12 +146,12 @@ def rotational_average(kr, ks, kt, kb, r0, ri0, ri1, ri2, f0, f1, f2, p0, p1, p2
     u0, u1, u2, u3 = quat_mul_t(a0, a1, a2, a3, m0, m1, m2, m3)
     u0, u1, u2, u3 = _unit4(u0, u1, u2, u3)
     # swing and twist of u and of u*
-    tc2, ts2 = _twist_of(u0, u3)
-    w20, w21, w22, w23 = _swing_of(u0, u1, u2, u3, tc2, ts2)
-    tc1, ts1 = _twist_of(u0, -u3)
-    w10, w11, w12, w13 = _swing_of(u0, -u1, -u2, -u3, tc1, ts1)
-    a0, a1, a2, a3 = quat_mul_t(tc2, 0.0, 0.0, ts2, tc1, 0.0, 0.0, -ts1)
-    psi, ta0, ta1, ta2 = _axis_angle(a0, a1, a2, a3)
+    # (twist(u*) = twist(u)*: one twist, and twist(u) ⊗ twist(u*)* = twist(u)² =
+    # (c² − s², 0, 0, 2cs), the product written out)
+    tc, ts = _twist_of(u0, u3)
+    w20, w21, w22, w23 = _swing_of(u0, u1, u2, u3, tc, ts)
+    w10, w11, w12, w13 = _swing_of(u0, -u1, -u2, -u3, tc, -ts)
+    psi, ta0, ta1, ta2 = _axis_angle(tc * tc - ts * ts, 0.0, 0.0, 2.0 * tc * ts)
     a0, a1, a2, a3 = quat_mul_t(w20, w21, w22, w23, w10, -w11, -w12, -w13)
     theta, ba0, ba1, ba2 = _axis_angle(a0, a1, a2, a3)
     tb0, tb1, tb2 = quat_rotate_t(m0, m1, m2, m3, kt * psi * ta0 + kb * theta * ba0,
