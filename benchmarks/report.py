@@ -283,26 +283,39 @@ def _claim(r: dict) -> str:
 
 def claims(results: dict) -> str:
     """The README's time claims as a new user meets them (``bench_claims.py``, issue #33
-    §9): each command from the newest ``claims-*.json`` that measured it, cold and warm,
-    wall and CPU time (and, since issue #45, the background compile's CPU apart); a
-    caption for each file used, newest first."""
+    §9): each command from the newest ``claims-*.json`` that measured it without busy
+    processes and from the newest with them (``--busy N``), each row with the load
+    average its cold run met, cold and warm, wall and CPU time (and, since issue #45,
+    the background compile's CPU apart); a caption for each file used, newest first."""
     stems = sorted((k for k in results if k.startswith("claims-")),
                    key=lambda k: results[k]["date"], reverse=True)
-    newest: dict[str, str] = {}
+    newest: dict[tuple[str, int], str] = {}
     for stem in stems:
         for label in results[stem]["results"]:
-            newest.setdefault(label, stem)
+            newest.setdefault((label, results[stem].get("busy_processes", 0)), stem)
+
+    def tag(load: list | None, busy: int) -> str:
+        if not load:
+            return ""
+        lo, hi = min(load), max(load)
+        span = f"{lo:.1f}" if round(lo, 1) == round(hi, 1) else f"{lo:.1f}–{hi:.1f}"
+        return f" (load {span}{f', {busy} busy processes' if busy else ''})"
+
     rows = []
-    for label, stem in sorted(newest.items(), key=lambda kv: "gui" in kv[0]):
+    for (label, busy), stem in sorted(newest.items(),
+                                      key=lambda kv: ("gui" in kv[0][0], kv[0][0],
+                                                      kv[0][1])):
         r = results[stem]["results"][label]
         if "cold" in r:
             c, w = r["cold"], r["warm"]
-            rows.append([f"`{label}`", _claim(c), _claim(w),
+            rows.append([f"`{label}`{tag(c.get('load'), busy)}", _claim(c), _claim(w),
                          f"{max(c['peak_rss_mb'], w['peak_rss_mb']):.0f} MB"])
             continue
-        runs = [run["inner"] for run in r.values()]  # the app: bench_compile, each run
+        runs = [r["inner"]] if "inner" in r else [  # the app: bench_compile (once, or
+            run["inner"] for run in r.values()]  # each run of an older file)
+        load = runs[0]["cold rrp gui"].get("load") if len(runs) == 1 else None
         for what in ("initial state drawn", "first moving frame", "first switch to rk4"):
-            rows.append([f"`rrp gui`: {what}"] + [
+            rows.append([f"`rrp gui`: {what}{tag(load, busy)}"] + [
                 "–".join(sorted({sig(v) for v in (i[f"{k} rrp gui"][what] for i in runs)},
                                 key=float)) + " s" for k in ("cold", "warm")] + ["—"])
     cols = ["command", "cold: wall (CPU)", "warm: wall (CPU)", "peak RSS"]
