@@ -41,20 +41,18 @@ import math
 import numpy as np
 from numba import njit
 
-from ..rotations import quat_mul_t, quat_rotate_t
+from ..rotations import quat_rotate_t
 from .bpm import (
-    C_AI,
-    C_AJ,
     C_COEF,
     C_LAW,
     C_R0,
-    C_REL,
     C_SMOOTH,
     LAW_ROTATIONAL,
     LAW_ROTATIONAL_AVERAGE,
     LAW_SPRING,
     average_w,
 )
+from .bpm_break import rotational_b
 
 C_GAMMA_ROT = C_COEF + 8  # γ_n, γ_s, γ_r, γ_t of bpm/rotational (4)
 C_GAMMA_SPRING = C_COEF + 2  # γ of bpm/spring
@@ -87,37 +85,7 @@ def _smooth_w(t, b, d0, d1, d2, x, q, i, j):
         return 1.0 - z4 * z4
     if t[b, C_LAW] == LAW_ROTATIONAL_AVERAGE:
         return average_w(t, b, x, q, i, j)
-    n0 = d0 / r
-    n1 = d1 / r
-    n2 = d2 / r
-    ei0, ei1, ei2 = quat_rotate_t(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
-                                  t[b, C_AI], t[b, C_AI + 1], t[b, C_AI + 2])
-    ej0, ej1, ej2 = quat_rotate_t(q[j, 0], q[j, 1], q[j, 2], q[j, 3],
-                                  t[b, C_AJ], t[b, C_AJ + 1], t[b, C_AJ + 2])
-    m0 = 0.5 * (ei0 + ej0)
-    m1 = 0.5 * (ei1 + ej1)
-    m2 = 0.5 * (ei2 + ej2)
-    mn = m0 * n0 + m1 * n1 + m2 * n2
-    p0 = m0 - mn * n0
-    p1 = m1 - mn * n1
-    p2 = m2 - mn * n2
-    alpha = math.atan2(math.sqrt(p0 * p0 + p1 * p1 + p2 * p2), mn)
-    a0, a1, a2, a3 = quat_mul_t(q[j, 0], q[j, 1], q[j, 2], q[j, 3], t[b, C_REL],
-                                t[b, C_REL + 1], t[b, C_REL + 2], t[b, C_REL + 3])
-    w, v0, v1, v2 = quat_mul_t(a0, a1, a2, a3, q[i, 0], -q[i, 1], -q[i, 2], -q[i, 3])
-    if w < 0.0:
-        w, v0, v1, v2 = -w, -v0, -v1, -v2
-    vn = v0 * n0 + v1 * n1 + v2 * n2
-    b0 = v0 - vn * n0
-    b1 = v1 - vn * n1
-    b2 = v2 - vn * n2
-    pb = math.sqrt(b0 * b0 + b1 * b1 + b2 * b2)
-    theta = 2.0 * math.asin(pb if pb < 1.0 else 1.0)
-    psi = 2.0 * math.atan2(vn, w)
-    big = ((t[b, C_COEF] * (r - r0)) / t[b, C_COEF + 4]
-           + t[b, C_COEF + 1] * r0 * r0 * alpha / r / t[b, C_COEF + 5]
-           + t[b, C_COEF + 3] * theta / t[b, C_COEF + 6]
-           + t[b, C_COEF + 2] * abs(psi) / t[b, C_COEF + 7])
+    big = rotational_b(t, b, x, q, i, j)  # (the breaking measure, bit for bit)
     big = big if big > 0.0 else 0.0
     return 1.0 - big * big * big * big
 

@@ -50,8 +50,10 @@ SPRING_NEXT = 1.0 + 2.0 ** -52
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def _rotational_b(t, b, x, q, i, j):
-    """LAMMPS's ``B`` of one ``bpm/rotational`` bond (module docstring), unclamped."""
+def rotational_b(t, b, x, q, i, j):
+    """LAMMPS's ``B`` of one ``bpm/rotational`` bond (module docstring), unclamped: the
+    breaking criterion, and the smoothing's ``B`` of the bonds' damping
+    (``engine.potentials.bond_damping``)."""
     d0 = x[i, 0] - x[j, 0]
     d1 = x[i, 1] - x[j, 1]
     d2 = x[i, 2] - x[j, 2]
@@ -106,7 +108,7 @@ def bond_ratio(t, b, x, q, i, j):
         z = e / t[b, C_COEF + 1]
         return z if e > t[b, C_COEF + 1] else z / SPRING_NEXT
     if law == LAW_ROTATIONAL:
-        B = _rotational_b(t, b, x, q, i, j)
+        B = rotational_b(t, b, x, q, i, j)
         return B if B > 0.0 else 0.0
     if law == LAW_ROTATIONAL_AVERAGE:  # (frame = "average": its own loads, f_r signed)
         out = _average_raw(t, b, x, q, i, j)
