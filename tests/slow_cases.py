@@ -55,11 +55,13 @@ SLOW_CASES: list[tuple[str, str]] = [
     # issue #44 item 1: lgvi's Π with the bonds' damping (rrp-newmark's case stays)
     ("tests/test_bond_damping.py::test_the_schemes_that_keep_pi_keep_it_with_bond_damping*",
      COMPILE),
-    # the interpreted twins (issue #45): the pendulum's and the torus's rrp-newmark stay
-    ("tests/test_interpreted.py::test_interpreted_then_compiled_gives_the_compiled_bits"
-     "[torus-pfc-verlet]", COMPILE),
-    ("tests/test_interpreted.py::test_interpreted_then_compiled_gives_the_compiled_bits"
-     "[torus-lgvi]", COMPILE),
+    # the interpreted twins (issue #45): the pendulum's and the torus's rrp-newmark stay;
+    # every other stepping loop on the torus (and torus-hard's) compiles its own kernel
+    *((f"tests/test_interpreted.py::test_interpreted_then_compiled_gives_the_compiled_bits"
+       f"[{case}]", COMPILE) for case in (
+        "torus-pfc-verlet", "torus-lgvi", "torus-rrp-exact", "torus-campello", "torus-rk4",
+        "torus-rrp-implicit", "torus-pfc-buss2", "torus-pfc-rk4", "torus-campello-implicit",
+        "torus-yoshida4:*", "torus-hard-moreau", "torus-hard-moreau-symmetric")),
     # whole-run examples and studies
     ("tests/test_api.py::test_the_branch_example_prints_what_it_documents",
      "the branch example's hard-contact schemes: ~45 s compile"),

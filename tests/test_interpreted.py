@@ -27,6 +27,15 @@ SWAPS = (
     ("torus", {"v0": 5.0}, "pfc-verlet", 30),
     ("torus", {"v0": 5.0}, "lgvi", 30),
     ("assembly-drop", {}, "rrp-newmark", 30),
+    # every other stepping loop the torus runs (``advance._loop_of``: one a scheme, its
+    # Yoshida compositions included) and the hard-contact loops on torus-hard; the slow
+    # run has them (tests/slow_cases.py), energy-stepping has no loop to swap (below)
+    *(("torus", {"v0": 5.0}, s, 30) for s in (
+        "rrp-exact", "campello", "rk4", "rrp-implicit", "pfc-buss2", "pfc-rk4",
+        "campello-implicit", "yoshida4:rrp-exact", "yoshida4:rrp-newmark",
+        "yoshida4:pfc-verlet", "yoshida4:lgvi", "yoshida4:rrp-implicit")),
+    ("torus-hard", {}, "moreau", 30),
+    ("torus-hard", {}, "moreau-symmetric", 30),
 )
 
 
@@ -81,26 +90,50 @@ def test_interpreted_then_compiled_gives_the_compiled_bits(scenario, params, sch
     assert_same_bits(state(part), mid, f"{scheme} on {scenario}, interpreted part")
 
 
-def test_a_resume_of_a_run_started_interpreted(tmp_path, monkeypatch):
-    """The run file of a run whose first chunks stepped interpreted resumes to the bits
-    of the compiled run."""
-    scenario, params, scheme, steps = "pendulum", {}, "rrp-newmark", 300
+@pytest.mark.parametrize("scenario, params, scheme, steps, twin, at", [
+    ("pendulum", {}, "rrp-newmark", 300, 100, 150),
+    ("torus", {"v0": 5.0}, "rrp-newmark", 60, 20, 35),
+], ids=["pendulum", "torus"])
+def test_a_resume_of_a_run_started_interpreted(tmp_path, monkeypatch, scenario, params,
+                                                scheme, steps, twin, at):
+    """The run file of a run whose first chunks (``twin`` steps) stepped interpreted,
+    written to step ``at``, resumes to the bits of the compiled run."""
     straight = _simulation(scenario, params, scheme)
     _advance(straight, (steps,), steps)
     import engine.simulation.driver as drv
 
     real = drv.Simulation._stepping_loop
 
+    by = []
+
     def first_interpreted(self, *args):  # (every simulation of this test: the first
-        if self.step_index < 100:  # 100 steps by the twin, then compiled)
+        if self.step_index < twin:  # `twin` steps by the twin, then compiled)
             self.kernels = "interpreted"
         else:
             self.kernels = "compiled"
-        return real(self, *args)
+        out = real(self, *args)
+        by.append(self.stepped_by)
+        return out
 
     monkeypatch.setattr(drv.Simulation, "_stepping_loop", first_interpreted)
-    sim = resumed(tmp_path / "run.h5", scenario, params, scheme, steps, 150)
+    sim = resumed(tmp_path / "run.h5", scenario, params, scheme, steps, at)
+    assert by[0] == "interpreted" and by[-1] == "compiled"
     assert_same_bits(state(straight), state(sim), "resumed after an interpreted start")
+
+
+def test_energy_stepping_has_no_loop_to_interpret_and_steps_compiled():
+    """energy-stepping is event-driven (``engine.energy_stepping``): it has no stepping
+    loop, so no twin; asked to step interpreted it steps its own compiled kernels (no
+    step counted as the twin's) and gives the bits of a run that was never asked."""
+    scenario, params, scheme, steps = "torus", {"v0": 5.0}, "energy-stepping", 20
+    straight = _simulation(scenario, params, scheme)
+    _advance(straight, (steps,), steps)
+    asked = _simulation(scenario, params, scheme)
+    asked.kernels = "interpreted"
+    _advance(asked, (7,), steps)
+    assert asked.step_index == straight.step_index > 0
+    assert asked.interpreted_steps == 0 and asked.stepped_by != "interpreted"
+    assert_same_bits(state(straight), state(asked), "energy-stepping asked to interpret")
 
 
 def test_while_cold_a_missing_kernel_runs_as_its_twin(monkeypatch):
