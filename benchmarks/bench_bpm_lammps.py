@@ -55,7 +55,7 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks"), str(ROOT / "tests")]
 
-from _results import RESULTS, cpu_model, load, meta  # noqa: E402
+from _results import cpu_model, load, meta, save  # noqa: E402
 from numba import njit  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "lammps"
@@ -240,8 +240,7 @@ def main() -> None:
         record["load_at_end"] = load()
         print(json.dumps(record, indent=1, ensure_ascii=False))
         if args.save:
-            (RESULTS / f"{args.save}.json").write_text(
-                json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            save(args.save, record)
         return
     best = {k: max(v) for k, v in runs.items()}
     record["load_at_end"] = load()
@@ -264,10 +263,7 @@ def main() -> None:
                     "LAMMPS `nve/bpm/sphere`, Matom-step/s: best (worst)", "ours/LAMMPS"],
         "align": "llrrr", "rows": rows}}
     if args.save:
-        dest = RESULTS / f"{args.save}.json"
-        dest.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
-        print(f"wrote {dest}", file=sys.stderr)
+        print(f"wrote {save(args.save, record)}", file=sys.stderr)
     print(json.dumps(record["tables"], indent=1, ensure_ascii=False))
 
 

@@ -228,7 +228,8 @@ def bench_plots(args: argparse.Namespace) -> int:
     import numpy as np
     from PyQt6.QtWidgets import QApplication
 
-    from app.gui.plots import PlotPanel, TimedPlotWidget
+    from app.gui.plot_items import TimedPlotWidget
+    from app.gui.plots import PlotPanel
     from app.gui.worker import Frame, Loaded, Series
     from engine.layout import ENERGY_NAMES
 

@@ -31,7 +31,8 @@ from .controls import ControlPanel
 from .inspector import inspector_html
 from .messages import DEFAULT_REQUEST
 from .perf import kernels_line, perf_line
-from .plots import PlotPanel, TimedPlotWidget, error_title
+from .plot_items import TimedPlotWidget
+from .plots import PlotPanel, error_title
 from .recorder import Recorder
 from .replay import Recording, TimelineBar
 from .startup import ElidedLabel, LoadStatus
@@ -372,7 +373,7 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         is five times the painting time of the last redraw (≥ 1/PLOT_HZ), so the plots
         take at most ~1/5 of the GUI thread and the 3D view keeps its frame rate while long
         series get costlier to draw (painting happens later, in the event loop: its cost
-        is measured by :class:`~app.gui.plots.TimedPlotWidget`)."""
+        is measured by :class:`~app.gui.plot_items.TimedPlotWidget`)."""
         spent = TimedPlotWidget.paint_seconds - self._plot_paint_mark
         self._plot_paint_mark = TimedPlotWidget.paint_seconds
         if self._plot_redraws:
