@@ -44,7 +44,7 @@ from engine.io.lammps.read_data import LammpsData
 from ..layout import P_K_WALL, T_HARD_WALL, T_WALL
 from ..potentials.bpm_break import breakable
 from ..state import Bodies, State
-from .assembly_fields import apply_fields, check_dipoles, fields_of
+from .assembly_fields import apply_fields, check_dipoles, conserved_under_loads, fields_of
 from .assembly_input import (
     BOND_COEFFS,
     AssemblyError,
@@ -312,6 +312,25 @@ def conserved_of(walls: list[tuple[np.ndarray, float]], g: np.ndarray,
     return tuple(p + ll)
 
 
+def _conserved(ff, p: dict[str, Any], groups: np.ndarray, stages,
+               base: tuple[str, ...]) -> tuple[str, ...]:
+    """``base`` less what the fields and viscous damping of ``p`` and its stages change
+    (``assembly_fields.conserved_under_loads``), read from the force field ``ff``."""
+    from ..potentials.fields import FI_CHARGE, FI_GAMMA, FI_GAMMA_ROT, FI_MU
+
+    fields, _ = fields_of(p, groups)
+    dirs = [np.asarray(e) for _, e, _ in fields]
+    dirs += [np.asarray(f.E) for s in stages for f in s.fields]
+    f = ff.fields
+    return conserved_under_loads(
+        base, dirs, bool(f[FI_MU].shape[0] and np.any(f[FI_MU])),
+        bool(f[FI_CHARGE].shape[0] and np.any(f[FI_CHARGE])),
+        bool(np.any(f[FI_GAMMA]) or any(d.gamma > 0 for s in stages for d in s.damping)),
+        bool(np.any(f[FI_GAMMA_ROT])
+             or any(d.gamma_rot > 0 for s in stages for d in s.damping)),
+        )
+
+
 def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
                     p: dict[str, Any], k: tuple[float, float, float],
                     per_bond: np.ndarray | None = None, *,
@@ -368,7 +387,7 @@ def model_from_part(P: Part, walls: list[tuple[np.ndarray, float]],
         forcefield=ff,
         initial_state=State(x, P.v.copy(), q, P.omega.copy()),
         energy_components=components,
-        conserved=conserved_of(walls, g, p["mu"] > 0.0),
+        conserved=_conserved(ff, p, P.group, stages, conserved_of(walls, g, p["mu"] > 0.0)),
         draw_diameter=bodies.D.copy(),
         wall=walls[0] if walls else None,
         walls=list(walls),

@@ -159,3 +159,34 @@ def apply_fields(ff, p: dict[str, Any], groups: np.ndarray,
     if damping and (gamma.any() or gamma_rot.any()):
         out += ("dissipated",)
     return out
+
+
+def conserved_under_loads(conserved: tuple[str, ...], directions: list[np.ndarray],
+                          dipoles: bool, charges: bool, viscous: bool,
+                          viscous_rot: bool) -> tuple[str, ...]:
+    """The components of ``conserved`` (what the walls and gravity leave:
+    ``assembly.conserved_of``) that the fields and damping leave conserved too.  A uniform
+    field along ``e`` (``directions``: every field of the run, its stages' included)
+    turns a dipole with ``μ × E`` (``⊥ e``: only ``L`` along ``e`` is kept) and pushes a
+    charge with ``qE`` (``P`` across ``e`` kept, ``L`` along ``e``); ``fix viscous``
+    (``F = −γ v``) changes ``P`` and ``L``, ``fix viscous/sphere`` (``τ = −γ_r Ω``) ``L``.
+    The bonds' own damping (``engine.potentials.bond_damping``) keeps both: not here."""
+    out = []
+    for name in conserved:
+        kind, axis = name.split("_")
+        a = np.eye(3)["xyz".index(axis)]
+        keep = not (viscous or (viscous_rot and kind == "L"))
+        for e in directions:
+            e = np.asarray(e, dtype=np.float64)
+            en = float(np.linalg.norm(e))
+            if not keep or en == 0.0:
+                continue
+            along = float(np.linalg.norm(np.cross(e, a))) <= 1e-15 * en
+            across = abs(float(e @ a)) <= 1e-15 * en
+            if kind == "L" and (dipoles or charges) and not along:
+                keep = False
+            if kind == "P" and charges and not across:
+                keep = False
+        if keep:
+            out.append(name)
+    return tuple(out)
