@@ -103,6 +103,7 @@ from .potentials.binder import binder_bonds_ws
 from .potentials.bond_damping import has_bond_damping
 from .potentials.bpm import LAW_BINDER, bpm_bonds_ws
 from .potentials.bpm import N_COLS as BPM_COLS
+from .potentials.bpm import SCRATCH_SIZE as BPM_BONDS_SCRATCH_SIZE
 from .potentials.bpm_break import breakable
 from .potentials.contact import particle_contacts, wall_contacts
 from .potentials.dumbbells import dumbbell_gravity
@@ -147,7 +148,8 @@ def new_scratch(n, ff=None):
     block, the cell list of the neighbour list and, for a model of at least
     ``engine.parallel.PARALLEL_MIN_BODIES`` bodies whose force field ``ff`` is given,
     that of the parallel kernels (without ``ff``, or for a smaller model, it is empty
-    and the serial kernels run)."""
+    and the serial kernels run), and the BPM bonds' block
+    (``engine.potentials.bpm.new_bonds_scratch``: 34 kB whatever the model)."""
     nb = 0
     cap = 0
     if ff is not None:
@@ -157,7 +159,7 @@ def new_scratch(n, ff=None):
     else:
         par = new_parallel_scratch(0, 0, 0)
     return (np.empty(BINDER_SCRATCH_SIZE),
-            new_neighbour_scratch(n), par)
+            new_neighbour_scratch(n), par, np.empty(BPM_BONDS_SCRATCH_SIZE))
 
 
 @njit(nogil=True, cache=True)
@@ -203,7 +205,8 @@ def compute_forces_ws(x, q, ff, F, RM, energy, ws):
         st = unless(ff, BPM_ONLY, OK, _binder_ws, x, q, ff, F, RM, energy, ws[0])
         if st != OK:
             return st
-        st = gated(ff, BPM, OK, bpm_bonds_ws, x, q, bonds, ff[BPM_TABLE], F, RM, energy)
+        st = gated(ff, BPM, OK, bpm_bonds_ws, x, q, bonds, ff[BPM_TABLE], F, RM, energy,
+                   ws[3])
         if st != OK:
             return st
     if flags[T_CONTACT]:

@@ -79,7 +79,7 @@ def _ours(x1: np.ndarray, phi: np.ndarray):
     table = np.array([bpm.law_row("bpm/rotational", K, False)])
     bpm.reference(table, X0, q0, bonds)
     F, T, E = np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(N_ENERGY)
-    bpm.bpm_bonds_ws(x1, q1, bonds, table, F, T, E)
+    bpm.bpm_bonds_ws(x1, q1, bonds, table, F, T, E, bpm.new_bonds_scratch())
     return F, T, E[E_AXIAL] + E[E_SHEAR] + E[E_BENDING]
 
 

@@ -39,7 +39,7 @@ def _loads(law: int, bonds, x, q):
     bpm.reference(t, X0, np.tile([1.0, 0.0, 0.0, 0.0], (2, 1)), bonds)
     t[:, bpm.C_LAW] = law
     F, RM, e = np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(N_ENERGY)
-    assert bpm_bonds_ws(x, q, bonds, t, F, RM, e) == 0
+    assert bpm_bonds_ws(x, q, bonds, t, F, RM, e, bpm.new_bonds_scratch()) == 0
     return F, RM, e
 
 

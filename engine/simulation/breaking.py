@@ -32,7 +32,7 @@ from ..layout import (
     E_TRANSLATIONAL,
     N_ENERGY,
 )
-from ..potentials.bpm import N_COLS, bpm_bonds_ws
+from ..potentials.bpm import N_COLS, bpm_bonds_ws, new_bonds_scratch
 from ..potentials.bpm_break import ratios
 from .records import Event
 
@@ -139,5 +139,6 @@ class BreakingMixin:
         RM = np.zeros_like(x)
         eb = np.zeros(N_ENERGY)
         table = np.ascontiguousarray(self.ff.bpm[rows]).reshape(-1, N_COLS)
-        bpm_bonds_ws(x, q, np.ascontiguousarray(self.ff.bonds[rows]), table, F, RM, eb)
+        bpm_bonds_ws(x, q, np.ascontiguousarray(self.ff.bonds[rows]), table, F, RM, eb,
+                     new_bonds_scratch())
         return F, RM, eb
