@@ -34,6 +34,31 @@ LAMMPS's default damping of this law (``damping derivative``: rates of ``γ, θ,
 finite differences of the last step) is not carried: the bonds' damping here is the
 exact flow of ``engine.potentials.bond_damping`` (LAMMPS's ``damping dem``), with the
 same coefficients; an equilibrium does not depend on it.
+
+The arithmetic (issue #44 item 9: ~60 ns a bond, was ~200).  The loads above, computed
+in space, not in ``C``, equal to the formula of LAMMPS's source to its round-off
+(tests/test_bpm_average_form.py: within 1e-12 of that formula evaluated exactly, over
+random and degenerate states); the bits are not those of before:
+
+* ``q_c`` unnormalised, ``c = p ± q``: every use below is homogeneous in it; the
+  reference bond is turned out, ``g = R(c) r_i = |c|² R(q_c) r_i``, instead of ``r_f``
+  turned in and the three loads turned back (``γ = ∠(g, r_f)``, ``t̂``, ``ŝ`` the same
+  vectors, in space);
+* the attitude of 2 in ``C``, in space: ``U = q ⊗ c* ∝ q_c ⊗ u ⊗ q_c*``, ``(w, v)``;
+  its swing and twist about ``r̂ = r_f/|r_f|`` with ``z = v·r̂`` and ``n = v − z r̂``
+  (what ``q_m* ⊗ u ⊗ q_m`` measures on ``z`` and across it: any ``q_m`` taking ``z``
+  onto the bond's line gives the same loads, so none is needed);
+* Wang's products written out: ``twist(u)² = (w² − z², 0, 0, 2wz)/(w² + z²)``, so
+  ``ψ = 4 atan(z/w)`` (``|z| ≤ |w|``: ``q_c`` is the shortest-path midpoint), signed
+  about ``r̂``; ``swing(u) ⊗ swing(u*)* ∝ ((w² + z²)² − (w² − z²)|n|², 2w (w² + z²) n +
+  2wz |n|² r̂)``, ``θ = 2 atan(|a|/a₀)`` (``a₀ ≥ 0``) about ``a/|a|``;
+* the angles by ``atan`` of a ratio, not ``acos`` of a cosine: ``acos(1 − δ)`` turns
+  the cosine's last bit into ~1.5e-8 rad at small angles (and ``r₀ ≠ |r_i|`` by an ulp
+  into 1e-16/γ), ``atan`` keeps small angles to their round-off — more accurate than
+  LAMMPS's formula in floats, not less; the normalisations that only restored
+  round-off (``ŝ``, ``u``, the swings, ``q_m``) are gone.  The old form's thresholds
+  went with ``q_m``: below 1e-10 rad its twist and bending axes defaulted to ``+r̂``
+  (a load of at most 2e-10 ``k``), here they keep their sign and direction.
 """
 
 from __future__ import annotations
@@ -45,49 +70,6 @@ from numba import njit
 from ..rotations import quat_mul_t, quat_rotate_t
 
 EPS = 1e-10
-HALF_SQRT2 = 0.5 * math.sqrt(2.0)
-
-
-@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _unit4(a0, a1, a2, a3):
-    s = 1.0 / math.sqrt(a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3)
-    return a0 * s, a1 * s, a2 * s, a3 * s
-
-
-@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _acos(c):
-    return math.acos(1.0 if c > 1.0 else -1.0 if c < -1.0 else c)
-
-
-@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _twist_of(w, z):
-    """The twist about ``z`` of a unit quaternion ``(w, ·, ·, z)``: ``(cos ψ/2, sin ψ/2)``
-    with ``ψ = ±2 acos(w/√(w² + z²))`` (Wang's formula; no twist where ``w = z = 0``),
-    written without the angle: ``cos(acos(w/s)) = w/s`` and ``sin ψ/2 = ±√(1 − w²/s²)
-    = z/s`` (``s = √(w² + z²)``, the sign of ``ψ`` that of ``z``), equal to round-off
-    and without the four libm calls (issue #44 item 9)."""
-    s = math.sqrt(w * w + z * z)
-    if s < EPS:
-        return 1.0, 0.0
-    s = 1.0 / s
-    return w * s, z * s
-
-
-@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _swing_of(u0, u1, u2, u3, tc, ts):
-    """``swing = twist* ⊗ u`` (normalised) for the twist ``(tc, 0, 0, ts)`` of ``u``."""
-    a0, a1, a2, a3 = quat_mul_t(tc, 0.0, 0.0, -ts, u0, u1, u2, u3)
-    return _unit4(a0, a1, a2, a3)
-
-
-@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _axis_angle(a0, a1, a2, a3):
-    """``(angle 2 acos a₀, unit axis of (a₁, a₂, a₃))``, axis ``z`` for no angle."""
-    ang = 2.0 * _acos(a0)
-    s = math.sqrt(a1 * a1 + a2 * a2 + a3 * a3)
-    if abs(ang) > EPS and s > 0.0:
-        return ang, a1 / s, a2 / s, a3 / s
-    return ang, 0.0, 0.0, 1.0
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
@@ -97,75 +79,83 @@ def rotational_average(kr, ks, kt, kb, r0, ri0, ri1, ri2, f0, f1, f2, p0, p1, p2
     (length ``r0``) and ``r_f = (f0, f1, f2)`` from sphere 1 to sphere 2, attitudes
     ``p`` (sphere 1) and ``q`` (sphere 2).  Returns ``F_1 (3), τ_1 (3), τ_2 (3)`` (``F_2
     = −F_1``), the energies ``U_r, U_s, U_tb`` and the smoothing's loads ``|F_r|, F_s,
-    k_b θ, k_t ψ``."""
-    # the mean attitude q_c (shortest path)
+    k_b θ, k_t ψ``.
+
+    Computed in space, not in ``C`` ("The arithmetic" in the module docstring): the
+    reference bond turned out by ``c = p ± q`` instead of ``r_f`` turned in (and three
+    loads back), the twist and swing of ``u`` about ``r̂`` instead of about ``z`` after
+    ``q_m``, the angles by ``atan``; equal to the formula of LAMMPS's source to
+    its round-off (tests/test_bpm_average_form.py)."""
+    # the mean attitude, unnormalised (every use below is homogeneous in it)
     dot = p0 * q0 + p1 * q1 + p2 * q2 + p3 * q3
     sg = -1.0 if dot < 0.0 else 1.0
-    c0, c1, c2, c3 = _unit4(p0 + sg * q0, p1 + sg * q1, p2 + sg * q2, p3 + sg * q3)
-    rc0, rc1, rc2 = quat_rotate_t(c0, -c1, -c2, -c3, f0, f1, f2)
-    rn = math.sqrt(rc0 * rc0 + rc1 * rc1 + rc2 * rc2)
-    h0 = rc0 / rn
-    h1 = rc1 / rn
-    h2 = rc2 / rn
+    c0 = p0 + sg * q0
+    c1 = p1 + sg * q1
+    c2 = p2 + sg * q2
+    c3 = p3 + sg * q3
+    cc = c0 * c0 + c1 * c1 + c2 * c2 + c3 * c3
+    # the bond: r̂ = r_f/|r_f|, the reference g = |c|² R(q_c) r_i
+    rn = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
+    irn = 1.0 / rn
+    h0 = f0 * irn
+    h1 = f1 * irn
+    h2 = f2 * irn
     fr = kr * (rn - r0)
-    # shear
-    gamma = _acos((ri0 * rc0 + ri1 * rc1 + ri2 * rc2) / (r0 * rn))
-    x0 = ri1 * rc2 - ri2 * rc1
-    x1 = ri2 * rc0 - ri0 * rc2
-    x2 = ri0 * rc1 - ri1 * rc0
+    g0, g1, g2 = quat_rotate_t(c0, c1, c2, c3, ri0, ri1, ri2)
+    # shear: γ = ∠(g, r_f), t̂ = (g × r_f)/|g × r_f|, ŝ = t̂ × r̂
+    x0 = g1 * f2 - g2 * f1
+    x1 = g2 * f0 - g0 * f2
+    x2 = g0 * f1 - g1 * f0
     xn = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    gd = g0 * f0 + g1 * f1 + g2 * f2
+    gamma = math.atan(xn / gd)  # (atan2(xn, gd): + π past a right angle)
+    if gd < 0.0 or gamma < 0.0:
+        gamma += math.pi
     fs = 0.0
     s0 = s1 = s2 = t0 = t1 = t2 = 0.0
-    if xn > EPS:
-        t0 = x0 / xn
-        t1 = x1 / xn
-        t2 = x2 / xn
+    if xn > EPS * cc:
+        ixn = 1.0 / xn
+        t0 = x0 * ixn
+        t1 = x1 * ixn
+        t2 = x2 * ixn
         s0 = t1 * h2 - t2 * h1
         s1 = t2 * h0 - t0 * h2
         s2 = t0 * h1 - t1 * h0
-        sn = math.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
-        s0 /= sn
-        s1 /= sn
-        s2 /= sn
         fs = ks * rn * gamma
-    # the attitude of 2 in C, seen with z along the bond
-    u0, u1, u2, u3 = quat_mul_t(c0, -c1, -c2, -c3, q0, q1, q2, q3)
-    u0, u1, u2, u3 = _unit4(u0, u1, u2, u3)
-    m0 = HALF_SQRT2 * math.sqrt(max(rn + rc2, 0.0) / rn)
-    m1 = 0.0
-    m2 = 0.0
-    tmp = math.sqrt(rc0 * rc0 + rc1 * rc1)
-    if tmp > EPS:
-        fac = -HALF_SQRT2 * math.sqrt(max(rn - rc2, 0.0) / rn) / tmp
-        m1 = fac * rc1
-        m2 = -fac * rc0
-    if m0 == 0.0 and m1 == 0.0 and m2 == 0.0:
-        m2 = 1.0
-    m0, m1, m2, m3 = _unit4(m0, m1, m2, 0.0)
-    a0, a1, a2, a3 = quat_mul_t(m0, -m1, -m2, -m3, u0, u1, u2, u3)
-    u0, u1, u2, u3 = quat_mul_t(a0, a1, a2, a3, m0, m1, m2, m3)
-    u0, u1, u2, u3 = _unit4(u0, u1, u2, u3)
-    # swing and twist of u and of u*
-    # (twist(u*) = twist(u)*: one twist, and twist(u) ⊗ twist(u*)* = twist(u)² =
-    # (c² − s², 0, 0, 2cs), the product written out)
-    tc, ts = _twist_of(u0, u3)
-    w20, w21, w22, w23 = _swing_of(u0, u1, u2, u3, tc, ts)
-    w10, w11, w12, w13 = _swing_of(u0, -u1, -u2, -u3, tc, -ts)
-    psi, ta0, ta1, ta2 = _axis_angle(tc * tc - ts * ts, 0.0, 0.0, 2.0 * tc * ts)
-    a0, a1, a2, a3 = quat_mul_t(w20, w21, w22, w23, w10, -w11, -w12, -w13)
-    theta, ba0, ba1, ba2 = _axis_angle(a0, a1, a2, a3)
-    tb0, tb1, tb2 = quat_rotate_t(m0, m1, m2, m3, kt * psi * ta0 + kb * theta * ba0,
-                                  kt * psi * ta1 + kb * theta * ba1,
-                                  kt * psi * ta2 + kb * theta * ba2)
-    # back to space
+    # the attitude of 2 in C, turned to space and times |c|: U = (w, v) = q ⊗ c*;
+    # z = v·r̂ (twist), n = v − z r̂ (swing)
+    w, v0, v1, v2 = quat_mul_t(q0, q1, q2, q3, c0, -c1, -c2, -c3)
+    z = v0 * h0 + v1 * h1 + v2 * h2
+    n0 = v0 - z * h0
+    n1 = v1 - z * h1
+    n2 = v2 - z * h2
+    nn = n0 * n0 + n1 * n1 + n2 * n2
+    ww = w * w
+    zz = z * z
+    ss = ww + zz
+    # twist: ψ = the angle of twist(u)², signed about r̂, = 4 atan(z/w) (|z| ≤ |w|)
+    psi = 4.0 * math.atan(z / w)
+    # bending: θ and axis of swing(u) ⊗ swing(u*)*, times |U|² (w² + z²)
+    wss = 2.0 * w * ss
+    wzn = 2.0 * w * z * nn
+    a1 = wss * n0 + wzn * h0
+    a2 = wss * n1 + wzn * h1
+    a3 = wss * n2 + wzn * h2
+    an = math.sqrt(a1 * a1 + a2 * a2 + a3 * a3)
+    theta = 2.0 * math.atan(an / (ss * ss - (ww - zz) * nn))  # (the scalar part ≥ 0)
+    if theta < 0.0:  # (past π by round-off)
+        theta += 2.0 * math.pi
+    kbt = 0.0
+    if an > 0.0:
+        kbt = kb * theta / an
+    ktp = kt * psi
+    tb0 = ktp * h0 + kbt * a1
+    tb1 = ktp * h1 + kbt * a2
+    tb2 = ktp * h2 + kbt * a3
     hst = 0.5 * rn * fs
-    F0, F1, F2 = quat_rotate_t(c0, c1, c2, c3, fr * h0 + fs * s0, fr * h1 + fs * s1,
-                               fr * h2 + fs * s2)
-    A0, A1, A2 = quat_rotate_t(c0, c1, c2, c3, hst * t0 + tb0, hst * t1 + tb1,
-                               hst * t2 + tb2)
-    B0, B1, B2 = quat_rotate_t(c0, c1, c2, c3, hst * t0 - tb0, hst * t1 - tb1,
-                               hst * t2 - tb2)
-    return (F0, F1, F2, A0, A1, A2, B0, B1, B2,
+    return (fr * h0 + fs * s0, fr * h1 + fs * s1, fr * h2 + fs * s2,
+            hst * t0 + tb0, hst * t1 + tb1, hst * t2 + tb2,
+            hst * t0 - tb0, hst * t1 - tb1, hst * t2 - tb2,
             0.5 * kr * (rn - r0) ** 2, 0.5 * ks * rn * rn * gamma * gamma,
             0.5 * (kt * psi * psi + kb * theta * theta),
             abs(fr), fs, kb * theta, kt * abs(psi))
