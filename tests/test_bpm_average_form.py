@@ -326,7 +326,7 @@ def test_the_twin_gives_the_compiled_bits():
     out = []
     for kernel in (bpm.bpm_bonds_ws, interpreted(bpm.bpm_bonds_ws)):
         F, RM, e = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros(N_ENERGY)
-        assert kernel(x, q, bonds, t, F, RM, e) == 0
+        assert kernel(x, q, bonds, t, F, RM, e, bpm.new_bonds_scratch()) == 0
         out.append(np.r_[F.ravel(), RM.ravel(), e])
     assert np.abs(out[0]).max() > 0.0
     assert out[0].tobytes() == out[1].tobytes()
