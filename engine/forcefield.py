@@ -102,13 +102,8 @@ from .parallel import (
 )
 from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
-from .potentials.bond_damping_plan import (
-    colour_bonds,
-    damped_bonds,
-    damping_plan,
-    empty_plan,
-    has_bond_damping,
-)
+from .potentials.bond_damping import damped_bonds, has_bond_damping
+from .potentials.bond_damping_plan import colour_bonds, damping_plan, empty_plan
 from .potentials.bpm import LAW_BINDER, bpm_bonds_ws
 from .potentials.bpm import N_COLS as BPM_COLS
 from .potentials.bpm_break import breakable

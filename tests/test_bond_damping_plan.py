@@ -19,16 +19,15 @@ from test_bond_damping import GAMMAS
 from test_bond_laws import ROT, SPR
 
 from engine.potentials import bpm
-from engine.potentials.bond_damping import bond_damp_half
-from engine.potentials.bond_damping_plan import (
+from engine.potentials.bond_damping import (
     C_GAMMA_ROT,
     C_GAMMA_SPRING,
     CHUNK_SPRING,
     LANES,
-    colour_bonds,
+    bond_damp_half,
     damped_bonds,
-    plan_for,
 )
+from engine.potentials.bond_damping_plan import colour_bonds, plan_for
 from engine.rotations import quat_from_rotvec
 
 COEFFS = {"k_r": 2.0, "k_s": 1.5, "k_t": 0.7, "k_b": 1.3, "f_rc": 10.0, "f_sc": 10.0,

@@ -49,33 +49,89 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from ..rotations import quat_rotate_t
-from . import bond_damping_plan as bp
-from .bond_damping_plan import C_GAMMA_ROT, C_GAMMA_SPRING, has_bond_damping
-from .bpm import C_COEF, C_LAW, C_R0, C_SMOOTH, LAW_ROTATIONAL_AVERAGE, LAW_SPRING, average_w
+from .bpm import (
+    C_COEF,
+    C_LAW,
+    C_R0,
+    C_SMOOTH,
+    LAW_ROTATIONAL,
+    LAW_ROTATIONAL_AVERAGE,
+    LAW_SPRING,
+    average_w,
+)
 from .bpm_break import rotational_b
 
-__all__ = ["C_GAMMA_ROT", "C_GAMMA_SPRING", "bond_damp_half", "has_bond_damping"]
+# (the plan's layout lives here, beside the kernels that read it: an edit of it
+# recompiles them, engine.kernel_cache; engine.potentials.bond_damping_plan builds it)
+C_GAMMA_ROT = C_COEF + 8  # γ_n, γ_s, γ_r, γ_t of bpm/rotational (4)
+C_GAMMA_SPRING = C_COEF + 2  # γ of bpm/spring
 
-C = bp.LANES
+LANES = 64
+"""Bonds a chunk at most (its scratch rows: 64 doubles, a cache line's multiple)."""
+
+CHUNK_SPRING = 0
+"""Chunk kind: ``bpm/spring`` bonds, one at a time (the normal mode alone)."""
+CHUNK_ROTATIONAL = 1
+"""Chunk kind: ``bpm/rotational`` bonds with ``smooth no`` (``w = 1``)."""
+CHUNK_SMOOTH = 2
+"""Chunk kind: ``bpm/rotational`` bonds with ``smooth yes`` (``w`` a bond)."""
+
+# the rows of a chunk's constants (``cst``): 1/m_i, 1/m_j, 1/J_i, 1/J_j, the normal
+# mode's κ and 1/κ, the spinning modes' κ and 1/κ, γ_n, γ_s, ½γ_r, ½γ_t; then, for a
+# chunk with ``smooth no`` and the ``τ`` in ``ctau``, the normal mode's decay over κ,
+# ``(e^z − 1)/κ``, and its energy factor ``−½ (e^z − 1)(e^z + 1)/κ`` (the kinetic energy
+# removed is that times |u|²), and the twisting's two (they depend on nothing else)
+(K_MI, K_MJ, K_JI, K_JJ, K_KN, K_IKN, K_KJ, K_IKJ, K_GN, K_GS, K_GR, K_GT, K_PN, K_FN,
+ K_ET, K_FT) = range(16)
+N_CONST = 16
+# the rows of the chunk's scratch (``buf``): the bond vector d = x_i − x_j, the spheres'
+# velocities, the smoothing w, the unit vector n, 1/κ of the sliding, the modes' z =
+# −cκτ and decays e^z − 1 (sliding, rolling; normal and twisting as K_PN … K_FT for a
+# chunk with ``smooth yes``) and the energy each bond's modes removed
+(B_D0, B_D1, B_D2, B_VI0, B_VI1, B_VI2, B_VJ0, B_VJ1, B_VJ2, B_OI0, B_OI1, B_OI2,
+ B_OJ0, B_OJ1, B_OJ2, B_W, B_N0, B_N1, B_N2, B_IKS, B_ZN, B_ZS, B_ZR, B_ZT, B_ES, B_ER,
+ B_PN, B_FN, B_ET, B_FT, B_OUT) = range(31)
+N_BUF = 31
+
+def damped_bonds(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rotational, spring)``: masks of the bonds of the BPM table ``(nb, N_COLS)``
+    whose flow does something (some ``γ ≠ 0``)."""
+    if not table.shape[0]:
+        z = np.zeros(0, dtype=bool)
+        return z, z
+    law = table[:, C_LAW]
+    rot = (law == LAW_ROTATIONAL) | (law == LAW_ROTATIONAL_AVERAGE)
+    rot &= np.any(table[:, C_GAMMA_ROT:C_GAMMA_ROT + 4] != 0.0, axis=1)
+    spr = (law == LAW_SPRING) & (table[:, C_GAMMA_SPRING] != 0.0)
+    return rot, spr
+
+
+def has_bond_damping(table: np.ndarray) -> bool:
+    """Whether some bond of the BPM table ``(nb, bpm.N_COLS)`` has a damping ``γ ≠ 0``."""
+    rot, spr = damped_bonds(table)
+    return bool(rot.any() or spr.any())
+
+C = LANES
 # the rows of the plan (engine.potentials.bond_damping_plan), as constants of the kernels
-D0, D1, D2 = bp.B_D0 * C, bp.B_D1 * C, bp.B_D2 * C
-VI0, VI1, VI2 = bp.B_VI0 * C, bp.B_VI1 * C, bp.B_VI2 * C
-VJ0, VJ1, VJ2 = bp.B_VJ0 * C, bp.B_VJ1 * C, bp.B_VJ2 * C
-OI0, OI1, OI2 = bp.B_OI0 * C, bp.B_OI1 * C, bp.B_OI2 * C
-OJ0, OJ1, OJ2 = bp.B_OJ0 * C, bp.B_OJ1 * C, bp.B_OJ2 * C
-W, N0, N1, N2, IKS = bp.B_W * C, bp.B_N0 * C, bp.B_N1 * C, bp.B_N2 * C, bp.B_IKS * C
-ZN, ZS, ZR, ZT = bp.B_ZN * C, bp.B_ZS * C, bp.B_ZR * C, bp.B_ZT * C
-ES, ER, OUT = bp.B_ES * C, bp.B_ER * C, bp.B_OUT * C
-PN, FN, ET, FT = bp.B_PN * C, bp.B_FN * C, bp.B_ET * C, bp.B_FT * C
-MI, MJ, JI, JJ = bp.K_MI * C, bp.K_MJ * C, bp.K_JI * C, bp.K_JJ * C
-KN, IKN, KJ, IKJ = bp.K_KN * C, bp.K_IKN * C, bp.K_KJ * C, bp.K_IKJ * C
-GN, GS, GR, GT = bp.K_GN * C, bp.K_GS * C, bp.K_GR * C, bp.K_GT * C
-KPN, KFN, KET, KFT = bp.K_PN * C, bp.K_FN * C, bp.K_ET * C, bp.K_FT * C
-BLOCK = bp.N_CONST * C
-SPRING, SMOOTH = bp.CHUNK_SPRING, bp.CHUNK_SMOOTH
+D0, D1, D2 = B_D0 * C, B_D1 * C, B_D2 * C
+VI0, VI1, VI2 = B_VI0 * C, B_VI1 * C, B_VI2 * C
+VJ0, VJ1, VJ2 = B_VJ0 * C, B_VJ1 * C, B_VJ2 * C
+OI0, OI1, OI2 = B_OI0 * C, B_OI1 * C, B_OI2 * C
+OJ0, OJ1, OJ2 = B_OJ0 * C, B_OJ1 * C, B_OJ2 * C
+W, N0, N1, N2, IKS = B_W * C, B_N0 * C, B_N1 * C, B_N2 * C, B_IKS * C
+ZN, ZS, ZR, ZT = B_ZN * C, B_ZS * C, B_ZR * C, B_ZT * C
+ES, ER, OUT = B_ES * C, B_ER * C, B_OUT * C
+PN, FN, ET, FT = B_PN * C, B_FN * C, B_ET * C, B_FT * C
+MI, MJ, JI, JJ = K_MI * C, K_MJ * C, K_JI * C, K_JJ * C
+KN, IKN, KJ, IKJ = K_KN * C, K_IKN * C, K_KJ * C, K_IKJ * C
+GN, GS, GR, GT = K_GN * C, K_GS * C, K_GR * C, K_GT * C
+KPN, KFN, KET, KFT = K_PN * C, K_FN * C, K_ET * C, K_FT * C
+BLOCK = N_CONST * C
+SPRING, SMOOTH = CHUNK_SPRING, CHUNK_SMOOTH
 
 Z5 = 0.0009765625
 """``|z|`` below which ``e^z − 1`` is its Taylor sum to ``z⁵/5!`` (2⁻¹⁰) …"""

@@ -29,62 +29,26 @@ sweeps the bonds in chunks its compiled loops can vectorize.
   (``ForceField.working_copy`` does not share it).
 
 The plan is the force-field slot ``engine.specialize.BOND_DAMP`` (empty arrays for a
-model without bond damping); it allocates nothing in the kernels.
+model without bond damping); it allocates nothing in the kernels.  Its layout (the
+lanes, the rows ``K_*`` and ``B_*``, the chunk kinds) is defined beside the kernels
+that read it, in ``engine.potentials.bond_damping`` (an edit of it recompiles them).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .bpm import C_COEF, C_LAW, C_SMOOTH, LAW_ROTATIONAL, LAW_ROTATIONAL_AVERAGE, LAW_SPRING
-
-C_GAMMA_ROT = C_COEF + 8  # γ_n, γ_s, γ_r, γ_t of bpm/rotational (4)
-C_GAMMA_SPRING = C_COEF + 2  # γ of bpm/spring
-
-LANES = 64
-"""Bonds a chunk at most (its scratch rows: 64 doubles, a cache line's multiple)."""
-
-CHUNK_SPRING = 0
-"""Chunk kind: ``bpm/spring`` bonds, one at a time (the normal mode alone)."""
-CHUNK_ROTATIONAL = 1
-"""Chunk kind: ``bpm/rotational`` bonds with ``smooth no`` (``w = 1``)."""
-CHUNK_SMOOTH = 2
-"""Chunk kind: ``bpm/rotational`` bonds with ``smooth yes`` (``w`` a bond)."""
-
-# the rows of a chunk's constants (``cst``): 1/m_i, 1/m_j, 1/J_i, 1/J_j, the normal
-# mode's κ and 1/κ, the spinning modes' κ and 1/κ, γ_n, γ_s, ½γ_r, ½γ_t; then, for a
-# chunk with ``smooth no`` and the ``τ`` in ``ctau``, the normal mode's decay over κ,
-# ``(e^z − 1)/κ``, and its energy factor ``−½ (e^z − 1)(e^z + 1)/κ`` (the kinetic energy
-# removed is that times |u|²), and the twisting's two (they depend on nothing else)
-(K_MI, K_MJ, K_JI, K_JJ, K_KN, K_IKN, K_KJ, K_IKJ, K_GN, K_GS, K_GR, K_GT, K_PN, K_FN,
- K_ET, K_FT) = range(16)
-N_CONST = 16
-# the rows of the chunk's scratch (``buf``): the bond vector d = x_i − x_j, the spheres'
-# velocities, the smoothing w, the unit vector n, 1/κ of the sliding, the modes' z =
-# −cκτ and decays e^z − 1 (sliding, rolling; normal and twisting as K_PN … K_FT for a
-# chunk with ``smooth yes``) and the energy each bond's modes removed
-(B_D0, B_D1, B_D2, B_VI0, B_VI1, B_VI2, B_VJ0, B_VJ1, B_VJ2, B_OI0, B_OI1, B_OI2,
- B_OJ0, B_OJ1, B_OJ2, B_W, B_N0, B_N1, B_N2, B_IKS, B_ZN, B_ZS, B_ZR, B_ZT, B_ES, B_ER,
- B_PN, B_FN, B_ET, B_FT, B_OUT) = range(31)
-N_BUF = 31
-
-def damped_bonds(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(rotational, spring)``: masks of the bonds of the BPM table ``(nb, N_COLS)``
-    whose flow does something (some ``γ ≠ 0``)."""
-    if not table.shape[0]:
-        z = np.zeros(0, dtype=bool)
-        return z, z
-    law = table[:, C_LAW]
-    rot = (law == LAW_ROTATIONAL) | (law == LAW_ROTATIONAL_AVERAGE)
-    rot &= np.any(table[:, C_GAMMA_ROT:C_GAMMA_ROT + 4] != 0.0, axis=1)
-    spr = (law == LAW_SPRING) & (table[:, C_GAMMA_SPRING] != 0.0)
-    return rot, spr
-
-
-def has_bond_damping(table: np.ndarray) -> bool:
-    """Whether some bond of the BPM table ``(nb, bpm.N_COLS)`` has a damping ``γ ≠ 0``."""
-    rot, spr = damped_bonds(table)
-    return bool(rot.any() or spr.any())
+from .bond_damping import (
+    C_GAMMA_ROT,
+    CHUNK_ROTATIONAL,
+    CHUNK_SMOOTH,
+    CHUNK_SPRING,
+    LANES,
+    N_BUF,
+    N_CONST,
+    damped_bonds,
+)
+from .bpm import C_SMOOTH
 
 
 def colour_bonds(bonds: np.ndarray, n: int, damped: np.ndarray) -> np.ndarray:
