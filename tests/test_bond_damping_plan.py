@@ -90,7 +90,7 @@ def test_no_sphere_twice_in_a_colour_and_every_damped_bond_once():
     for c in range(colour.max() + 1):
         ends = bonds[colour == c].ravel()
         assert len(ends) == len(set(ends.tolist())), c
-    pairs, order, chunks, cst, ctau, buf, omega0 = plan_for(bonds, table, m, J)
+    pairs, order, chunks = plan_for(bonds, table, m, J)[:3]
     assert sorted(order.tolist()) == np.flatnonzero(rot | spr).tolist()
     assert (pairs == bonds[order]).all()
     assert (chunks[:, 1] - chunks[:, 0] <= LANES).all() or (chunks[:, 2] == CHUNK_SPRING).any()
@@ -256,3 +256,21 @@ def test_a_broken_bond_leaves_its_colour_and_each_copy_has_its_own_scratch():
     assert ff.copy().bond_colours.tolist() == colours.tolist()
     spring = work.bpm[:, bpm.C_LAW] == bpm.LAW_SPRING
     assert (work.bpm[spring, C_GAMMA_SPRING] == 0.5).all()
+
+
+def test_the_geometry_kept_with_its_positions_gives_the_bits_of_a_fresh_plan():
+    """The plan keeps each chunk's geometry with the positions and ``τ`` it was computed
+    at (the backward sweep after a step and the forward one before the next share
+    them): a sweep that takes it gives the bits of a fresh plan's, and one ulp of one
+    coordinate, or another ``τ``, has it computed anew."""
+    x, v, q, o, m, J, bonds, table = _network()
+    kept = plan_for(bonds, table, m, J)
+    x2 = x.copy()
+    x2[17, 1] = np.nextafter(x2[17, 1], np.inf)
+    for xs, tau, forward in ((x, 0.01, False), (x, 0.01, True), (x2, 0.01, True),
+                             (x2, 0.02, True), (x, 0.02, False)):
+        got = _sweep(xs, v, q, o, m, J, table, tau, forward, kept)
+        want = _sweep(xs, v, q, o, m, J, table, tau, forward, plan_for(bonds, table, m, J))
+        for a, b in zip(got, want, strict=True):
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), (tau, forward)
+        assert kept[-1][0] == tau and kept[-2].tobytes() == xs.tobytes()

@@ -88,14 +88,18 @@ CHUNK_SMOOTH = 2
 (K_MI, K_MJ, K_JI, K_JJ, K_KN, K_IKN, K_KJ, K_IKJ, K_GN, K_GS, K_GR, K_GT, K_PN, K_FN,
  K_ET, K_FT) = range(16)
 N_CONST = 16
-# the rows of the chunk's scratch (``buf``): the bond vector d = x_i − x_j, the spheres'
-# velocities, the smoothing w, the unit vector n, 1/κ of the sliding, the modes' z =
-# −cκτ and decays e^z − 1 (sliding, rolling; normal and twisting as K_PN … K_FT for a
-# chunk with ``smooth yes``) and the energy each bond's modes removed
-(B_D0, B_D1, B_D2, B_VI0, B_VI1, B_VI2, B_VJ0, B_VJ1, B_VJ2, B_OI0, B_OI1, B_OI2,
- B_OJ0, B_OJ1, B_OJ2, B_W, B_N0, B_N1, B_N2, B_IKS, B_ZN, B_ZS, B_ZR, B_ZT, B_ES, B_ER,
- B_PN, B_FN, B_ET, B_FT, B_OUT) = range(31)
-N_BUF = 31
+# the rows of the chunk's scratch (``buf``): the spheres' velocities and the energy each
+# bond's modes removed
+(B_VI0, B_VI1, B_VI2, B_VJ0, B_VJ1, B_VJ2, B_OI0, B_OI1, B_OI2, B_OJ0, B_OJ1, B_OJ2,
+ B_OUT) = range(13)
+N_BUF = 13
+# the rows of a chunk's geometry (``geo``, kept with the positions ``xkey`` and the
+# ``τ`` ``gkey`` it was computed at): the bond vector d = x_i − x_j, the smoothing w,
+# the unit vector n, 1/κ of the sliding, the modes' z = −cκτ and decays e^z − 1
+# (sliding, rolling; normal and twisting as K_PN … K_FT for a chunk with ``smooth yes``)
+(G_D0, G_D1, G_D2, G_W, G_N0, G_N1, G_N2, G_IKS, G_ZN, G_ZS, G_ZR, G_ZT, G_ES, G_ER,
+ G_PN, G_FN, G_ET, G_FT) = range(18)
+N_GEO = 18
 
 def damped_bonds(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(rotational, spring)``: masks of the bonds of the BPM table ``(nb, N_COLS)``
@@ -117,20 +121,21 @@ def has_bond_damping(table: np.ndarray) -> bool:
 
 C = LANES
 # the rows of the plan (engine.potentials.bond_damping_plan), as constants of the kernels
-D0, D1, D2 = B_D0 * C, B_D1 * C, B_D2 * C
+D0, D1, D2 = G_D0 * C, G_D1 * C, G_D2 * C
 VI0, VI1, VI2 = B_VI0 * C, B_VI1 * C, B_VI2 * C
 VJ0, VJ1, VJ2 = B_VJ0 * C, B_VJ1 * C, B_VJ2 * C
 OI0, OI1, OI2 = B_OI0 * C, B_OI1 * C, B_OI2 * C
 OJ0, OJ1, OJ2 = B_OJ0 * C, B_OJ1 * C, B_OJ2 * C
-W, N0, N1, N2, IKS = B_W * C, B_N0 * C, B_N1 * C, B_N2 * C, B_IKS * C
-ZN, ZS, ZR, ZT = B_ZN * C, B_ZS * C, B_ZR * C, B_ZT * C
-ES, ER, OUT = B_ES * C, B_ER * C, B_OUT * C
-PN, FN, ET, FT = B_PN * C, B_FN * C, B_ET * C, B_FT * C
+W, N0, N1, N2, IKS = G_W * C, G_N0 * C, G_N1 * C, G_N2 * C, G_IKS * C
+ZN, ZS, ZR, ZT = G_ZN * C, G_ZS * C, G_ZR * C, G_ZT * C
+ES, ER, OUT = G_ES * C, G_ER * C, B_OUT * C
+PN, FN, ET, FT = G_PN * C, G_FN * C, G_ET * C, G_FT * C
 MI, MJ, JI, JJ = K_MI * C, K_MJ * C, K_JI * C, K_JJ * C
 KN, IKN, KJ, IKJ = K_KN * C, K_IKN * C, K_KJ * C, K_IKJ * C
 GN, GS, GR, GT = K_GN * C, K_GS * C, K_GR * C, K_GT * C
 KPN, KFN, KET, KFT = K_PN * C, K_FN * C, K_ET * C, K_FT * C
 BLOCK = N_CONST * C
+GBLOCK = N_GEO * C
 SPRING, SMOOTH = CHUNK_SPRING, CHUNK_SMOOTH
 
 Z5 = 0.0009765625
@@ -305,19 +310,12 @@ def _cache_decays(cc, cnt, tau):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _gather(xf, vf, of, q, x, t, pairs, order, smooth, cnt, buf):
-    """The chunk's bonds (``pairs``, ``order``: its rows) into the scratch rows: ``d =
-    x_i − x_j``, ``v``, ``ω`` of both spheres, ``w`` (``smooth``); ``xf``, ``vf``, ``of``:
-    the flat views of ``x``, ``v``, ``ω``."""
+def _gather(vf, of, pairs, cnt, buf):
+    """The velocities of the chunk's bonds' spheres (``pairs``: its rows) into the
+    scratch rows (``vf``, ``of``: the flat views of ``v``, ``ω``)."""
     for k in range(cnt):
         i = 3 * pairs[k, 0]
         j = 3 * pairs[k, 1]
-        d0 = xf[i] - xf[j]
-        d1 = xf[i + 1] - xf[j + 1]
-        d2 = xf[i + 2] - xf[j + 2]
-        buf[D0 + k] = d0
-        buf[D1 + k] = d1
-        buf[D2 + k] = d2
         buf[VI0 + k] = vf[i]
         buf[VI1 + k] = vf[i + 1]
         buf[VI2 + k] = vf[i + 2]
@@ -330,8 +328,23 @@ def _gather(xf, vf, of, q, x, t, pairs, order, smooth, cnt, buf):
         buf[OJ0 + k] = of[j]
         buf[OJ1 + k] = of[j + 1]
         buf[OJ2 + k] = of[j + 2]
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _bond_vectors(xf, x, q, t, pairs, order, smooth, cnt, g):
+    """``d = x_i − x_j`` of the chunk's bonds into its geometry rows, and ``w``
+    (``smooth``)."""
+    for k in range(cnt):
+        i = 3 * pairs[k, 0]
+        j = 3 * pairs[k, 1]
+        d0 = xf[i] - xf[j]
+        d1 = xf[i + 1] - xf[j + 1]
+        d2 = xf[i + 2] - xf[j + 2]
+        g[D0 + k] = d0
+        g[D1 + k] = d1
+        g[D2 + k] = d2
         if smooth:
-            buf[W + k] = _smooth_w(t, order[k], d0, d1, d2, x, q, pairs[k, 0], pairs[k, 1])
+            g[W + k] = _smooth_w(t, order[k], d0, d1, d2, x, q, pairs[k, 0], pairs[k, 1])
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
@@ -359,7 +372,7 @@ def _scatter(vf, of, pairs, cnt, buf):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _geometry(buf, cc, cnt, smooth, tau):
+def _geometry(g, cc, cnt, smooth, tau):
     """Each lane's ``n = d/r``, ``1/κ`` of the sliding (``κ = 1/m_i + 1/m_j + r²/4 (1/J_i
     + 1/J_j)``; one division for both: ``1/(r κ)``) and the modes' ``z = −c κ τ`` (``c =
     w γ_s``, ``w ½γ_r r``; with ``smooth``, ``w γ_n`` and ``w ½γ_t`` too: else cached,
@@ -370,31 +383,31 @@ def _geometry(buf, cc, cnt, smooth, tau):
     tn = 0
     tt = 0
     for k in range(cnt):
-        d0 = buf[D0 + k]
-        d1 = buf[D1 + k]
-        d2 = buf[D2 + k]
+        d0 = g[D0 + k]
+        d1 = g[D1 + k]
+        d2 = g[D2 + k]
         r2 = d0 * d0 + d1 * d1 + d2 * d2
         r = math.sqrt(r2)
         kj = cc[KJ + k]
         ks = cc[KN + k] + 0.25 * r2 * kj
         irk = 1.0 / (r * ks)
         ir = ks * irk
-        buf[N0 + k] = d0 * ir
-        buf[N1 + k] = d1 * ir
-        buf[N2 + k] = d2 * ir
-        buf[IKS + k] = r * irk
-        w = buf[W + k] if smooth else 1.0
+        g[N0 + k] = d0 * ir
+        g[N1 + k] = d1 * ir
+        g[N2 + k] = d2 * ir
+        g[IKS + k] = r * irk
+        w = g[W + k] if smooth else 1.0
         zs = -(w * cc[GS + k]) * ks * tau
         zr = -(w * (cc[GR + k] * r)) * kj * tau
-        buf[ZS + k] = zs
-        buf[ZR + k] = zr
+        g[ZS + k] = zs
+        g[ZR + k] = zr
         ts = max(ts, _terms(zs))
         tr = max(tr, _terms(zr))
         if smooth:
             zn = -(w * cc[GN + k]) * cc[KN + k] * tau
             zt = -(w * cc[GT + k]) * kj * tau
-            buf[ZN + k] = zn
-            buf[ZT + k] = zt
+            g[ZN + k] = zn
+            g[ZT + k] = zt
             tn = max(tn, _terms(zn))
             tt = max(tt, _terms(zt))
     return ts, tr, tn, tt
@@ -464,7 +477,7 @@ def _spin(oi, oj, n, Ji, Jj, pr, fr, pt, ft):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _lane(buf, cc, k, nt, forward):
+def _lane(buf, g, cc, k, nt, forward):
     """The flows of lane ``k``: translation (normal and sliding), then spinning
     (``forward``), or reversed; ``nt``: the rows of its normal and twisting factors
     (``K_PN``, ``K_FN``, ``K_ET``, ``K_FT``)."""
@@ -473,16 +486,16 @@ def _lane(buf, cc, k, nt, forward):
     vj = (buf[VJ0 + k], buf[VJ1 + k], buf[VJ2 + k])
     oi = (buf[OI0 + k], buf[OI1 + k], buf[OI2 + k])
     oj = (buf[OJ0 + k], buf[OJ1 + k], buf[OJ2 + k])
-    n = (buf[N0 + k], buf[N1 + k], buf[N2 + k])
-    d = (buf[D0 + k], buf[D1 + k], buf[D2 + k])
+    n = (g[N0 + k], g[N1 + k], g[N2 + k])
+    d = (g[D0 + k], g[D1 + k], g[D2 + k])
     mi = cc[MI + k]
     mj = cc[MJ + k]
     Ji = cc[JI + k]
     Jj = cc[JJ + k]
-    es = buf[ES + k]
-    ps = es * buf[IKS + k]
+    es = g[ES + k]
+    ps = es * g[IKS + k]
     fs = -0.5 * ps * (2.0 + es)
-    er = buf[ER + k]
+    er = g[ER + k]
     pr = er * cc[IKJ + k]
     fr = -0.5 * pr * (2.0 + er)
     if forward:
@@ -501,44 +514,71 @@ def _lane(buf, cc, k, nt, forward):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _modes(buf, cc, cnt, nt, forward):
+def _modes(buf, g, cc, cnt, nt, forward):
     """:func:`_lane` over the chunk's lanes, a loop for each direction (each vectorizes)."""
     if forward:
         for k in range(cnt):
-            _lane(buf, cc, k, nt, True)
+            _lane(buf, g, cc, k, nt, True)
     else:
         for k in range(cnt):
-            _lane(buf, cc, k, nt, False)
+            _lane(buf, g, cc, k, nt, False)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _chunk(xf, vf, of, x, q, t, plan, c, tau, forward):
-    """The flows of the rotational bonds of chunk ``c`` (module docstring); returns the
-    energy they removed."""
-    pairs, order, chunks, cst, ctau, buf, _ = plan
+def _chunk_geometry(xf, x, q, t, pairs, order, smooth, cnt, cc, g, tau):
+    """The chunk's geometry at ``x`` (its rows of ``geo``): the bond vectors, ``n``,
+    ``1/κ`` of the sliding, the decays."""
+    _bond_vectors(xf, x, q, t, pairs, order, smooth, cnt, g)
+    ts, tr, tn, tt = _geometry(g, cc, cnt, smooth, tau)
+    _decays(g[ZS:ZS + C], g[ES:ES + C], cnt, ts)
+    _decays(g[ZR:ZR + C], g[ER:ER + C], cnt, tr)
+    if smooth:  # (the normal and twisting factors of this w)
+        _decays(g[ZN:ZN + C], g[FN:FN + C], cnt, tn)
+        _decays(g[ZT:ZT + C], g[FT:FT + C], cnt, tt)
+        _factors(g[FN:FN + C], g[PN:PN + C], g[FN:FN + C], cc[IKN:IKN + C], cnt)
+        _factors(g[FT:FT + C], g[ET:ET + C], g[FT:FT + C], cc[IKJ:IKJ + C], cnt)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _chunk(xf, vf, of, x, q, t, plan, c, tau, forward, fresh):
+    """The flows of the rotational bonds of chunk ``c`` (module docstring), its
+    geometry computed anew where ``fresh`` (or ``smooth yes``: ``w`` depends on the
+    attitudes too); returns the energy they removed."""
+    pairs, order, chunks, cst, ctau, buf, _, geo, _, _ = plan
     p0 = chunks[c, 0]
     p1 = chunks[c, 1]
     cnt = p1 - p0
     smooth = chunks[c, 2] == SMOOTH
-    cc = cst[c * BLOCK:(c + 1) * BLOCK]  # (its constants: rows at fixed offsets)
-    _gather(xf, vf, of, q, x, t, pairs[p0:p1], order[p0:p1], smooth, cnt, buf)
-    ts, tr, tn, tt = _geometry(buf, cc, cnt, smooth, tau)
-    _decays(buf[ZS:ZS + C], buf[ES:ES + C], cnt, ts)
-    _decays(buf[ZR:ZR + C], buf[ER:ER + C], cnt, tr)
-    if smooth:  # (the normal and twisting factors of this w)
-        _decays(buf[ZN:ZN + C], buf[FN:FN + C], cnt, tn)
-        _decays(buf[ZT:ZT + C], buf[FT:FT + C], cnt, tt)
-        _factors(buf[FN:FN + C], buf[PN:PN + C], buf[FN:FN + C], cc[IKN:IKN + C], cnt)
-        _factors(buf[FT:FT + C], buf[ET:ET + C], buf[FT:FT + C], cc[IKJ:IKJ + C], cnt)
-        _modes(buf, cc, cnt, (buf[PN:PN + C], buf[FN:FN + C], buf[ET:ET + C],
-                              buf[FT:FT + C]), forward)
+    cc = cst[c * BLOCK:(c + 1) * BLOCK]  # (its constants and geometry: fixed offsets)
+    g = geo[c * GBLOCK:(c + 1) * GBLOCK]
+    if fresh or smooth:
+        _chunk_geometry(xf, x, q, t, pairs[p0:p1], order[p0:p1], smooth, cnt, cc, g, tau)
+    _gather(vf, of, pairs[p0:p1], cnt, buf)
+    if smooth:
+        _modes(buf, g, cc, cnt, (g[PN:PN + C], g[FN:FN + C], g[ET:ET + C], g[FT:FT + C]),
+               forward)
     else:
         if ctau[c] != tau:
             _cache_decays(cc, cnt, tau)
             ctau[c] = tau
-        _modes(buf, cc, cnt, (cc[KPN:KPN + C], cc[KFN:KFN + C], cc[KET:KET + C],
-                              cc[KFT:KFT + C]), forward)
+        _modes(buf, g, cc, cnt, (cc[KPN:KPN + C], cc[KFN:KFN + C], cc[KET:KET + C],
+                                 cc[KFT:KFT + C]), forward)
     return _scatter(vf, of, pairs[p0:p1], cnt, buf)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _same_geometry(xf, xkey, gkey, tau):
+    """Whether the plan's geometry was computed at these positions (bit for bit) and
+    this ``τ``: the backward sweep after a step and the forward one before the next are
+    at the same ``x``, so every other sweep takes the geometry as it is."""
+    if gkey[0] != tau or xkey.shape[0] != xf.shape[0]:
+        return False
+    a = xf.view(np.int64)
+    b = xkey.view(np.int64)
+    differ = 0
+    for k in range(a.shape[0]):
+        differ += a[k] != b[k]
+    return differ == 0
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
@@ -566,7 +606,7 @@ def bond_damp_half(x, v, q, o, pi, m, J, table, tau, forward, keep_pi, plan):
     momentum ``Π_i = J_i R_iᵀ Ω_i`` follows ``Ω`` (the schemes that keep it).  The
     positions and attitudes are not changed.  Returns the kinetic energy removed
     (``≥ 0``)."""
-    pairs, order, chunks, _, _, _, o0 = plan
+    pairs, order, chunks, _, _, _, o0, _, xkey, gkey = plan
     nc = chunks.shape[0]
     xf = x.reshape(-1)  # (flat views: the gathers' addresses without the strides)
     vf = v.reshape(-1)
@@ -576,13 +616,18 @@ def bond_damp_half(x, v, q, o, pi, m, J, table, tau, forward, keep_pi, plan):
     if keep_pi:  # (Π changes with Ω: the change of Ω, rotated once, at the end)
         for k in range(of.shape[0]):
             o0f[k] = of[k]
+    fresh = not _same_geometry(xf, xkey, gkey, tau)
     for kk in range(nc):
         c = kk if forward else nc - 1 - kk
         if chunks[c, 2] != SPRING:
-            d += _chunk(xf, vf, of, x, q, table, plan, c, tau, forward)
+            d += _chunk(xf, vf, of, x, q, table, plan, c, tau, forward, fresh)
             continue
         for p in range(chunks[c, 0], chunks[c, 1]):
             d += _spring_bond(x, v, q, m, table, pairs[p, 0], pairs[p, 1], order[p], tau)
+    if fresh and xkey.shape[0] == xf.shape[0]:  # (the geometry now is that of x, τ)
+        for k in range(xf.shape[0]):
+            xkey[k] = xf[k]
+        gkey[0] = tau
     if keep_pi:
         _pi_follows(q, o, pi, J, o0)
     return d

@@ -25,8 +25,11 @@ sweeps the bonds in chunks its compiled loops can vectorize.
   ``1/J_i + 1/J_j`` and ``1/κ`` of the latter, ``γ_n``, ``γ_s``, ``½ γ_r``, ``½ γ_t``:
   none of them changes while the bond lives.
 * ``buf``: the chunk's scratch, :data:`N_BUF` rows of :data:`LANES` (the gathered
-  velocities, the bond vector, the modes' decays): each ``ForceField`` has its own
-  (``ForceField.working_copy`` does not share it).
+  velocities); ``geo``: each chunk's geometry (the bond vectors, ``n``, the modes'
+  decays), kept with the positions and ``τ`` it was computed at, so that the forward
+  sweep before a step takes what the backward sweep after the previous one computed
+  at the same ``x`` (bit for bit what it would compute).  Each ``ForceField`` has its
+  own (``ForceField.working_copy`` does not share them).
 
 The plan is the force-field slot ``engine.specialize.BOND_DAMP`` (empty arrays for a
 model without bond damping); it allocates nothing in the kernels.  Its layout (the
@@ -46,6 +49,7 @@ from .bond_damping import (
     LANES,
     N_BUF,
     N_CONST,
+    N_GEO,
     damped_bonds,
 )
 from .bpm import C_SMOOTH
@@ -70,16 +74,18 @@ def empty_plan() -> tuple:
     """The slot of a model without bond damping (the types of :func:`damping_plan`'s)."""
     return (np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64),
             np.zeros((0, 3), dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
-            np.zeros((0, 3)))
+            np.zeros((0, 3)), np.zeros(0), np.zeros(0), np.full(1, np.nan))
 
 
 def damping_plan(bonds: np.ndarray, table: np.ndarray, m: np.ndarray, J: np.ndarray,
                  colour: np.ndarray) -> tuple:
-    """The plan ``(pairs, order, chunks, cst, ctau, buf, omega0)`` of the bonds' damping
-    (module docstring) for the bonds, their BPM table, the spheres' masses and moments
-    of inertia and the bonds' colours (:func:`colour_bonds`); ``ctau``: the ``τ`` of
-    each chunk's cached decays (NaN: none yet), ``omega0 (n, 3)``: the spheres' ``ω``
-    kept at the start of a sweep that moves ``Π`` with them."""
+    """The plan ``(pairs, order, chunks, cst, ctau, buf, omega0, geo, xkey, gkey)`` of the
+    bonds' damping (module docstring) for the bonds, their BPM table, the spheres'
+    masses and moments of inertia and the bonds' colours (:func:`colour_bonds`);
+    ``ctau``: the ``τ`` of each chunk's cached decays (NaN: none yet), ``omega0 (n,
+    3)``: the spheres' ``ω`` kept at the start of a sweep that moves ``Π`` with them;
+    ``geo``: each chunk's geometry (:data:`N_GEO` rows of :data:`LANES`), computed at
+    the positions ``xkey (3n,)`` and the ``τ`` ``gkey (1,)`` (NaN: none yet)."""
     rot, spr = damped_bonds(table)
     if not (rot.any() or spr.any()):
         return empty_plan()
@@ -112,7 +118,8 @@ def damping_plan(bonds: np.ndarray, table: np.ndarray, m: np.ndarray, J: np.ndar
                 cst[c, r, :p1 - p0] = val[p0:p1]
     return (pairs, np.ascontiguousarray(ids, dtype=np.int64), chunks, cst.reshape(-1),
             np.full(chunks.shape[0], np.nan), np.zeros(N_BUF * LANES),
-            np.zeros((m.shape[0], 3)))
+            np.zeros((m.shape[0], 3)), np.zeros(chunks.shape[0] * N_GEO * LANES),
+            np.zeros(3 * m.shape[0]), np.full(1, np.nan))
 
 
 def plan_for(bonds: np.ndarray, table: np.ndarray, m: np.ndarray, J: np.ndarray) -> tuple:
