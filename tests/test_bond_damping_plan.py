@@ -218,14 +218,14 @@ def test_the_twin_gives_the_compiled_bits():
     x, v, q, o, m, J, bonds, table = _network(nb=150)
     twin = interpreted(bond_damp_half)
     pi = np.random.default_rng(2).normal(size=v.shape)
+    plans = plan_for(bonds, table, m, J), plan_for(bonds, table, m, J)
     for tau in (1e-3, 0.05, 3.0):
-        for forward in (True, False):
+        for forward in (True, False, True):  # (the third: the geometry kept)
             a = [v.copy(), o.copy(), pi.copy()]
             b = [v.copy(), o.copy(), pi.copy()]
             da = bond_damp_half(x, a[0], q, a[1], a[2], m, J, table, tau, forward, True,
-                                plan_for(bonds, table, m, J))
-            db = twin(x, b[0], q, b[1], b[2], m, J, table, tau, forward, True,
-                      plan_for(bonds, table, m, J))
+                                plans[0])
+            db = twin(x, b[0], q, b[1], b[2], m, J, table, tau, forward, True, plans[1])
             assert np.array(da).tobytes() == np.array(db).tobytes()
             for s, t in zip(a, b, strict=True):
                 assert s.tobytes() == t.tobytes(), (tau, forward)
