@@ -102,8 +102,8 @@ from .parallel import (
 )
 from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
-from .potentials.bond_damping import damped_bonds, has_bond_damping
-from .potentials.bond_damping_plan import colour_bonds, damping_plan, empty_plan
+from .potentials.bond_damping import has_bond_damping
+from .potentials.bond_damping_plan import colour_bonds, damped_mask, damping_plan, empty_plan
 from .potentials.bpm import LAW_BINDER, bpm_bonds_ws
 from .potentials.bpm import N_COLS as BPM_COLS
 from .potentials.bpm_break import breakable
@@ -436,14 +436,10 @@ class ForceField:
         their laws when first asked for; after :meth:`take_bonds` the model's colours of
         the bonds left."""
         cached = getattr(self, "_colours", None)
-        if cached is not None and cached[0] is self.bonds and cached[1] is self.bpm:
-            return cached[2]
-        rot, spr = damped_bonds(self.bpm)
-        damped = (rot | spr) if rot.shape[0] == self.bonds.shape[0] else np.zeros(
-            self.bonds.shape[0], dtype=bool)
-        colours = colour_bonds(self.bonds, self.n_bodies, damped)
-        self._colours = (self.bonds, self.bpm, colours)
-        return colours
+        if cached is None or cached[0] is not self.bonds or cached[1] is not self.bpm:
+            cached = self._colours = (self.bonds, self.bpm, colour_bonds(
+                self.bonds, self.n_bodies, damped_mask(self.bpm, self.bonds.shape[0])))
+        return cached[2]
 
     @property
     def damping_plan(self) -> tuple:
@@ -452,14 +448,11 @@ class ForceField:
         for after the bonds or their laws were set; each force field has its own (its
         scratch), :meth:`working_copy` included."""
         cached = getattr(self, "_damp_plan", None)
-        if cached is not None and cached[0] is self.bonds and cached[1] is self.bpm:
-            return cached[2]
-        if self.bond_damped:
-            plan = damping_plan(self.bonds, self.bpm, self.m, self.J, self.bond_colours)
-        else:
-            plan = empty_plan()
-        self._damp_plan = (self.bonds, self.bpm, plan)
-        return plan
+        if cached is None or cached[0] is not self.bonds or cached[1] is not self.bpm:
+            plan = damping_plan(self.bonds, self.bpm, self.m, self.J, self.bond_colours) \
+                if self.bond_damped else empty_plan()
+            cached = self._damp_plan = (self.bonds, self.bpm, plan)
+        return cached[2]
 
     @property
     def bonded(self) -> tuple[np.ndarray, np.ndarray]:

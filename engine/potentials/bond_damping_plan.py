@@ -55,6 +55,15 @@ from .bond_damping import (
 from .bpm import C_SMOOTH
 
 
+def damped_mask(table: np.ndarray, nb: int) -> np.ndarray:
+    """The mask of the ``nb`` bonds whose flow does something (some ``γ ≠ 0``; none
+    where the BPM table is not theirs: every bond the binder's)."""
+    if table.shape[0] != nb:
+        return np.zeros(nb, dtype=bool)
+    rot, spr = damped_bonds(table)
+    return rot | spr
+
+
 def colour_bonds(bonds: np.ndarray, n: int, damped: np.ndarray) -> np.ndarray:
     """Each bond's colour (``−1``: not damped): greedy in bond order, the lowest colour
     neither sphere has yet (module docstring)."""
@@ -126,7 +135,6 @@ def plan_for(bonds: np.ndarray, table: np.ndarray, m: np.ndarray, J: np.ndarray)
     """:func:`damping_plan` with the bonds coloured here (:func:`colour_bonds`): the
     plan of a bond list outside a ``ForceField`` (tests, benchmarks)."""
     bonds = np.ascontiguousarray(bonds, dtype=np.int64).reshape(-1, 2)
-    rot, spr = damped_bonds(table)
     return damping_plan(bonds, table, np.asarray(m, dtype=np.float64),
                         np.asarray(J, dtype=np.float64),
-                        colour_bonds(bonds, len(m), rot | spr))
+                        colour_bonds(bonds, len(m), damped_mask(table, bonds.shape[0])))
