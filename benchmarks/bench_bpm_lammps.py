@@ -144,7 +144,7 @@ def profile_ours(scenario: Path, scheme: str, steps: int) -> dict:
     from engine.forcefield import compute_forces_ws
     from engine.potentials.bond_damping import bond_damp_half
     from engine.potentials.bpm import bpm_bonds_ws
-    from engine.specialize import BPM_TABLE
+    from engine.specialize import BOND_DAMP, BPM_TABLE
 
     sim = make_simulation(scenario, integrator=scheme, every=10**9, frames=False)
     sim.advance(200)
@@ -162,7 +162,8 @@ def profile_ours(scenario: Path, scheme: str, steps: int) -> dict:
                 lambda: bpm_bonds_ws(x, q, bonds, table, Fb, Rb, eb, ws[3])),
             "all_forces_us": _best_us(lambda: compute_forces_ws(x, q, arrays, F, RM, e, ws)),
             "bond_damping_half_step_us": _best_us(lambda: bond_damp_half(
-                x, v, q, o, pi, ff[0], ff[1], ff[5], ff[BPM_TABLE], 0.5 * sim.h, True, True)),
+                x, v, q, o, pi, ff[0], ff[1], ff[BPM_TABLE], 0.5 * sim.h, True, True,
+                ff[BOND_DAMP])),
             "bond_angles_libm_us": _best_us(lambda: _angles(a, b, c))}
 
 

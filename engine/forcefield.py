@@ -6,7 +6,7 @@ components*; the integrators only ever see :func:`compute_forces` and the tuple 
 arrays ``ForceField.arrays`` (``ff`` in the kernels):
 
 ``(m, J, D, flags, fp, bonds, bond_ref, nl_pairs, nl_state, nl_xref, inertia,
-inertia_inv, walls, history, bptr, bpart, bond_k, fields, bpm, family)``
+inertia_inv, walls, history, bptr, bpart, bond_k, fields, bpm, bond_damp, family)``
 
 ``inertia`` and ``inertia_inv`` are the body-frame tensors ``𝕁_i`` and ``𝕁_i⁻¹``
 ``(n, 3, 3)``; ``flags[F_NONSPHERICAL]`` says whether they differ from ``J_i I`` (the
@@ -25,6 +25,8 @@ coefficients, issue #35 item 1), or empty: every bond takes ``fp[P_K_BEND]``, �
 ``bpm`` ``(nb, engine.potentials.bpm.N_COLS)``: each bond's law (the binder's, or a LAMMPS
 BPM law), its coefficients and reference frame (issue #44 item 1), or empty: every bond
 is the binder's.
+``bond_damp``: the plan of the bonds' damping flow (the damped bonds by colour, their
+constants, its scratch: ``engine.potentials.bond_damping_plan``), empty arrays without.
 ``family``: which terms the force field can have, as a *type* (``engine.specialize``):
 every kernel is compiled for the terms of the model it runs, not for all of them.
 
@@ -101,6 +103,7 @@ from .parallel import (
 from .potentials.binder import SCRATCH_SIZE as BINDER_SCRATCH_SIZE
 from .potentials.binder import binder_bonds_ws
 from .potentials.bond_damping import has_bond_damping
+from .potentials.bond_damping_plan import colour_bonds, damped_mask, damping_plan, empty_plan
 from .potentials.bpm import LAW_BINDER, bpm_bonds_ws
 from .potentials.bpm import N_COLS as BPM_COLS
 from .potentials.bpm import SCRATCH_SIZE as BPM_BONDS_SCRATCH_SIZE
@@ -380,6 +383,7 @@ class ForceField:
         if self._bond_family is None:  # (the family stays the model's: no new compile)
             self._bond_family = (src.per_bond, src.bpm_laws, src.breaks,
                                   src.bond_damped)
+        colours = src.bond_colours if src.bond_damped else None
         self.bonds = np.ascontiguousarray(src.bonds[ids])
         if src.bond_ref.shape[0] == nb:
             self.bond_ref = np.ascontiguousarray(src.bond_ref[ids])
@@ -387,6 +391,8 @@ class ForceField:
             self.bond_k = np.ascontiguousarray(src.bond_k[ids])
         if src.bpm.shape[0] == nb:
             self.bpm = np.ascontiguousarray(src.bpm[ids])
+        if colours is not None:  # (a subset of a colouring is one: the model's colours)
+            self._colours = (self.bonds, self.bpm, colours[ids])
         self.invalidate_neighbours()
 
     def set_bond_coefficients(self, k: np.ndarray | None) -> None:
@@ -423,7 +429,33 @@ class ForceField:
         return (self.m, self.J, self.D, self.flags, self.fp, self.bonds, self.bond_ref,
                 self.nl_pairs, self.nl_state, self.nl_xref, self.inertia, self.inertia_inv,
                 self.walls, self.history, *self.bonded, self.bond_k, self.fields, self.bpm,
+                self.damping_plan,
                 family_marker(self.flags, self.n_bodies, per_bond, laws, breaks, damped))
+
+    @property
+    def bond_colours(self) -> np.ndarray:
+        """Each bond's colour in the damping's sweep (``−1``: not damped;
+        ``engine.potentials.bond_damping_plan.colour_bonds``), made from the bonds and
+        their laws when first asked for; after :meth:`take_bonds` the model's colours of
+        the bonds left."""
+        cached = getattr(self, "_colours", None)
+        if cached is None or cached[0] is not self.bonds or cached[1] is not self.bpm:
+            cached = self._colours = (self.bonds, self.bpm, colour_bonds(
+                self.bonds, self.n_bodies, damped_mask(self.bpm, self.bonds.shape[0])))
+        return cached[2]
+
+    @property
+    def damping_plan(self) -> tuple:
+        """The slot ``BOND_DAMP`` of :attr:`arrays`: the plan of the bonds' damping
+        (``engine.potentials.bond_damping_plan.damping_plan``), made when first asked
+        for after the bonds or their laws were set; each force field has its own (its
+        scratch), :meth:`working_copy` included."""
+        cached = getattr(self, "_damp_plan", None)
+        if cached is None or cached[0] is not self.bonds or cached[1] is not self.bpm:
+            plan = damping_plan(self.bonds, self.bpm, self.m, self.J, self.bond_colours) \
+                if self.bond_damped else empty_plan()
+            cached = self._damp_plan = (self.bonds, self.bpm, plan)
+        return cached[2]
 
     @property
     def bonded(self) -> tuple[np.ndarray, np.ndarray]:
@@ -702,6 +734,7 @@ class ForceField:
         ff.nl_xref = self.nl_xref.copy()
         ff.history = tuple(a.copy() for a in self.history)
         ff.fields = tuple(a.copy() for a in self.fields)
+        ff._damp_plan = None  # (its own damping scratch; the colours are shared)
         return ff
 
     def copy(self) -> ForceField:
@@ -716,6 +749,8 @@ class ForceField:
                         bpm=self.bpm.copy())
         ff.fields = tuple(a.copy() for a in self.fields)
         ff._bond_family = self._bond_family
+        if self.bond_damped:  # (the colours of the bonds it holds: a broken model's too)
+            ff._colours = (ff.bonds, ff.bpm, self.bond_colours.copy())
         return ff
 
 

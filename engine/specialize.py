@@ -94,6 +94,10 @@ FIELDS = 17
 BPM_TABLE = 18
 """The slot of ``ff`` holding the BPM laws' per-bond table ``(nb, bpm.N_COLS)`` (empty:
 none; ``engine.potentials.bpm``)."""
+BOND_DAMP = 19
+"""The slot of ``ff`` holding the bonds' damping plan ``(pairs, order, chunks, cst,
+buf)``: the damped bonds by colour, their constants and the flow's scratch
+(``engine.potentials.bond_damping_plan``; empty arrays: no bond damped)."""
 
 
 GATED = (T_PIVOT_GRAVITY, T_DUMBBELLS, T_BONDS, T_CONTACT, T_WALL, T_HISTORY,

@@ -18,6 +18,7 @@ from test_bond_laws import ROT, SPR, _chain, _momenta
 from engine.drivers import simulation_for
 from engine.potentials import bpm
 from engine.potentials.bond_damping import bond_damp_half
+from engine.potentials.bond_damping_plan import plan_for
 from engine.rotations import quat_from_rotvec
 from engine.specialize import BPM, BPM_DAMPED
 
@@ -74,8 +75,8 @@ def test_the_flows_rate_is_lammps_damping(law):
     tau = 1e-7
     for forward in (True, False):
         v1, o1 = v.copy(), o.copy()
-        bond_damp_half(x, v1, q, o1, np.zeros((2, 3)), m, J, bonds, table, tau, forward,
-                       False)
+        bond_damp_half(x, v1, q, o1, np.zeros((2, 3)), m, J, table, tau, forward, False,
+                       plan_for(bonds, table, m, J))
         np.testing.assert_allclose((v1 - v) / tau, acc, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose((o1 - o) / tau, alpha, rtol=1e-5, atol=1e-6)
 
@@ -94,7 +95,8 @@ def test_each_sweep_books_what_it_removes_and_keeps_p_and_l(smooth):
     P = m @ v
     L = (np.cross(x, v) * m[:, None]).sum(0) + J @ o
     v1, o1 = v.copy(), o.copy()
-    d = bond_damp_half(x, v1, q, o1, np.zeros((2, 3)), m, J, bonds, table, 0.3, True, False)
+    plan = plan_for(bonds, table, m, J)
+    d = bond_damp_half(x, v1, q, o1, np.zeros((2, 3)), m, J, table, 0.3, True, False, plan)
     assert d > 0.0 and d == pytest.approx(ke(v, o) - ke(v1, o1), rel=1e-13)
     np.testing.assert_allclose(m @ v1, P, rtol=0, atol=1e-14)
     L1 = (np.cross(x, v1) * m[:, None]).sum(0) + J @ o1
@@ -102,8 +104,8 @@ def test_each_sweep_books_what_it_removes_and_keeps_p_and_l(smooth):
     if not smooth:
         v2, o2 = v.copy(), o.copy()
         for k in range(200):
-            bond_damp_half(x, v2, q, o2, np.zeros((2, 3)), m, J, bonds, table, 3e3,
-                           k % 2 == 0, False)
+            bond_damp_half(x, v2, q, o2, np.zeros((2, 3)), m, J, table, 3e3, k % 2 == 0,
+                           False, plan)
         # rigid motion only is left: the velocities of a body x ↦ V + W × (x − c)
         dv = v2[0] - v2[1]
         assert np.allclose(o2[0], o2[1], atol=1e-12)

@@ -67,7 +67,7 @@ from ..potentials.damping import damp_half, undo_damping
 from ..potentials.fields import CLOCK_START, FI_CLOCK, field_work, set_field_time
 from ..potentials.friction import H_DISSIPATED, commit_history, set_anchor_time
 from ..rotations import quat_rotate_t
-from ..specialize import BPM_DAMPED, BPM_TABLE, BREAKS, FIELDS, LARGE, gated
+from ..specialize import BOND_DAMP, BPM_DAMPED, BPM_TABLE, BREAKS, FIELDS, LARGE, gated
 from .campello import campello_implicit_step_ws, campello_step_ws
 from .lgvi import MAP_CAYLEY, MAP_EXP, lgvi_step_ws, mat_vec
 from .moreau import moreau_step_ws, moreau_symmetric_step_ws
@@ -514,8 +514,8 @@ def _loop_of(scheme: int):
                 d_pre = gated(ff, T_DAMPING, 0.0, damp_half, s0[1], s0[3], s0[7], ff[0],
                               ff[1], ff[FIELDS], 0.5 * h, True)
                 d_pre += gated(ff, BPM_DAMPED, 0.0, bond_damp_half, s0[0], s0[1], s0[2],
-                               s0[3], s0[7], ff[0], ff[1], ff[5], ff[BPM_TABLE], 0.5 * h,
-                               True, keeps_pi)
+                               s0[3], s0[7], ff[0], ff[1], ff[BPM_TABLE], 0.5 * h, True,
+                               keeps_pi, ff[BOND_DAMP])
             status = step_ws(scheme, base, h, s0, s1, ff, work, info, ws)
             if status != OK:
                 if damped:
@@ -528,8 +528,8 @@ def _loop_of(scheme: int):
                 s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED] + ff[13][0][H_DISSIPATED]
             if damped:  # (the adjoint: the bonds in reverse, then the spheres)
                 d_post = gated(ff, BPM_DAMPED, 0.0, bond_damp_half, s1[0], s1[1], s1[2],
-                               s1[3], s1[7], ff[0], ff[1], ff[5], ff[BPM_TABLE], 0.5 * h,
-                               False, keeps_pi)
+                               s1[3], s1[7], ff[0], ff[1], ff[BPM_TABLE], 0.5 * h, False,
+                               keeps_pi, ff[BOND_DAMP])
                 d_post += gated(ff, T_DAMPING, 0.0, damp_half, s1[1], s1[3], s1[7], ff[0],
                                 ff[1], ff[FIELDS], 0.5 * h, False)
                 if not history:
