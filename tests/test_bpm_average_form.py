@@ -292,21 +292,65 @@ def _calls(ir: str, name: str) -> int:
     return len(re.findall(rf"call [^@]*@(?:llvm\.)?{name}(?:\.f64)?\(", ir))
 
 
-def test_the_law_calls_atan_three_times_and_divides_six_times():
-    """γ, ψ and θ: three ``atan`` a bond, no ``acos``, ``sin``, ``cos`` or ``atan2``;
-    six divisions (``1/|r_f|``, ``1/|g × r_f|``, the three angles' ratios, ``θ/|a|``)
-    and three square roots, where the replaced form had 25 and 15; a compilation of the
-    module's source (the disk cache plays no part)."""
+def test_the_law_calls_no_libm_and_divides_nine_times():
+    """γ, ψ and θ by ``engine.potentials.packed_atan.atan2_packed`` (plain arithmetic,
+    two divisions each, so that the bonds' kernel runs the law packed: issue #44 item
+    9): no ``atan``, ``atan2``, ``acos``, ``sin`` or ``cos`` call; nine divisions
+    (``1/|r_f|``, ``1/|g × r_f|``, ``θ/|a|``, the angles' six) and three square roots,
+    where the replaced form had 25 and 15; a compilation of the module's source (the
+    disk cache plays no part)."""
     ir = _ir(ba.rotational_average.py_func, *(0.5,) * 19)
-    assert _calls(ir, "atan") == 3
-    assert sum(_calls(ir, f) for f in ("acos", "sin", "cos", "atan2")) == 0
-    assert ir.count(" fdiv ") <= 6
+    assert sum(_calls(ir, f) for f in ("atan", "acos", "sin", "cos", "atan2")) == 0
+    assert ir.count(" fdiv ") <= 9
     assert _calls(ir, "sqrt") == 3
+
+
+def test_the_bonds_kernel_is_the_c_frame_formula():
+    """``engine.potentials.bpm.bpm_bonds_ws`` (average bonds a block at a time, packed)
+    on the random and the degenerate states, each a bond of its own two spheres (sphere
+    1 first and second by turns): its loads within the tolerance of :func:`_check` of
+    the replaced formula evaluated exactly, its energies' sums within the sum of
+    theirs."""
+    from engine.layout import E_AXIAL, E_BENDING, E_SHEAR, N_ENERGY
+    from engine.potentials import bpm
+
+    states = _random_states(150, 46) + list(DEGENERATE.values())
+    nb = len(states)
+    x, q = np.zeros((2 * nb, 3)), np.zeros((2 * nb, 4))
+    bonds = np.array([[2 * b, 2 * b + 1] if b % 2 else [2 * b + 1, 2 * b]
+                      for b in range(nb)])
+    t = np.zeros((nb, bpm.N_COLS))
+    t[:, bpm.C_LAW] = bpm.LAW_ROTATIONAL_AVERAGE
+    t[:, bpm.C_COEF:bpm.C_COEF + 4] = K
+    used = []
+    for b, a in enumerate(states):
+        r0 = a[4]
+        t[b, bpm.C_R0] = r0
+        sg = -r0 if bonds[b, 0] < bonds[b, 1] else r0  # (as the kernel: r_i = ∓ r₀ a_i)
+        t[b, bpm.C_AI:bpm.C_AI + 3] = np.array(a[5:8]) / sg
+        x[2 * b + 1] = a[8:11]  # r_f = x_hi − x_lo, x_lo = 0
+        q[2 * b], q[2 * b + 1] = a[11:15], a[15:19]
+        used.append((*a[:5], *(sg * t[b, bpm.C_AI:bpm.C_AI + 3]), *a[8:]))
+    F, RM, e = np.zeros_like(x), np.zeros_like(x), np.zeros(N_ENERGY)
+    assert bpm.bpm_bonds_ws(x, q, bonds, t, F, RM, e, bpm.new_bonds_scratch()) == 0
+    k = max(K)
+    esum = etol = 0.0
+    for b, a in enumerate(used):
+        want = _exact(a)
+        i, j = bonds[b]
+        sw = 1.0 if i < j else -1.0
+        got = np.r_[sw * F[i], RM[i] if i < j else RM[j], RM[j] if i < j else RM[i]]
+        scale = np.abs(want[:9]).max()
+        assert np.abs(got - want[:9]).max() <= 1e-12 * scale + 1e-14 * k, b
+        assert np.abs(F[i] + F[j]).max() == 0.0
+        esum += want[9:12]
+        etol += 1e-12 * want[9:12].sum() + 1e-14 * k * (1.0 + scale)
+    assert np.abs(e[[E_AXIAL, E_SHEAR, E_BENDING]] - esum).max() <= etol
 
 
 def test_the_twin_gives_the_compiled_bits():
     """``engine.interpreted``'s twin of the bonds' kernel (the law's own source run by
-    Python: the same IEEE operations, libm's ``atan``) gives the compiled kernel's bits
+    Python: the same IEEE operations) gives the compiled kernel's bits
     on a chain of average-frame bonds, strained and turned at random."""
     from engine.interpreted import interpreted
     from engine.layout import N_ENERGY

@@ -1,13 +1,15 @@
 """The BPM bonds' kernel a block at a time (issue #44 item 9, the metamaterial's speed):
-``engine.potentials.bpm.bpm_bonds_ws`` computes the ``bpm/rotational`` bonds in phases
-over a scratch (gather, geometry, angles, loads) and adds every bond's loads in bond
-order.  It must give the bits of the straightforward loop it replaced — each bond's
+``engine.potentials.bpm.bpm_bonds_ws`` computes the ``bpm/rotational`` bonds, of both
+frames (``frame = "average"``: ``LAW_ROTATIONAL_AVERAGE``, the metamaterial's), in
+phases over a scratch (gather, geometry, angles, loads) and adds every bond's loads in
+bond order (a block of average bonds only without asking each its law). It must give the
+bits of the straightforward loop it replaced — each bond's
 :func:`engine.potentials.bpm._rotational`, ``_spring`` or ``_average`` added in bond
 order — on random states with every law mixed, ``smooth`` yes and no, binder bonds
 skipped and blocks left part-full; its interpreted twin the same bits; and its
 arithmetic loops must compile to packed vector operations, the angles included: their
-``atan2`` in plain arithmetic (``engine.potentials.packed_atan``) within 2 ulp of
-libm's ``atan2`` and ``asin``."""
+``atan2`` in plain arithmetic (``engine.potentials.packed_atan``) within 2 ulp of libm's
+``atan2`` and ``asin``."""
 
 from __future__ import annotations
 
@@ -71,9 +73,10 @@ def _per_bond(x, q, bonds, table, F, RM, energy):
     energy[E_SPRING] += e_k
 
 
-def _model(seed: int, nb: int, laws=LAWS, spread: float = 0.3):
+def _model(seed: int, nb: int, laws=LAWS, spread: float = 0.3, smooth=None):
     """``nb`` bonds among 40 spheres, each of a random law of ``laws`` and a random
-    ``smooth``, their reference at a random state, then a deformed state."""
+    ``smooth`` (or ``smooth``), their reference at a random state, then a deformed
+    state."""
     rng = np.random.default_rng(seed)
     n = 40
     x0 = rng.normal(size=(n, 3)) * 3.0
@@ -83,8 +86,9 @@ def _model(seed: int, nb: int, laws=LAWS, spread: float = 0.3):
     rows = []
     for k in names:
         law = laws[k]
+        sm = bool(rng.integers(2))
         row = bpm.law_row("bpm/rotational" if law == "average" else law, COEFFS,
-                          bool(rng.integers(2)))
+                          sm if smooth is None else smooth)
         if law == "average":
             row[bpm.C_LAW] = bpm.LAW_ROTATIONAL_AVERAGE
         rows.append(row)
@@ -117,17 +121,36 @@ def test_the_blocks_give_the_bits_of_the_bond_by_bond_loop_with_every_law_mixed(
     _same_bits(got, want)
 
 
+@pytest.mark.parametrize("law", ["bpm/rotational", "average"])
 @pytest.mark.parametrize("spread", [1e-9, 0.05, 1.5])
-def test_every_bond_rotational_gives_the_same_bits_small_and_large_angles(spread):
-    """The metamaterial's case (every bond ``bpm/rotational``), near the reference (the
-    ``|p| → 0`` branches), at working strains and past the angles' wrap."""
-    got, want = _both(*_model(7, 3 * bpm.BLOCK + 5, ("bpm/rotational",), spread))
+def test_every_bond_rotational_gives_the_same_bits_small_and_large_angles(spread, law):
+    """The metamaterial's case (every bond ``bpm/rotational``, of either frame), near
+    the reference (the ``|p| → 0`` branches), at working strains and past the angles'
+    wrap; the average bonds through the blocks of average bonds only."""
+    got, want = _both(*_model(7, 3 * bpm.BLOCK + 5, (law,), spread))
+    assert np.any(got[1] != 0.0)
     _same_bits(got, want)
 
 
-def test_the_interpreted_twin_gives_the_compiled_bits():
-    """The twin runs ``smooth no`` bonds too: their limits are not divided by."""
-    x, q, bonds, table = _model(11, bpm.BLOCK + 9)
+@pytest.mark.parametrize("smooth", [False, True, None])
+def test_average_bonds_give_the_bits_of_the_bond_by_bond_loop_smooth_or_not(smooth):
+    """Average bonds only (``smooth`` no, yes, or both in a block: the smoothing's pass
+    and its limits of 1), then blocks of them mixed with the other laws, both ends
+    first (``i < j`` and ``i > j``), blocks left part-full."""
+    x, q, bonds, table = _model(21, 2 * bpm.BLOCK + 7, ("average",), smooth=smooth)
+    assert np.any(bonds[:, 0] < bonds[:, 1]) and np.any(bonds[:, 0] > bonds[:, 1])
+    _same_bits(*_both(x, q, bonds, table))
+    xm, qm, bm, tm = _model(22, 3 * bpm.BLOCK, smooth=smooth)
+    bonds = np.r_[bonds, bm]
+    table = np.r_[table, tm]
+    _same_bits(*_both(x, q, bonds, table))
+
+
+@pytest.mark.parametrize("laws", [LAWS, ("average",)])
+def test_the_interpreted_twin_gives_the_compiled_bits(laws):
+    """The twin runs ``smooth no`` bonds too: their limits are not divided by; and the
+    blocks of average bonds only."""
+    x, q, bonds, table = _model(11, bpm.BLOCK + 9, laws)
     out = []
     for kernel in (bpm.bpm_bonds_ws, interpreted(bpm.bpm_bonds_ws)):
         F, RM, e = np.zeros_like(x), np.zeros_like(x), np.zeros(N_ENERGY)
@@ -144,12 +167,12 @@ def test_a_scratch_too_small_is_err_shape_and_nothing_is_done():
     assert not F.any() and not RM.any() and not e.any()
 
 
-@pytest.mark.parametrize("phase", ["_geometry", "_loads"])
+@pytest.mark.parametrize("phase", ["_geometry", "_loads", "_average_loads"])
 def test_the_arithmetic_phases_compile_to_packed_vector_operations(phase):
     """Compiled afresh from their source (the disk cache plays no part): the divisions
-    and square roots of the geometry and of the angles and loads run packed
-    (``vdivpd``, ``vsqrtpd`` on xmm/ymm/zmm: the loop vectorised), and no libm
-    ``atan2``/``asin`` is called."""
+    and square roots of the geometry and of the angles and loads (of the average bonds:
+    ``rotational_average`` whole) run packed (``vdivpd``, ``vsqrtpd`` on xmm/ymm/zmm:
+    the loop vectorised), and no libm ``atan2``/``asin``/``atan`` is called."""
     f = numba.njit(cache=False, error_model="numpy", _nrt=False)(
         getattr(bpm, phase).py_func)
     f(np.zeros(bpm.SCRATCH_SIZE), 0)
@@ -185,3 +208,12 @@ def test_the_bending_angle_is_libm_s_asin_to_two_ulps_up_to_one():
     got = np.array([bpm._asin(v) for v in p])
     assert _ulps(got, np.arcsin(np.minimum(p, 1.0))) <= 2.0
     assert got[-1] == got[-2] == math.pi / 2
+
+
+def test_the_packed_atan2_divides_twice():
+    """``z = (m − M)/(m + M)`` in one division, not Cephes's ``t = m/M`` then ``(t −
+    1)/(t + 1)``: two divisions, the packed loops' costliest operation (a compilation of
+    the source: the disk cache plays no part)."""
+    f = numba.njit(cache=False, error_model="numpy")(atan2_packed.py_func)
+    f(0.5, 0.7)
+    assert next(iter(f.inspect_llvm().values())).count(" fdiv ") == 2

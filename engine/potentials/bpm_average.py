@@ -35,10 +35,10 @@ finite differences of the last step) is not carried: the bonds' damping here is 
 exact flow of ``engine.potentials.bond_damping`` (LAMMPS's ``damping dem``), with the
 same coefficients; an equilibrium does not depend on it.
 
-The arithmetic (issue #44 item 9: ~60 ns a bond, was ~200).  The loads above, computed
-in space, not in ``C``, equal to the formula of LAMMPS's source to its round-off
-(tests/test_bpm_average_form.py: within 1e-12 of that formula evaluated exactly, over
-random and degenerate states); the bits are not those of before:
+The arithmetic (issue #44 item 9: ~60 ns a bond scalar, was ~200; ~25 ns packed). The
+loads above, computed in space, not in ``C``, equal to the formula of LAMMPS's source to
+its round-off (tests/test_bpm_average_form.py: within 1e-12 of that formula evaluated
+exactly, over random and degenerate states); the bits are not those of before:
 
 * ``q_c`` unnormalised, ``c = p ± q``: every use below is homogeneous in it; the
   reference bond is turned out, ``g = R(c) r_i = |c|² R(q_c) r_i``, instead of ``r_f``
@@ -52,7 +52,12 @@ random and degenerate states); the bits are not those of before:
   ``ψ = 4 atan(z/w)`` (``|z| ≤ |w|``: ``q_c`` is the shortest-path midpoint), signed
   about ``r̂``; ``swing(u) ⊗ swing(u*)* ∝ ((w² + z²)² − (w² − z²)|n|², 2w (w² + z²) n +
   2wz |n|² r̂)``, ``θ = 2 atan(|a|/a₀)`` (``a₀ ≥ 0``) about ``a/|a|``;
-* the angles by ``atan`` of a ratio, not ``acos`` of a cosine: ``acos(1 − δ)`` turns
+* the angles by ``atan`` of a ratio, not ``acos`` of a cosine (each ``atan(y/x)`` as
+  ``engine.potentials.packed_atan.atan2_packed(y, x)``, ``x > 0`` or ``atan2``'s
+  continuation past a right angle and π — what the ``+ π`` corrections did — within 2
+  ulp of libm, in plain arithmetic, so that ``engine.potentials.bpm.bpm_bonds_ws`` runs
+  the law packed, a block of bonds at a time: issue #44 item 9, the last bits changed
+  again, the law not): ``acos(1 − δ)`` turns
   the cosine's last bit into ~1.5e-8 rad at small angles (and ``r₀ ≠ |r_i|`` by an ulp
   into 1e-16/γ), ``atan`` keeps small angles to their round-off — more accurate than
   LAMMPS's formula in floats, not less; the normalisations that only restored
@@ -68,6 +73,7 @@ import math
 from numba import njit
 
 from ..rotations import quat_mul_t, quat_rotate_t
+from .packed_atan import atan2_packed
 
 EPS = 1e-10
 
@@ -108,9 +114,7 @@ def rotational_average(kr, ks, kt, kb, r0, ri0, ri1, ri2, f0, f1, f2, p0, p1, p2
     x2 = g0 * f1 - g1 * f0
     xn = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
     gd = g0 * f0 + g1 * f1 + g2 * f2
-    gamma = math.atan(xn / gd)  # (atan2(xn, gd): + π past a right angle)
-    if gd < 0.0 or gamma < 0.0:
-        gamma += math.pi
+    gamma = atan2_packed(xn, gd)  # (xn ≥ 0: in [0, π])
     fs = 0.0
     s0 = s1 = s2 = t0 = t1 = t2 = 0.0
     if xn > EPS * cc:
@@ -133,8 +137,9 @@ def rotational_average(kr, ks, kt, kb, r0, ri0, ri1, ri2, f0, f1, f2, p0, p1, p2
     ww = w * w
     zz = z * z
     ss = ww + zz
-    # twist: ψ = the angle of twist(u)², signed about r̂, = 4 atan(z/w) (|z| ≤ |w|)
-    psi = 4.0 * math.atan(z / w)
+    # twist: ψ = the angle of twist(u)², signed about r̂, = 4 atan(z/w) (|z| ≤ |w|;
+    # w = q·c = sg (1 + |p·q|) has the sign sg: atan2 of (sg z, sg w), its x > 0)
+    psi = 4.0 * atan2_packed(sg * z, sg * w)
     # bending: θ and axis of swing(u) ⊗ swing(u*)*, times |U|² (w² + z²)
     wss = 2.0 * w * ss
     wzn = 2.0 * w * z * nn
@@ -142,9 +147,9 @@ def rotational_average(kr, ks, kt, kb, r0, ri0, ri1, ri2, f0, f1, f2, p0, p1, p2
     a2 = wss * n1 + wzn * h1
     a3 = wss * n2 + wzn * h2
     an = math.sqrt(a1 * a1 + a2 * a2 + a3 * a3)
-    theta = 2.0 * math.atan(an / (ss * ss - (ww - zz) * nn))  # (the scalar part ≥ 0)
-    if theta < 0.0:  # (past π by round-off)
-        theta += 2.0 * math.pi
+    # (the scalar part a₀ ≥ 0; below 0 by round-off past π, where atan2 carries θ on
+    # past π, as atan + 2π did)
+    theta = 2.0 * atan2_packed(an, ss * ss - (ww - zz) * nn)
     kbt = 0.0
     if an > 0.0:
         kbt = kb * theta / an

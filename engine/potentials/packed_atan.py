@@ -4,13 +4,16 @@ BPM bonds' three angles a bond (``engine.potentials.bpm``) were two ``atan2`` an
 
 Cephes's ``atan`` (S. L. Moshier, *Methods and Programs for Mathematical Functions*,
 1989, ``atan.c``; the same reduction and coefficients as its ``atan2``), branch-free:
-with ``t = min(|x|, |y|)/max(|x|, |y|) ∈ [0, 1]``, ``atan t = z + z³ P(z²)/Q(z²)`` for
-``t ≤ 0.66`` (``z = t``), else ``π/4 + atan z`` with ``z = (t − 1)/(t + 1)``
-(``|z| ≤ 0.205``); ``P/Q`` of degree 4/5 (peak relative error of the approximant
-2.6e-18); the octant then by ``π/2 − a`` where ``|y| > |x|``, ``π − a`` where ``x < 0``,
-and the sign of ``y``, each constant with its next bits (``MOREBITS`` = π/2 − fl(π/2)).
-Every operation is an IEEE ``+ − × /`` or a comparison, so the compiled code (packed,
-no FMA: LLVM contracts nothing without ``fastmath``) and the interpreted twin
+with ``t = m/M ∈ [0, 1]`` (``m = min(|x|, |y|)``, ``M = max(|x|, |y|)``), ``atan t = z +
+z³ P(z²)/Q(z²)`` for ``t ≤ 0.66`` (``z = t``), else ``π/4 + atan z`` with ``z = (t −
+1)/(t + 1) = (m − M)/(m + M)`` (``|z| ≤ 0.205``; the branch taken where ``m > 0.66 M``,
+and ``z`` one division of ``m − M``, exact, by ``m + M``: two divisions in all, not
+Cephes's three — the packed loops of ``engine.potentials.bpm`` are bound by their
+divisions); ``P/Q`` of degree 4/5 (peak relative error of the approximant 2.6e-18); the
+octant then by ``π/2 − a`` where ``|y| > |x|``, ``π − a`` where ``x < 0``, and the sign
+of ``y``, each constant with its next bits (``MOREBITS`` = π/2 − fl(π/2)). Every
+operation is an IEEE ``+ − × /`` or a comparison, so the compiled code (packed, no FMA:
+LLVM contracts nothing without ``fastmath``) and the interpreted twin
 (``engine.interpreted``) agree to the bit; against libm's ``atan2`` it is within 2 ulp
 (tests/test_bpm_block.py), libm's own last-bit differences across platforms' size.
 ``atan2(±0, ±0)`` is ``±0`` (libm: ``±π`` for ``x = −0``).
@@ -46,9 +49,10 @@ def atan2_packed(y, x):
     steep = ay > ax
     num = ax if steep else ay
     den = ay if steep else ax
-    t = num / den if den > 0.0 else 0.0
-    mid = t > 0.66
-    z = (t - 1.0) / (t + 1.0) if mid else t
+    mid = num > 0.66 * den
+    zn = num - den if mid else num  # (exact where mid: Sterbenz)
+    zd = num + den if mid else den
+    z = zn / zd if zd > 0.0 else 0.0
     zz = z * z
     pz = ((((_P0 * zz + _P1) * zz + _P2) * zz + _P3) * zz + _P4) * zz
     qz = ((((zz + _Q0) * zz + _Q1) * zz + _Q2) * zz + _Q3) * zz + _Q4
