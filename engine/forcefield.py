@@ -152,7 +152,7 @@ def new_scratch(n, ff=None):
     ``engine.parallel.PARALLEL_MIN_BODIES`` bodies whose force field ``ff`` is given,
     that of the parallel kernels (without ``ff``, or for a smaller model, it is empty
     and the serial kernels run), and the BPM bonds' block
-    (``engine.potentials.bpm.new_bonds_scratch``: 34 kB whatever the model)."""
+    (``engine.potentials.bpm.new_bonds_scratch``: 55 kB whatever the model)."""
     nb = 0
     cap = 0
     if ff is not None:
