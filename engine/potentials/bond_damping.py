@@ -576,8 +576,8 @@ def _same_geometry(xf, xkey, gkey, tau):
     a = xf.view(np.int64)
     b = xkey.view(np.int64)
     differ = 0
-    for k in range(a.shape[0]):
-        differ += a[k] != b[k]
+    for k in range(a.shape[0]):  # (the bits that differ, or-ed: a loop of integer ors
+        differ |= a[k] ^ b[k]  # that vectorizes, rather than a count of booleans)
     return differ == 0
 
 
