@@ -26,11 +26,14 @@ Matom-step/s = spheres × steps / s; best of ``--repeat``.  LAMMPS's published l
 ``--profile`` adds where a step goes (µs a step of the thread's CPU time, so that other
 jobs on the machine count less, best of 7 × 2000 calls): ours, the bonds' kernel alone
 (``engine.potentials.bpm.bpm_bonds_ws``), the bonds' damping over a half-step
-(``engine.potentials.bond_damping.bond_damp_half``, twice a step), every force term
-(``compute_forces_ws``), the whole step, and the libm calls of the bonds' angles alone
-(two ``atan2`` and one ``asin`` a bond); LAMMPS, its own timing breakdown (``Bond``,
-``Modify`` …) a step and as shares of its loop.  ``--profile-only``: that alone, with
-one LAMMPS run.
+(``engine.potentials.bond_damping.bond_damp_half``, twice a step; timed on one state, so
+with the bonds' geometry kept from the call before, as the second of a step's two
+half-steps finds it: the first computes it afresh, ≈ 6 µs more), every force term
+(``compute_forces_ws``), the whole step, and what libm's calls for the bonds' angles
+would cost alone (two ``atan2`` and one ``asin`` a bond; the kernel's own angles are
+``engine.potentials.packed_atan``'s, packed, since issue #44 item 9); LAMMPS, its own
+timing breakdown (``Bond``, ``Modify`` …) a step and as shares of its loop.
+``--profile-only``: that alone, with one LAMMPS run.
 """
 
 from __future__ import annotations
