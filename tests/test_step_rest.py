@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from test_bond_damping import DAMPED
 from test_bond_laws import _chain
 
@@ -38,26 +39,32 @@ def test_the_kept_velocities_are_put_back():
     rng = np.random.default_rng(4)
     v, o, pi = (rng.normal(size=(5, 3)) for _ in range(3))
     f = new_fields(5)
-    save_velocities(v, o, pi, f)
     v0, o0, pi0 = v.copy(), o.copy(), pi.copy()
-    v[:] = o[:] = pi[:] = 7.0
-    undo_damping(v, o, pi, f)
-    assert np.array_equal(v, v0) and np.array_equal(o, o0) and np.array_equal(pi, pi0)
+    for with_pi in (False, True):
+        save_velocities(v, o, pi, f, with_pi)
+        v[:] = o[:] = 7.0
+        pi[:] = 7.0 if with_pi else pi0
+        undo_damping(v, o, pi, f, with_pi)
+        assert np.array_equal(v, v0) and np.array_equal(o, o0)
+        assert np.array_equal(pi, pi0)
 
 
-def test_a_failed_step_without_viscous_damping_leaves_the_bond_damped_state():
+@pytest.mark.parametrize("scheme", ["rrp-newmark", "lgvi"])
+def test_a_failed_step_without_viscous_damping_leaves_the_bond_damped_state(scheme):
     """The bonds damped, the spheres not (``γ = 0``): a step refused by the energy check
-    leaves ``v``, ``Ω`` as they were (the bonds' flow had changed them first)."""
-    sim = simulation_for(_chain(DAMPED), "rrp-newmark", 2e-3, record_frames=False,
+    leaves ``v``, ``Ω`` (and ``Π`` of a scheme that keeps it) as they were (the bonds'
+    flow had changed them first)."""
+    sim = simulation_for(_chain(DAMPED), scheme, 2e-3, record_frames=False,
                          energy_tolerance=None)
     assert not any_viscous(sim.ff.fields) and sim.ff.bond_damped
     assert sim.advance(20).ok
     v0, o0, x0 = sim.state.v.copy(), sim.state.omega.copy(), sim.state.x.copy()
+    pi0 = sim._s0[7].copy()
     sim.energy_tolerance = 1e-300
     rep = sim.advance(5)
     assert not rep.ok and rep.steps == 0
     assert np.array_equal(sim.state.v, v0) and np.array_equal(sim.state.omega, o0)
-    assert np.array_equal(sim.state.x, x0)
+    assert np.array_equal(sim.state.x, x0) and np.array_equal(sim._s0[7], pi0)
 
 
 def _reference_attitude(h, rot_map, w, q0):

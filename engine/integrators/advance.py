@@ -507,6 +507,8 @@ def _loop_of(scheme: int):
         # some γ of the spheres' viscous flow ≠ 0 (they change between calls only: a
         # stage's entry); else that flow is the identity and is left out (issue #44 item 9)
         viscous = damped and gated(ff, T_DAMPING, False, any_viscous, ff[FIELDS])
+        # (the bonds' flow moves Π only for the schemes that keep it: else Π is kept and
+        # put back by the viscous flow alone)
         while done < n_steps:
             if history:  # friction springs, damping: engine.potentials.friction
                 set_anchor_time(ff, h)
@@ -519,7 +521,7 @@ def _loop_of(scheme: int):
                                   ff[1], ff[FIELDS], 0.5 * h, True)
                 else:  # (the viscous flow is the identity: only the velocities kept)
                     gated(ff, T_DAMPING, None, save_velocities, s0[1], s0[3], s0[7],
-                          ff[FIELDS])
+                          ff[FIELDS], keeps_pi)
                 d_pre += gated(ff, BPM_DAMPED, 0.0, bond_damp_half, s0[0], s0[1], s0[2],
                                s0[3], s0[7], ff[0], ff[1], ff[BPM_TABLE], 0.5 * h, True,
                                keeps_pi, ff[BOND_DAMP])
@@ -527,7 +529,7 @@ def _loop_of(scheme: int):
             if status != OK:
                 if damped:
                     gated(ff, T_DAMPING, None, undo_damping, s0[1], s0[3], s0[7],
-                          ff[FIELDS])
+                          ff[FIELDS], viscous or keeps_pi)
                 break
             # the energy of the bonds broken so far, carried (issue #44 item 2)
             gated(ff, BREAKS, None, carry_broken, s0[6], s1[6])
@@ -554,7 +556,7 @@ def _loop_of(scheme: int):
             if status != OK:
                 if damped:
                     gated(ff, T_DAMPING, None, undo_damping, s0[1], s0[3], s0[7],
-                          ff[FIELDS])
+                          ff[FIELDS], viscous or keeps_pi)
                 break
             if history:  # accepted: the trial springs become the committed ones
                 gated(ff, T_HISTORY, None, commit_history, ff[13], s1[0], s1[2])
