@@ -63,7 +63,7 @@ from ..layout import (
 from ..parallel import CHUNK, PARALLEL_MIN_UPDATE
 from ..potentials.bond_damping import bond_damp_half
 from ..potentials.bpm_break import any_breaks, carry_broken
-from ..potentials.damping import damp_half, undo_damping
+from ..potentials.damping import any_viscous, damp_half, save_velocities, undo_damping
 from ..potentials.fields import CLOCK_START, FI_CLOCK, field_work, set_field_time
 from ..potentials.friction import H_DISSIPATED, commit_history, set_anchor_time
 from ..rotations import quat_rotate_t
@@ -504,6 +504,11 @@ def _loop_of(scheme: int):
         history = ff[3][T_HISTORY] != 0
         fields = ff[3][T_FIELD] != 0
         damped = ff[3][T_DAMPING] != 0
+        # some γ of the spheres' viscous flow ≠ 0 (they change between calls only: a
+        # stage's entry); else that flow is the identity and is left out (issue #44 item 9)
+        viscous = damped and gated(ff, T_DAMPING, False, any_viscous, ff[FIELDS])
+        # (the bonds' flow moves Π only for the schemes that keep it: else Π is kept and
+        # put back by the viscous flow alone)
         while done < n_steps:
             if history:  # friction springs, damping: engine.potentials.friction
                 set_anchor_time(ff, h)
@@ -511,8 +516,12 @@ def _loop_of(scheme: int):
                 _field_clock(ff, t0 + done * h, h)
             d_pre = 0.0
             if damped:  # Strang: D*_{h/2} ∘ Φ_h ∘ D_{h/2} (engine.potentials.damping)
-                d_pre = gated(ff, T_DAMPING, 0.0, damp_half, s0[1], s0[3], s0[7], ff[0],
-                              ff[1], ff[FIELDS], 0.5 * h, True)
+                if viscous:
+                    d_pre = gated(ff, T_DAMPING, 0.0, damp_half, s0[1], s0[3], s0[7], ff[0],
+                                  ff[1], ff[FIELDS], 0.5 * h, True)
+                else:  # (the viscous flow is the identity: only the velocities kept)
+                    gated(ff, T_DAMPING, None, save_velocities, s0[1], s0[3], s0[7],
+                          ff[FIELDS], keeps_pi)
                 d_pre += gated(ff, BPM_DAMPED, 0.0, bond_damp_half, s0[0], s0[1], s0[2],
                                s0[3], s0[7], ff[0], ff[1], ff[BPM_TABLE], 0.5 * h, True,
                                keeps_pi, ff[BOND_DAMP])
@@ -520,7 +529,7 @@ def _loop_of(scheme: int):
             if status != OK:
                 if damped:
                     gated(ff, T_DAMPING, None, undo_damping, s0[1], s0[3], s0[7],
-                          ff[FIELDS])
+                          ff[FIELDS], viscous or keeps_pi)
                 break
             # the energy of the bonds broken so far, carried (issue #44 item 2)
             gated(ff, BREAKS, None, carry_broken, s0[6], s1[6])
@@ -530,8 +539,11 @@ def _loop_of(scheme: int):
                 d_post = gated(ff, BPM_DAMPED, 0.0, bond_damp_half, s1[0], s1[1], s1[2],
                                s1[3], s1[7], ff[0], ff[1], ff[BPM_TABLE], 0.5 * h, False,
                                keeps_pi, ff[BOND_DAMP])
-                d_post += gated(ff, T_DAMPING, 0.0, damp_half, s1[1], s1[3], s1[7], ff[0],
-                                ff[1], ff[FIELDS], 0.5 * h, False)
+                if viscous:
+                    d_post += gated(ff, T_DAMPING, 0.0, damp_half, s1[1], s1[3], s1[7],
+                                    ff[0], ff[1], ff[FIELDS], 0.5 * h, False)
+                else:  # (what damp_half adds when every γ is 0: the same bits)
+                    d_post += 0.0
                 if not history:
                     s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED]
                 s1[6][E_DISSIPATED] += d_pre + d_post
@@ -544,7 +556,7 @@ def _loop_of(scheme: int):
             if status != OK:
                 if damped:
                     gated(ff, T_DAMPING, None, undo_damping, s0[1], s0[3], s0[7],
-                          ff[FIELDS])
+                          ff[FIELDS], viscous or keeps_pi)
                 break
             if history:  # accepted: the trial springs become the committed ones
                 gated(ff, T_HISTORY, None, commit_history, ff[13], s1[0], s1[2])

@@ -14,6 +14,13 @@ for ``Ω``), is known exactly and booked in the ``dissipated`` component.  So
 docs/physics.md §4.6), and a damped run of a variational scheme is no longer
 variational, as it should not be.
 
+A stage without viscous damping (every ``γ_i = γ_r,i = 0``, the metamaterial's first
+stage, whose family has the flow for its second) leaves it out: the stepping loop asks
+:func:`any_viscous` once a call (the arrays change only between calls, at a stage's
+entry) and then only keeps the velocities (:func:`save_velocities`; ``Π`` only for the schemes
+that keep it, the only ones whose ``Π`` the bonds' flow moves) for the bonds' own
+damping flow, the flow of this module being the identity (issue #44 item 9).
+
 ``γ_i`` and ``γ_r,i`` per sphere live in the force field's fields tuple
 (``engine.potentials.fields.new_fields``: ``FI_GAMMA``, ``FI_GAMMA_ROT``); spheres
 outside the damped groups have 0.
@@ -64,12 +71,46 @@ def damp_half(v, o, pi, m, J, fields, tau, save):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
-def undo_damping(v, o, pi, fields):
-    """Put back the velocities :func:`damp_half` kept (a step that failed leaves the
-    last good state as it was)."""
+def any_viscous(fields):
+    """Whether some sphere has a viscous damping ``γ_i ≠ 0`` or ``γ_r,i ≠ 0``: else
+    :func:`damp_half` is the identity and removes nothing."""
+    gamma = fields[FI_GAMMA]
+    gamma_r = fields[FI_GAMMA_ROT]
+    on = False
+    for i in range(gamma.shape[0]):
+        on |= gamma[i] != 0.0
+    for i in range(gamma_r.shape[0]):
+        on |= gamma_r[i] != 0.0
+    return on
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def save_velocities(v, o, pi, fields, with_pi):
+    """Keep ``v``, ``Ω`` (and ``Π`` if ``with_pi``: a scheme that keeps it) in
+    ``fields[FI_SAVE]`` (:func:`damp_half` with ``save`` when the viscous flow is the
+    identity: :func:`undo_damping` puts them back)."""
+    keep = fields[FI_SAVE]
+    for i in range(v.shape[0]):
+        for k in range(3):
+            keep[i, k] = v[i, k]
+            keep[i, 3 + k] = o[i, k]
+    if with_pi:
+        for i in range(v.shape[0]):
+            for k in range(3):
+                keep[i, 6 + k] = pi[i, k]
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
+def undo_damping(v, o, pi, fields, with_pi):
+    """Put back the velocities :func:`damp_half` or :func:`save_velocities` kept (a step
+    that failed leaves the last good state as it was); ``Π`` too if ``with_pi`` (it was
+    kept)."""
     keep = fields[FI_SAVE]
     for i in range(v.shape[0]):
         for k in range(3):
             v[i, k] = keep[i, k]
             o[i, k] = keep[i, 3 + k]
-            pi[i, k] = keep[i, 6 + k]
+    if with_pi:
+        for i in range(v.shape[0]):
+            for k in range(3):
+                pi[i, k] = keep[i, 6 + k]
