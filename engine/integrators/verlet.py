@@ -114,10 +114,9 @@ def renormalise_range(q, i0, i1):
 def _before_forces(h, rot_map, m, J, s0, s1, i0, i1):
     """Bodies ``i0 ≤ i < i1``: the half kick of the spin (but for ``rrp-exact``, whose
     caller has made it), the drift, the attitude update and its renormalisation
-    (B&G eqs. (23a)–(23c)), each a loop of its own (they vectorise), but for the
-    renormalisation, made in the attitude's loop while ``q₁`` is in registers (the same
-    bits as a pass of :func:`renormalise_range` after it; issue #44 item 9: 4 µs less
-    a step on the metamaterial's 1360 spheres)."""
+    (B&G eqs. (23a)–(23c)), each a loop of its own (they vectorise; the renormalisation
+    made in the attitude's loop instead cost the metamaterial's ``rrp-newmark`` step
+    25 µs more, not less, issue #44 item 9)."""
     if not states_ok(s0, s1):
         return
     x0, v0, q0, o0, F0, RM0 = s0[:6]
@@ -134,7 +133,7 @@ def _before_forces(h, rot_map, m, J, s0, s1, i0, i1):
             d = quat_from_rotvec_t(h * o1[i, 0], h * o1[i, 1], h * o1[i, 2])
             a0, a1, a2, a3 = quat_mul_t(d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1],
                                         q0[i, 2], q0[i, 3])
-            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = renormalised_t(a0, a1, a2, a3)
+            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = a0, a1, a2, a3
     elif rot_map == ROT_RRP_EXACT:
         for i in range(i0, i1):
             w0 = o1[i, 0]
@@ -145,13 +144,14 @@ def _before_forces(h, rot_map, m, J, s0, s1, i0, i1):
             d = quat_from_rrp_t(f * w0, f * w1, f * w2)
             a0, a1, a2, a3 = quat_mul_t(d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1],
                                         q0[i, 2], q0[i, 3])
-            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = renormalised_t(a0, a1, a2, a3)
+            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = a0, a1, a2, a3
     else:
         for i in range(i0, i1):
             d = quat_from_rrp_t(h * o1[i, 0], h * o1[i, 1], h * o1[i, 2])
             a0, a1, a2, a3 = quat_mul_t(d[0], d[1], d[2], d[3], q0[i, 0], q0[i, 1],
                                         q0[i, 2], q0[i, 3])
-            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = renormalised_t(a0, a1, a2, a3)
+            q1[i, 0], q1[i, 1], q1[i, 2], q1[i, 3] = a0, a1, a2, a3
+    renormalise_range(q1, i0, i1)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False)
