@@ -617,34 +617,24 @@ def bpm_bonds_ws(x, q, bonds, table, F, RM, energy, ws):
                 F[j, 1] -= f1
                 F[j, 2] -= f2
                 continue
-            if law == LAW_ROTATIONAL_AVERAGE:
-                f0 = ws[_AOUT + ka]
-                f1 = ws[_AOUT + BLOCK + ka]
-                f2 = ws[_AOUT + 2 * BLOCK + ka]
-                ti0 = ws[_AOUT + 3 * BLOCK + ka]
-                ti1 = ws[_AOUT + 4 * BLOCK + ka]
-                ti2 = ws[_AOUT + 5 * BLOCK + ka]
-                tj0 = ws[_AOUT + 6 * BLOCK + ka]
-                tj1 = ws[_AOUT + 7 * BLOCK + ka]
-                tj2 = ws[_AOUT + 8 * BLOCK + ka]
-                un = ws[_AOUT + 9 * BLOCK + ka]
-                us = ws[_AOUT + 10 * BLOCK + ka]
-                ur = ws[_AOUT + 11 * BLOCK + ka]
+            if law == LAW_ROTATIONAL_AVERAGE:  # (the loads' rows: phase 3 of each law)
+                o = _AOUT + ka
                 ka += 1
             else:
-                f0 = ws[_OUT + k]
-                f1 = ws[_OUT + BLOCK + k]
-                f2 = ws[_OUT + 2 * BLOCK + k]
-                ti0 = ws[_OUT + 3 * BLOCK + k]
-                ti1 = ws[_OUT + 4 * BLOCK + k]
-                ti2 = ws[_OUT + 5 * BLOCK + k]
-                tj0 = ws[_OUT + 6 * BLOCK + k]
-                tj1 = ws[_OUT + 7 * BLOCK + k]
-                tj2 = ws[_OUT + 8 * BLOCK + k]
-                un = ws[_OUT + 9 * BLOCK + k]
-                us = ws[_OUT + 10 * BLOCK + k]
-                ur = ws[_OUT + 11 * BLOCK + k]
+                o = _OUT + k
                 k += 1
+            f0 = ws[o]
+            f1 = ws[o + BLOCK]
+            f2 = ws[o + 2 * BLOCK]
+            ti0 = ws[o + 3 * BLOCK]
+            ti1 = ws[o + 4 * BLOCK]
+            ti2 = ws[o + 5 * BLOCK]
+            tj0 = ws[o + 6 * BLOCK]
+            tj1 = ws[o + 7 * BLOCK]
+            tj2 = ws[o + 8 * BLOCK]
+            un = ws[o + 9 * BLOCK]
+            us = ws[o + 10 * BLOCK]
+            ur = ws[o + 11 * BLOCK]
             e_n += un
             e_s += us
             e_r += ur
