@@ -539,11 +539,9 @@ def _loop_of(scheme: int):
                 d_post = gated(ff, BPM_DAMPED, 0.0, bond_damp_half, s1[0], s1[1], s1[2],
                                s1[3], s1[7], ff[0], ff[1], ff[BPM_TABLE], 0.5 * h, False,
                                keeps_pi, ff[BOND_DAMP])
-                if viscous:
+                if viscous:  # (else the flow is the identity and adds 0)
                     d_post += gated(ff, T_DAMPING, 0.0, damp_half, s1[1], s1[3], s1[7],
                                     ff[0], ff[1], ff[FIELDS], 0.5 * h, False)
-                else:  # (what damp_half adds when every γ is 0: the same bits)
-                    d_post += 0.0
                 if not history:
                     s1[6][E_DISSIPATED] = s0[6][E_DISSIPATED]
                 s1[6][E_DISSIPATED] += d_pre + d_post
