@@ -32,6 +32,7 @@ from engine.io import (
     read_run,
 )
 from engine.io.closing import CLOSE_STEPS
+from engine.io.journal import journal_name
 from engine.scenarios import load_scenario
 from engine.simulation import Simulation
 
@@ -92,6 +93,17 @@ def test_a_shared_lock_is_shared_by_readers_and_refuses_a_writer(tmp_path):
             OutputLock(tmp_path / "r.h5", shared=True).acquire()
 
 
+def _copy_killed(part: Path, d: Path) -> None:
+    """Copy the killed run's ``.partial`` into ``d`` *with its journal* where one was
+    left (a kill between two commits: ``engine/io/journal.py``): the file alone is the
+    torn, uncommitted state the journal rolls back; without it the copy reads as damaged
+    (its last frames and records fail their digests) and is never resumed."""
+    shutil.copy(part, d / part.name)
+    journal = journal_name(part)
+    if journal.exists():
+        shutil.copy(journal, journal_name(d / part.name))
+
+
 def _race_commands(part: str, t_end: str) -> dict[str, tuple[str, ...]]:
     return {
         "in place": ("run", "--resume", part, "--t-end", t_end, "-q"),
@@ -116,7 +128,7 @@ def _race(tmp_path: Path, killed, tries: int, seed: int, pairs=PAIRS) -> None:
         for first, second in pairs:
             d = tmp_path / f"{k}-{first}-{second}".replace(" ", "_")
             d.mkdir()
-            shutil.copy(part, d / part.name)
+            _copy_killed(part, d)
             cmds = _race_commands(part.name, t_end)
             p1 = popen(d, *cmds[first])
             time.sleep(rng.uniform(0.0, 0.3))
@@ -160,7 +172,7 @@ def test_a_resume_holds_the_source_lock_from_its_start(tmp_path, killed, first, 
     if second == "convert":
         pytest.importorskip("pyvista")
     part, t = killed
-    shutil.copy(part, tmp_path / part.name)
+    _copy_killed(part, tmp_path)
     cmds = _race_commands(part.name, f"{t + 1:g}")
     p1 = popen(tmp_path, *cmds[first])
     lock = "other.h5.lock" if first == "copy" else "k.h5.lock"
@@ -320,7 +332,7 @@ def test_a_kill_at_every_write_of_the_marking_leaves_a_file_that_finishes(tmp_pa
 def test_convert_of_a_partial_being_resumed_names_its_writer(tmp_path, killed):
     pytest.importorskip("pyvista")
     part, t = killed
-    shutil.copy(part, tmp_path / part.name)
+    _copy_killed(part, tmp_path)
     p = popen(tmp_path, "run", "--resume", part.name, "--t-end", "100000", "-q")
     try:
         wait_for(lambda: (tmp_path / "k.h5.lock").exists(), "lock of the resume", p)

@@ -184,4 +184,13 @@ def launch(args: argparse.Namespace) -> int:
         QTimer.singleShot(0, arm)
 
     app.exec()
+    from .thread_keeper import wait_released
+
+    if not wait_released(3000):
+        # the window closed while its worker was in a long slot (a cold compile): end
+        # here without destroying that thread (Qt aborts on a running QThread destroyed);
+        # the window has saved what it had, and Numba writes its cache files whole
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status["code"])
     return status["code"]

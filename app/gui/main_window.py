@@ -36,6 +36,7 @@ from .plots import PlotPanel, error_title
 from .recorder import Recorder
 from .replay import Recording, TimelineBar
 from .startup import ElidedLabel, LoadStatus
+from .thread_keeper import release_when_finished
 from .window_menus import AXES_DETAIL_LABELS, MenusMixin
 from .window_recording import RecordingMixin
 from .window_replay import ReplayMixin
@@ -56,9 +57,17 @@ __all__ = ["AXES_DETAIL_LABELS", "DEFAULT_REQUEST", "PLOT_HZ", "MainWindow"]
 PLOT_HZ = 10
 
 
+# what the window hears from its worker (``_stop_worker`` cuts them when it lets a busy
+# worker finish on its own)
+_WORKER_SIGNALS = ("state_changed", "preview", "progress", "loaded", "frame", "failed",
+                   "rejected", "accepted", "saved", "pong", "threads_set")
+
 class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow):
     """See the module docstring.  ``settings``: where geometry and last choices are kept
     (default: the user's ``QSettings``)."""
+
+    STOP_WAIT_MS = 5000
+    """How long a closing window waits for its worker's thread to end (``_stop_worker``)."""
 
     request_load = pyqtSignal(object)
     request_play = pyqtSignal()
@@ -644,15 +653,24 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
             self.show_message("compare mode: the runs restart together from t = 0")
 
     # ------------------------------------------------------------------ closing
-    def _stop_worker(self, wait_ms: int = 5000) -> None:
+    def _stop_worker(self) -> None:
         """Ask the worker to stop its timer and end its thread, in that order and in its
-        own thread (``shutdown``, queued after what it was asked before); a worker busy
-        beyond ``wait_ms`` (a long compile) has its event loop ended from here."""
+        own thread (``shutdown``, queued after what it was asked before).  A worker still
+        busy after ``STOP_WAIT_MS`` (a slot that has not returned: a cold compile) ends
+        its thread by itself when the slot returns and ``shutdown`` runs; until then the
+        thread is no child of this window, which may be deleted meanwhile (a running
+        ``QThread`` destroyed aborts the process): ``thread_keeper`` holds it, and the
+        window hears nothing more from its worker."""
         self.worker.ask_pause()  # (a long energy-stepping interval stops at once)
         self.request_shutdown.emit()
-        if not self.thread.wait(wait_ms):
-            self.thread.quit()
-            self.thread.wait(wait_ms)
+        if self.thread.wait(self.STOP_WAIT_MS):
+            return
+        for name in _WORKER_SIGNALS:
+            try:
+                getattr(self.worker, name).disconnect()
+            except TypeError:  # (nothing connected to it)
+                pass
+        release_when_finished(self.thread, self.worker)
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         self.settings.setValue("geometry", self.saveGeometry())
