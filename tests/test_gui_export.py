@@ -190,3 +190,41 @@ def test_closing_the_window_cancels_a_running_export(qtbot, make_window, tmp_pat
     w.close()
     assert job.isFinished()
     assert _files(tmp_path) == []
+
+
+def test_an_export_that_outlasts_the_close_is_not_destroyed_running(qtbot, make_window,
+                                                                    tmp_path, monkeypatch):
+    """A job that does not look at its cancel within the wait (held in a step: a
+    compile of the watched run's re-run) is left to end by itself: deleting its dialog
+    does not destroy the running thread (Qt aborts the process on that), and once it
+    looks it cancels and leaves nothing."""
+    import threading
+
+    from PyQt6 import sip
+
+    from app.gui import thread_keeper
+    from app.gui.export_dialog import ExportJob
+
+    gate = threading.Event()
+    check = ExportJob.check
+
+    def held(self) -> None:
+        if self.frames_seen:
+            gate.wait(60)
+        check(self)
+
+    monkeypatch.setattr(ExportJob, "check", held)
+    w = make_window(SMALL)
+    _play_to(qtbot, w, 0.2)
+    w.pause()
+    d = _dialog(w, tmp_path / "x.gif", fps=60, size="96x64", layout="view")
+    job = d.start()
+    qtbot.waitUntil(lambda: len(job.frames_seen) >= 1, timeout=WAIT)
+    d.stop(wait_ms=200)
+    assert job.isRunning() and thread_keeper.is_held(job) and job.parent() is None
+    d.deleteLater()
+    qtbot.waitUntil(lambda: sip.isdeleted(d), timeout=5000)
+    gate.set()
+    qtbot.waitUntil(lambda: not thread_keeper.is_held(job), timeout=WAIT)
+    assert job.isFinished() and job.result is None
+    assert _files(tmp_path) == []

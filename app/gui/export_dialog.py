@@ -36,6 +36,7 @@ from PyQt6.QtWidgets import (
 
 from ..export import LAYOUTS, ExportError, parse_size
 from ..export.watched import Watched, write_watched
+from .thread_keeper import release_when_finished
 
 
 class Cancelled(Exception):
@@ -249,10 +250,19 @@ class ExportDialog(QDialog):
 
     def stop(self, wait_ms: int = 30_000) -> None:
         """Cancel a running export and wait for its thread (the dialog or the window is
-        closing: a running QThread must not be destroyed); nothing is left behind."""
+        closing: a running QThread must not be destroyed); nothing is left behind.  A job
+        still running after ``wait_ms`` is held by ``thread_keeper`` until it sees the
+        cancel and ends (cleaning up as it does)."""
         if self.job is not None and self.job.isRunning():
             self.job.cancel()
-            self.job.wait(wait_ms)
+            if not self.job.wait(wait_ms):  # (in a step that does not look: a compile)
+                for signal in (self.job.progress, self.job.done, self.job.failed,
+                               self.job.cancelled):
+                    try:
+                        signal.disconnect()
+                    except TypeError:  # (nothing connected to it)
+                        pass
+                release_when_finished(self.job)  # (not destroyed with the dialog)
 
     def reject(self) -> None:  # (Escape, the close button, Cancel when idle)
         self.stop()

@@ -4,8 +4,10 @@ A window's ``QThread`` is its child, and Qt aborts the process when a running
 ``QThread`` is destroyed (``qFatal``: "QThread: Destroyed while thread … is still
 running").  Asking the thread to quit ends its event loop only once the slot it is in
 returns, and a slot may run for a long time: the worker compiling a cold cache's
-kernels can take tens of seconds.  So a window whose worker has not ended by the time
-it closes hands the thread and its worker to this module, which holds them (no parent,
+kernels can take tens of seconds (an export's re-run of a watched run compiles too).
+So a window whose worker has not ended by the time
+it closes hands the thread and its worker to this module (the export dialog its
+job likewise), which holds them (no parent,
 one reference here) until the thread has finished, then lets them go.  A window deleted
 meanwhile (``deleteLater``, the end of :func:`app.gui.launch.main`) no longer takes a
 running thread down with it.  At the application's end :func:`wait_released` waits for
@@ -19,7 +21,7 @@ import time
 
 from PyQt6.QtCore import QObject, QThread
 
-_HELD: dict[int, tuple[QThread, QObject]] = {}
+_HELD: dict[int, tuple[QThread, QObject | None]] = {}
 
 
 def held() -> int:
@@ -32,9 +34,9 @@ def is_held(thread: QThread) -> bool:
     return id(thread) in _HELD and _HELD[id(thread)][0] is thread
 
 
-def release_when_finished(thread: QThread, worker: QObject) -> None:
-    """Keep ``thread`` (still running) and ``worker`` (living in it) alive without a
-    parent until the thread has finished; then drop them (in the GUI thread, where the
+def release_when_finished(thread: QThread, worker: QObject | None = None) -> None:
+    """Keep ``thread`` (still running) and ``worker`` (living in it, if any) alive
+    without a parent until the thread has finished; then drop them (in the GUI thread, where the
     ``finished`` signal is delivered)."""
     key = id(thread)
     thread.setParent(None)  # (its window may be deleted now: the thread is not its child)
