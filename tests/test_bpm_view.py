@@ -112,7 +112,8 @@ def test_the_field_arrow_follows_the_ramp_and_its_label_says_the_magnitude(meta,
                                    atol=1e-15)
         np.testing.assert_allclose(fs.field_length, full * e / 0.25, rtol=1e-9, atol=1e-12)
         assert f"field E = {e:.4g} " in fs.text, (t, fs.text)
-        k = 1 if t < 10.0 else 2  # (a change at t counts from t, as the overlay's)
+        k = 1 if t <= 10.0 else 2  # (the boundary's frame ends stage 1, as the live
+        # window shows it and the overlay says)
         name = "field ramp" if k == 1 else "damped hold"
         t0 = 0.0 if k == 1 else 10.0
         assert f"stage {k} of 2 ({name}): {t - t0:.3f} of " in fs.text, (t, fs.text)

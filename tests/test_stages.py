@@ -303,8 +303,15 @@ def test_rrp_run_follows_the_stages_and_the_file_keeps_them(tmp_path):
     from app.export.track import first_stage, schemes_at, stage_at
     with RunFile(tmp_path / "r.h5") as f:  # (what the export's caption says)
         first, switches = first_stage(f, f.build_model()), schemes_at(f)[2]
-    assert [stage_at(first, switches, t) for t in (0.0, 0.029, 0.03, 0.05)] == [
-        "1", "1", "2 (hold)", "2 (hold)"]
+    # (the frame at the boundary, 0.03, holds stage 1's state: recorded before stage 2
+    # was entered, as the live window shows it)
+    assert [stage_at(first, switches, t) for t in (0.0, 0.029, 0.03, 0.030000000000000002,
+                                                   0.031, 0.05)] == [
+        "1", "1", "1", "1", "2 (hold)", "2 (hold)"]
+    sim = _sim(_load(tmp_path).build_model())  # (the live window's: the simulation's own)
+    assert sim.advance(30).ok and sim.t == pytest.approx(0.03)
+    assert sim.stage_label().startswith("stage 1 of 2")  # (entered at the next advance)
+    assert sim.advance(1).ok and sim.stage_label().startswith("stage 2 of 2")
 
 
 def _rrp(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

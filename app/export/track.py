@@ -204,12 +204,16 @@ def scheme_at(start: tuple[str, str], switches: list[tuple[float, str, str]],
 
 
 def stage_at(first: str, switches: list[tuple[float, str, str]], t: float) -> str:
-    """The stage in use at ``t`` (``""``: a run without stages), from the one it started
-    in (``first``) and the switches of :func:`schemes_at` of kind ``stage`` (issue #44
-    item 5; a change at ``t`` counts from ``t``, as :func:`scheme_at`'s)."""
+    """The stage at ``t`` (``""``: a run without stages), from the one it started in
+    (``first``) and the switches of :func:`schemes_at` of kind ``stage`` (issue #44
+    item 5).  A stage change at ``t`` counts from *after* ``t`` (within
+    :data:`TIME_EPS`): the frame at ``t`` was recorded before the next stage was entered
+    and holds the state and energies of the stage it ends, as the live window shows it
+    (``engine.simulation.stages``: a boundary step belongs to the stage it ends).  A
+    scheme's switch, unlike it, counts from ``t`` (:func:`scheme_at`)."""
     stage = first
     for ts, kind, new in switches:
-        if ts > t + TIME_EPS * max(1.0, abs(t)):
+        if ts >= t - TIME_EPS * max(1.0, abs(t)):
             break
         if kind == "stage":
             stage = new

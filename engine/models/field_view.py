@@ -71,10 +71,12 @@ def stage_spans(model: Any, h: float, events: Iterable[Any] = ()
 def stage_at(spans: list[tuple[int, float, float]], t: float
              ) -> tuple[int, float, float] | None:
     """The span of :func:`stage_spans` that ``t`` falls in (a boundary belongs to the
-    stage it starts, as the export's overlay counts a change at ``t`` from ``t``; after
-    the last, the last), ``None`` without stages."""
+    stage it ends, whose field the frame there was recorded with: the next stage is
+    entered at the step after, ``engine.simulation.stages``; as the export's overlay
+    counts it, ``app.export.track.stage_at``; after the last, the last), ``None``
+    without stages."""
     for span in spans:
-        if t < span[2] - 1e-9 * max(1.0, abs(span[2])):
+        if t <= span[2] + 1e-9 * max(1.0, abs(span[2])):
             return span
     return spans[-1] if spans else None
 
