@@ -61,6 +61,11 @@ TICK_MS = 17
 """Interval of the stepping timer: at most ~59 chunks (and frames) a second (≤ 60 Hz)."""
 TWIN_TICK_S = 0.1
 """The stepping time a tick takes at most while the kernels' twins step (issue #45)."""
+RECORD_S = 0.1
+"""The live runs record a row of their series at least this often in wall time, where
+the scenario's ``every`` would leave the plots waiting: LAMMPS's impact (45 ms a step,
+``every = 100``, its deck's ``thermo``) drew its first line after 4.5 s and a point
+every 4.5 s after.  The records are reads: the runs' bits do not depend on them."""
 
 
 class SimulationWorker(QObject):
@@ -91,6 +96,7 @@ class SimulationWorker(QObject):
         self._request: LoadRequest | None = None
         self._timer: QTimer | None = None
         self.steps_per_tick = 20
+        self._every = 1  # (the runs' own record_every: set by _install)
         self.playing = False
         self._failed = False
         self._frame_in_flight = threading.Event()  # set while the GUI draws a frame
@@ -222,6 +228,7 @@ class SimulationWorker(QObject):
         """Make ``runs`` the current runs (of request ``req``) and tell the window."""
         self._runs = runs
         self._request = req
+        self._every = runs[0].sim.record_every  # (the scenario's or the branch's)
         self._failed = False
         self._last_stability = None
         self._stability_at = -1.0
@@ -510,6 +517,18 @@ class SimulationWorker(QObject):
             span = max(now - self._rate_window[0][0], TICK_MS / 1000)
             self._rate = (1e6 * secs / steps, steps / span,
                           sum(w[3] for w in self._rate_window) / span)
+            self._record_cadence()
+
+    def _record_cadence(self) -> None:
+        """Record every ``min(every, RECORD_S / step time)`` steps (:data:`RECORD_S`):
+        the scenario's ``every`` where a step is fast, a row each ~0.1 s where it is
+        slow, so that the plots move while the run does.  All runs alike (lock-step)."""
+        us = self._rate[0]
+        if us <= 0 or not self._runs:
+            return
+        every = max(1, min(self._every, int(RECORD_S * 1e6 / us)))
+        for r in self._runs:
+            r.sim.record_every = every
 
     def _fail(self, run: Run, failure, message: str | None = None) -> None:
         self._halt()
