@@ -256,13 +256,9 @@ class ExportDialog(QDialog):
         if self.job is not None and self.job.isRunning():
             self.job.cancel()
             if not self.job.wait(wait_ms):  # (in a step that does not look: a compile)
-                for signal in (self.job.progress, self.job.done, self.job.failed,
-                               self.job.cancelled):
-                    try:
-                        signal.disconnect()
-                    except TypeError:  # (nothing connected to it)
-                        pass
-                release_when_finished(self.job)  # (not destroyed with the dialog)
+                job = self.job  # (not destroyed with the dialog)
+                release_when_finished(job, cut=(job.progress, job.done, job.failed,
+                                                job.cancelled))
 
     def reject(self) -> None:  # (Escape, the close button, Cancel when idle)
         self.stop()

@@ -665,12 +665,8 @@ class MainWindow(MenusMixin, ViewMixin, ReplayMixin, RecordingMixin, QMainWindow
         self.request_shutdown.emit()
         if self.thread.wait(self.STOP_WAIT_MS):
             return
-        for name in _WORKER_SIGNALS:
-            try:
-                getattr(self.worker, name).disconnect()
-            except TypeError:  # (nothing connected to it)
-                pass
-        release_when_finished(self.thread, self.worker)
+        release_when_finished(self.thread, self.worker,
+                              [getattr(self.worker, n) for n in _WORKER_SIGNALS])
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         self.settings.setValue("geometry", self.saveGeometry())

@@ -17,11 +17,14 @@ what is still held, so that nothing is destroyed while it runs.
 from __future__ import annotations
 
 import functools
+import itertools
 import time
+from collections.abc import Iterable
 
 from PyQt6.QtCore import QObject, QThread
 
 _HELD: dict[int, tuple[QThread, QObject | None]] = {}
+_KEYS = itertools.count()  # (never an id(): a key is never reused)
 
 
 def held() -> int:
@@ -31,14 +34,21 @@ def held() -> int:
 
 def is_held(thread: QThread) -> bool:
     """Whether ``thread`` is held here (its window closed while it ran)."""
-    return id(thread) in _HELD and _HELD[id(thread)][0] is thread
+    return any(held is thread for held, _ in _HELD.values())
 
 
-def release_when_finished(thread: QThread, worker: QObject | None = None) -> None:
+def release_when_finished(thread: QThread, worker: QObject | None = None,
+                          cut: Iterable = ()) -> None:
     """Keep ``thread`` (still running) and ``worker`` (living in it, if any) alive
-    without a parent until the thread has finished; then drop them (in the GUI thread, where the
-    ``finished`` signal is delivered)."""
-    key = id(thread)
+    without a parent until the thread has finished; then drop them (in the GUI thread,
+    where the ``finished`` signal is delivered).  ``cut``: bound signals of theirs to
+    disconnect first (their window or dialog hears nothing more from them)."""
+    for signal in cut:
+        try:
+            signal.disconnect()
+        except TypeError:  # (nothing connected to it)
+            pass
+    key = next(_KEYS)
     thread.setParent(None)  # (its window may be deleted now: the thread is not its child)
     _HELD[key] = (thread, worker)
     # (only the key in the slot: the pair is referenced from here alone)
