@@ -69,3 +69,7 @@ def test_a_slow_step_records_more_often_with_the_same_bits(qtbot, make_window,
     assert ref.advance(fr.step).ok
     np.testing.assert_array_equal(ref.state.x, fr.x)
     np.testing.assert_array_equal(ref.state.q, fr.q)
+    # *Continue from here* on the live run keeps the scenario's cadence as its base
+    w.request_branch_live.emit(("rrp-newmark",), fr.h)
+    qtbot.waitUntil(lambda: w.worker._runs[0].sim is not sim, timeout=60_000)
+    assert w.worker._every == sc.run.every == 10

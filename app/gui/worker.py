@@ -224,11 +224,13 @@ class SimulationWorker(QObject):
         with self._twins():
             self._install(runs, req, note)
 
-    def _install(self, runs: list[Run], req, note: str, branch: str = "") -> None:
-        """Make ``runs`` the current runs (of request ``req``) and tell the window."""
+    def _install(self, runs: list[Run], req, note: str, branch: str = "",
+                 every: int | None = None) -> None:
+        """Make ``runs`` the current runs (of request ``req``) and tell the window;
+        ``every``: their cadence before :meth:`_record_cadence` (default: theirs)."""
         self._runs = runs
         self._request = req
-        self._every = runs[0].sim.record_every  # (the scenario's or the branch's)
+        self._every = every or runs[0].sim.record_every  # (the scenario's, the branch's)
         self._failed = False
         self._last_stability = None
         self._stability_at = -1.0
@@ -287,7 +289,8 @@ class SimulationWorker(QObject):
             self.rejected.emit("branch", f"cannot continue from here: {text}")
             return
         req = self._request
-        self._install(runs, req, note, f"from the live run at t = {sim.t:.6g}")
+        # (the live run's cadence may be its _record_cadence: the base one goes on)
+        self._install(runs, req, note, f"from the live run at t = {sim.t:.6g}", self._every)
 
     def _start_siblings(self, model, integrator: str) -> None:
         """On a cold cache, have a second process build the kernels beside the chain
