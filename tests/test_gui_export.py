@@ -47,6 +47,25 @@ def _files(d: Path) -> list[str]:
     return sorted(p.name for p in d.iterdir() if p.name != "settings.ini")  # (the session's)
 
 
+def _held_after(monkeypatch, frames: int):
+    """The export job's cancel check, once ``frames`` frames are made, waits (up to a
+    minute) until the returned event is set: a job busy where it does not look."""
+    import threading
+
+    from app.gui.export_dialog import ExportJob
+
+    gate = threading.Event()
+    check = ExportJob.check
+
+    def held(self) -> None:
+        if len(self.frames_seen) >= frames:
+            gate.wait(60)
+        check(self)
+
+    monkeypatch.setattr(ExportJob, "check", held)
+    return gate
+
+
 def _finish(qtbot, d) -> None:
     qtbot.waitUntil(lambda: d.job is not None and d.job.isFinished(), timeout=WAIT)
     qtbot.wait(50)  # (the queued done/failed signal)
@@ -83,19 +102,7 @@ def test_export_while_playing_renders_the_watched_run(qtbot, make_window, tmp_pa
 
 def test_cancel_half_way_leaves_no_file_and_keeps_the_old_one(qtbot, make_window, tmp_path,
                                                               monkeypatch):
-    import threading
-
-    from app.gui.export_dialog import ExportJob
-
-    gate = threading.Event()  # the export waits at its 4th frame until Cancel is pressed
-    check = ExportJob.check
-
-    def held(self) -> None:
-        if len(self.frames_seen) >= 3:
-            gate.wait(60)
-        check(self)
-
-    monkeypatch.setattr(ExportJob, "check", held)
+    gate = _held_after(monkeypatch, 3)  # (the 4th frame waits until Cancel is pressed)
     w = make_window(SMALL)
     _play_to(qtbot, w, 0.3)
     w.pause()
@@ -198,22 +205,11 @@ def test_an_export_that_outlasts_the_close_is_not_destroyed_running(qtbot, make_
     compile of the watched run's re-run) is left to end by itself: deleting its dialog
     does not destroy the running thread (Qt aborts the process on that), and once it
     looks it cancels and leaves nothing."""
-    import threading
-
     from PyQt6 import sip
 
     from app.gui import thread_keeper
-    from app.gui.export_dialog import ExportJob
 
-    gate = threading.Event()
-    check = ExportJob.check
-
-    def held(self) -> None:
-        if self.frames_seen:
-            gate.wait(60)
-        check(self)
-
-    monkeypatch.setattr(ExportJob, "check", held)
+    gate = _held_after(monkeypatch, 1)
     w = make_window(SMALL)
     _play_to(qtbot, w, 0.2)
     w.pause()

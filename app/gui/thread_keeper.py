@@ -5,13 +5,12 @@ A window's ``QThread`` is its child, and Qt aborts the process when a running
 running").  Asking the thread to quit ends its event loop only once the slot it is in
 returns, and a slot may run for a long time: the worker compiling a cold cache's
 kernels can take tens of seconds (an export's re-run of a watched run compiles too).
-So a window whose worker has not ended by the time
-it closes hands the thread and its worker to this module (the export dialog its
-job likewise), which holds them (no parent,
-one reference here) until the thread has finished, then lets them go.  A window deleted
-meanwhile (``deleteLater``, the end of :func:`app.gui.launch.main`) no longer takes a
-running thread down with it.  At the application's end :func:`wait_released` waits for
-what is still held, so that nothing is destroyed while it runs.
+So a window whose worker has not ended by the time it closes hands the thread and its
+worker to this module (the export dialog its job likewise), which holds them (no
+parent, one reference here) until the thread has finished, then lets them go.  A window
+deleted meanwhile (``deleteLater``, the end of :func:`app.gui.launch.launch`) no longer
+takes a running thread down with it.  At the application's end :func:`wait_released`
+waits for what is still held, so that nothing is destroyed while it runs.
 """
 
 from __future__ import annotations
@@ -25,11 +24,6 @@ from PyQt6.QtCore import QObject, QThread
 
 _HELD: dict[int, tuple[QThread, QObject | None]] = {}
 _KEYS = itertools.count()  # (never an id(): a key is never reused)
-
-
-def held() -> int:
-    """How many closed windows' threads are still running their last slot."""
-    return len(_HELD)
 
 
 def is_held(thread: QThread) -> bool:

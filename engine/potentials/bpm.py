@@ -498,19 +498,22 @@ def _block_law(table, b0, b1):
 
 
 @njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _add_loads(i, j, F, RM, ws, o):
-    """A bond's loads from column ``o`` of the loads' rows (phase 3: ``F_i``, ``τ_i``,
-    ``τ_j``, ``U_n``, ``U_s``, ``U_b + U_t``) added to spheres ``i``, ``j``: ``F_i += f``,
-    ``F_j −= f``, ``RM += τ``; returns its energies ``(U_n, U_s, U_b + U_t)``."""
-    f0 = ws[o]
-    f1 = ws[o + BLOCK]
-    f2 = ws[o + 2 * BLOCK]
+def _add_pair_force(F, i, j, f0, f1, f2):
+    """A bond's force ``f`` on sphere ``i``, and ``−f`` on ``j`` (Newton's third law)."""
     F[i, 0] += f0
     F[i, 1] += f1
     F[i, 2] += f2
     F[j, 0] -= f0
     F[j, 1] -= f1
     F[j, 2] -= f2
+
+
+@njit(nogil=True, cache=True, error_model="numpy", _nrt=False, forceinline=True)
+def _add_loads(i, j, F, RM, ws, o):
+    """A bond's loads from column ``o`` of the loads' rows (phase 3: ``F_i``, ``τ_i``,
+    ``τ_j``, ``U_n``, ``U_s``, ``U_b + U_t``) added to spheres ``i``, ``j``: ``F_i += f``,
+    ``F_j −= f``, ``RM += τ``; returns its energies ``(U_n, U_s, U_b + U_t)``."""
+    _add_pair_force(F, i, j, ws[o], ws[o + BLOCK], ws[o + 2 * BLOCK])
     RM[i, 0] += ws[o + 3 * BLOCK]
     RM[i, 1] += ws[o + 4 * BLOCK]
     RM[i, 2] += ws[o + 5 * BLOCK]
@@ -608,12 +611,7 @@ def bpm_bonds_ws(x, q, bonds, table, F, RM, energy, ws):
                 f0, f1, f2, u = _spring(table, b, x[i, 0] - x[j, 0], x[i, 1] - x[j, 1],
                                         x[i, 2] - x[j, 2])
                 e_k += u
-                F[i, 0] += f0
-                F[i, 1] += f1
-                F[i, 2] += f2
-                F[j, 0] -= f0
-                F[j, 1] -= f1
-                F[j, 2] -= f2
+                _add_pair_force(F, i, j, f0, f1, f2)
                 continue
             if law == LAW_ROTATIONAL_AVERAGE:  # (the loads' rows: phase 3 of each law)
                 un, us, ur = _add_loads(i, j, F, RM, ws, _AOUT + ka)
