@@ -190,14 +190,17 @@ def test_a_cold_compile_reports_each_kernel_group_with_an_estimate(qtbot, settin
     w.close()
     settings.setValue("cold_start/torus|rrp-newmark|4", "[20, 30, 5, 1]")
     del seen[:]
-    w = MainWindow(LoadRequest("torus"), settings=settings)
-    w.show()
-    qtbot.addWidget(w)
-    qtbot.waitUntil(lambda: w.loaded is not None, timeout=WAIT)
+    # (a second name: the first window lives to the teardown, which deletes it with
+    # deleteLater; dropped here, Python's collector deleted it at once, at whatever point
+    # of a later event loop it ran: a segfault or abort in CI)
+    w2 = MainWindow(LoadRequest("torus"), settings=settings)
+    w2.show()
+    qtbot.addWidget(w2)
+    qtbot.waitUntil(lambda: w2.loaded is not None, timeout=WAIT)
     steps = [e for e in seen if e[0] == "progress"]
     assert "about 56 s left (the last cold start took 56 s)" in steps[0][6]
     assert "about 6 s left" in steps[2][6]
-    w.close()
+    w2.close()
 
 
 
@@ -240,11 +243,13 @@ def test_the_cold_start_line_fits_the_status_bar_and_its_bar_moves_from_the_star
                      "window": self.width()})
 
     monkeypatch.setattr(MainWindow, "_on_progress", on_progress)
+    windows = []  # (each lives to the teardown: see the test above)
     for estimate in (None, "[20, 30, 5, 1]"):
         if estimate:
             settings.setValue("cold_start/torus|rrp-newmark|4", estimate)
         del seen[:]
         w = MainWindow(LoadRequest("torus"), settings=settings)
+        windows.append(w)
         w.resize(900, 700)
         w.show()
         qtbot.addWidget(w)
